@@ -1,0 +1,216 @@
+"""Command line: parse arguments, call the plain functions, turn errors into exit codes.
+
+Exit codes: 0 all good; 1 some run or build failed (everything else saved); 2 bad input, with a
+one-line message naming what and where; 130 interrupted (finished runs saved, `run` resumes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+from typing import get_args
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from . import carry, dataset
+from . import config as config_mod
+from .build import Builder, BuildResult
+from .config import Capability
+from .errors import InputError, OrchestratorError
+from .parse import parse_text
+from .plan import builds_needed
+from .sweep import Interrupted, Sweep
+
+PROJECT = Path(__file__).resolve().parent.parent
+CAPABILITIES = list(get_args(Capability))
+DEFAULT_RESULTS = Path("results")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m orchestrator", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def experiments(cmd: argparse.ArgumentParser) -> None:
+        cmd.add_argument("experiments", type=Path, help="the experiments file (YAML)")
+        cmd.add_argument("--only", nargs="+", metavar="NAME", help="only these experiments")
+        cmd.add_argument("--python", default=sys.executable,
+                         help="Python that runs bench_py (default: this one)")
+
+    run = sub.add_parser("run", help="build and run the experiments (resumes automatically)")
+    experiments(run)
+    run.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="results folder")
+    run.add_argument("--new", action="store_true", help="start a new sweep instead of resuming")
+    run.add_argument("--retry-failed", action="store_true", help="run failed runs again")
+    run.add_argument("--quiet", action="store_true", help="no progress output")
+    plan = sub.add_parser("plan", help="what would run or be skipped, and why")
+    experiments(plan)
+    plan.add_argument("--results", type=Path, default=DEFAULT_RESULTS,
+                      help="mark runs already done in this results folder")
+    build = sub.add_parser("build", help="build the crates the experiments need, run nothing")
+    experiments(build)
+    assume = {"nargs": "+", "default": [], "choices": CAPABILITIES, "metavar": "CAP",
+              "help": "treat these as present, e.g. cuda (build for another machine)"}
+    build.add_argument("--assume", **assume)
+    plan.add_argument("--assume", **assume)
+    bundle = sub.add_parser("bundle", help="binaries and wheels for a GPU machine without "
+                                           "cargo or network (README: Running on an NVIDIA GPU)")
+    experiments(bundle)
+    bundle.add_argument("--assume", **{**assume, "default": ["cuda"]})
+    bundle.add_argument("--python-version", default="3.12", help="the other machine's Python")
+    bundle.add_argument("--platform", default="manylinux2014_x86_64", help="its wheel platform")
+    export = sub.add_parser("export", help="the dataset as CSV")
+    export.add_argument("results", type=Path, nargs="?", default=DEFAULT_RESULTS)
+    export.add_argument("--csv", type=Path, required=True, help="figures CSV (samples beside)")
+    export.add_argument("--sweep", help="sweep id (default: the latest)")
+    parse = sub.add_parser("parse", help="a captured stdout log into the same CSV")
+    parse.add_argument("log", type=Path)
+    parse.add_argument("--csv", type=Path, required=True)
+    report = sub.add_parser("report", help="chapter tables (Markdown, CSV) and plots (PNG)")
+    report.add_argument("results", type=Path, nargs="?", default=DEFAULT_RESULTS,
+                        help="results folder, or a captured log file")
+    report.add_argument("--out", type=Path, default=Path("report"))
+    report.add_argument("--sweep", help="sweep id (default: the latest)")
+    sub.add_parser("schema", help="print the experiments file's JSON Schema")
+    return p
+
+
+def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    sweep = Sweep(PROJECT, args.results, args.python, show=not args.quiet)
+    summary = sweep.run(args.experiments, args.only, new=args.new,
+                        retry_failed=args.retry_failed)
+    verb = "resumed" if summary.resumed else "new"
+    console.print(f"sweep {summary.sweep_id} ({verb}) in {args.results}")
+    for failure in summary.failures:
+        console.print(Text.assemble(("failed ", "red"), failure))
+    return summary.exit_code
+
+
+def cmd_plan(args: argparse.Namespace, console: Console) -> int:
+    _config, planned = Sweep(PROJECT, args.results, args.python, show=False).plan(
+        args.experiments, args.only, args.assume)
+    done = _done_in(args.results)
+    table = Table("experiment", "run", "will", "why", title=str(args.experiments))
+    for p in planned:
+        if p.run.run_id in done:
+            will, why = "done", f"{done[p.run.run_id]} in the latest sweep"
+        elif p.skip_reason:
+            will, why = "skip", p.skip_reason
+        else:
+            will, why = "run", "expected to fail" if p.expect_failure else ""
+        table.add_row(p.run.experiment, p.run.describe().split(": ", 1)[1], will, why)
+    console.print(table)
+    counts = {w: sum(1 for r in table.columns[2].cells if r == w) for w in ("run", "skip", "done")}
+    console.print(", ".join(f"{n} {w}" for w, n in counts.items()))
+    return 0
+
+
+def _done_in(results: Path) -> dict[str, str]:
+    from .store import Store
+
+    store = Store(results)
+    if not store.path.exists():
+        return {}
+    with store.reading():
+        latest = store.latest_sweep()
+        return store.finished_runs(latest) if latest else {}
+
+
+def cmd_build(args: argparse.Namespace, console: Console) -> int:
+    config, planned = Sweep(PROJECT, DEFAULT_RESULTS, args.python, show=False).plan(
+        args.experiments, args.only, args.assume)
+    builder = Builder(PROJECT)
+    results = [builder.build(name, b) for name, b in builds_needed(config, planned).items()]
+    return _show_builds(results, console)
+
+
+def _show_builds(results: list[BuildResult], console: Console) -> int:
+    failed = 0
+    for result in results:
+        if result.status == "ok":
+            how = "up to date" if result.fresh else f"built in {result.seconds:.1f} s"
+            console.print(f"ok {result.name}: {result.binary} ({how})", markup=False)
+        else:
+            failed += not result.expect_failure
+            note = " (expected)" if result.expect_failure else ""
+            console.print(Text.assemble((f"failed{note} ", "red"),
+                                        f"{result.name}: {result.error}"))
+    return 1 if failed else 0
+
+
+def cmd_bundle(args: argparse.Namespace, console: Console) -> int:
+    config, planned = Sweep(PROJECT, DEFAULT_RESULTS, args.python, show=False).plan(
+        args.experiments, args.only, args.assume)
+    made = carry.bundle(PROJECT, config, planned, args.python_version, args.platform)
+    code = _show_builds(made.builds, console)
+    console.print(f"{len(made.wheels)} wheels in build/wheels for Python {args.python_version}; "
+                  "copy the project with build/bin and build/wheels, then run there: "
+                  f"scripts/run-offline.sh {args.experiments}", markup=False)
+    return code
+
+
+def cmd_export(args: argparse.Namespace, console: Console) -> int:
+    figures, samples = dataset.export_csv(dataset.load(args.results, args.sweep), args.csv)
+    console.print(f"wrote {figures} and {samples}")
+    return 0
+
+
+def read_log(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8", "replace")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read log: {exc.strerror}") from None
+
+
+def cmd_parse(args: argparse.Namespace, console: Console) -> int:
+    parsed = parse_text(read_log(args.log))
+    figures, samples = dataset.export_csv(dataset.from_parse(parsed, args.log.name), args.csv)
+    console.print(f"{args.log}: {parsed.line_count} lines, {len(parsed.figures)} figures, "
+                  f"{len(parsed.unknown)} unknown lines kept out; wrote {figures} and {samples}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace, console: Console) -> int:
+    from . import report
+
+    if args.results.is_file():
+        data = dataset.from_parse(parse_text(read_log(args.results)), args.results.name)
+    else:
+        data = dataset.load(args.results, args.sweep)
+    written = report.write(data, args.out)
+    console.print(f"wrote {len(written)} files to {args.out}")
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace, console: Console) -> int:
+    print(config_mod.json_schema())
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "plan": cmd_plan, "build": cmd_build, "bundle": cmd_bundle,
+            "export": cmd_export,
+            "parse": cmd_parse, "report": cmd_report, "schema": cmd_schema}
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM stops a sweep the same careful way as Ctrl-C
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return COMMANDS[args.command](args, console)
+    except Interrupted as exc:
+        console.print(Text(str(exc), style="yellow"))
+        return exc.exit_code
+    except OrchestratorError as exc:
+        console.print(Text.assemble(("error: ", "red"), str(exc)), soft_wrap=True)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted[/yellow]")
+        return 130

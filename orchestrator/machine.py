@@ -1,0 +1,176 @@
+"""The machine's state: what it can run, its facts, and its load.
+
+Timing numbers only mean something next to the machine that produced them: the chapter quotes a
+1-minute load of 24, 7 and 19 beside its figures. This module detects capabilities (for the plan's
+skip reasons), gathers host facts once per sweep, and reads the load average around every run.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+
+@dataclass(frozen=True)
+class Load:
+    load1: float
+    load5: float
+    load15: float
+    at: float
+
+    @classmethod
+    def now(cls) -> Load:
+        one, five, fifteen = psutil.getloadavg()
+        return cls(round(one, 2), round(five, 2), round(fifteen, 2), time.time())
+
+
+def _quiet(argv: list[str], timeout: float = 20) -> str | None:
+    """stdout of a fact-finding command, or None when it is missing or fails."""
+    if shutil.which(argv[0]) is None:
+        return None
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def cpu_count() -> int:
+    """Cores this process may use (affinity-aware): the chapter's N for 'auto' threads."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS
+        return os.cpu_count() or 1
+
+
+def has_nvidia_gpu() -> bool:
+    return Path("/dev/nvidia0").exists() or bool(_quiet(["nvidia-smi", "-L"]))
+
+
+def torch_importable(python: str = sys.executable) -> bool:
+    probe = "import importlib.util,sys; sys.exit(importlib.util.find_spec('torch') is None)"
+    try:
+        done = subprocess.run([python, "-c", probe], capture_output=True, timeout=60)
+        return done.returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def capabilities(python: str = sys.executable) -> dict[str, str | None]:
+    """Every capability the experiments file may require: None if present, else why not."""
+    system, arch = platform.system(), platform.machine().lower()
+    macos, arm = system == "Darwin", arch in ("arm64", "aarch64")
+    nvidia = has_nvidia_gpu()
+    vulkan = any(Path(p).exists() for p in ("/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d"))
+    why_gpu = "needs an NVIDIA GPU (no /dev/nvidia0, no working nvidia-smi)"
+    return {
+        "cuda": None if nvidia else why_gpu,
+        "mps": None if macos and arm else f"needs Apple silicon with MPS (this is {system} {arch})",
+        "metal": None if macos else f"needs macOS for Metal (this is {system})",
+        "vulkan": None if vulkan else "needs a Vulkan driver (no ICD files found)",
+        "macos": None if macos else f"needs macOS (this is {system})",
+        "linux": None if system == "Linux" else f"needs Linux (this is {system})",
+        "x86_64": None if arch in ("x86_64", "amd64") else f"needs x86-64 (this is {arch})",
+        "arm64": None if arm else f"needs arm64 (this is {arch})",
+        "apple-silicon": None if macos and arm else f"needs Apple silicon ({system} {arch})",
+        "torch": None if torch_importable(python) else f"PyTorch is not installed for {python}",
+    }
+
+
+def _cpu_model() -> str:
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        match = re.search(r"^model name\s*:\s*(.+)$", cpuinfo.read_text(), re.M)
+        if match:
+            return match.group(1).strip()
+    return _quiet(["sysctl", "-n", "machdep.cpu.brand_string"]) or platform.processor()
+
+
+def _cpu_flags() -> list[str]:
+    cpuinfo = Path("/proc/cpuinfo")
+    if not cpuinfo.exists():
+        return []
+    match = re.search(r"^flags\s*:\s*(.+)$", cpuinfo.read_text(), re.M)
+    wanted = ("avx2", "fma", "avx512f", "avx512vl", "amx_tile")
+    return [f for f in (match.group(1).split() if match else []) if f in wanted]
+
+
+def _gpus() -> list[dict[str, str]]:
+    out = _quiet(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
+                  "--format=csv,noheader"])
+    gpus = []
+    for line in (out or "").splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) == 3:
+            gpus.append({"name": parts[0], "driver": parts[1], "memory": parts[2]})
+    return gpus
+
+
+def _torch_facts(python: str) -> dict[str, Any]:
+    probe = (
+        "import json,torch,re;"
+        "cfg=torch.__config__.show();m=re.search(r'BLAS_INFO=(\\S+)',cfg);"
+        "print(json.dumps({'version':torch.__version__,'cuda':torch.version.cuda,"
+        "'blas':m.group(1) if m else None,'threads':torch.get_num_threads()}))"
+    )
+    out = _quiet([python, "-c", probe], timeout=120)
+    if not out:
+        return {}
+    import json
+
+    try:
+        return dict(json.loads(out.splitlines()[-1]))
+    except ValueError:
+        return {}
+
+
+def burn_version(lockfile: Path) -> str | None:
+    """The burn version Cargo.lock pins (the one the binaries were built against)."""
+    if not lockfile.exists():
+        return None
+    match = re.search(r'name = "burn"\nversion = "([^"]+)"', lockfile.read_text())
+    return match.group(1) if match else None
+
+
+def git_commit(project: Path) -> str | None:
+    head = _quiet(["git", "-C", str(project), "rev-parse", "HEAD"])
+    dirty = _quiet(["git", "-C", str(project), "status", "--porcelain", "--untracked-files=no"])
+    if head and dirty:
+        return head + "-dirty"
+    return head
+
+
+def host_facts(project: Path, python: str = sys.executable) -> dict[str, Any]:
+    """Facts recorded once per sweep."""
+    mem = psutil.virtual_memory()
+    return {
+        "hostname": platform.node(),
+        "os": f"{platform.system()} {platform.release()}",
+        "platform": platform.platform(),
+        "arch": platform.machine(),
+        "cpu_model": _cpu_model(),
+        "cpu_flags": _cpu_flags(),
+        "cores_physical": psutil.cpu_count(logical=False),
+        "cores_logical": psutil.cpu_count(logical=True),
+        "cores_usable": cpu_count(),
+        "memory_bytes": mem.total,
+        "gpus": _gpus(),
+        "python": platform.python_version(),
+        "python_executable": python,
+        "torch": _torch_facts(python),
+        "rustc": _quiet(["rustc", "--version"]),
+        "cargo": _quiet(["cargo", "--version"]),
+        "burn": burn_version(project / "bench_rust" / "Cargo.lock"),
+        "git_commit": git_commit(project),
+        "load": asdict(Load.now()),
+    }

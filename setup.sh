@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Set up everything the project needs on a fresh machine: a virtual environment (.venv) with the
+# orchestrator, its dependencies, PyTorch and the test tools. Idempotent: a second run only
+# checks. pip's download cache serves later installs (PyTorch's Linux wheel is several GB).
+# The burn crates are built by the orchestrator itself (`run` and `build`), with cargo.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PYTHON=${PYTHON:-python3}
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+    echo "setup.sh: Python 3.11 or newer is needed (tried '$PYTHON'; set PYTHON=...)" >&2
+    exit 2
+fi
+if [ ! -x .venv/bin/python ]; then
+    "$PYTHON" -m venv .venv
+fi
+stamp=.venv/.setup-stamp
+want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    .venv/bin/python -m pip install --quiet --upgrade pip
+    .venv/bin/python -m pip install --quiet -e '.[bench,test]'
+    echo "$want" > "$stamp"
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+    echo "setup.sh: cargo not found: burn experiments will be recorded as failed builds" \
+         "unless binaries built elsewhere are in build/bin (README: Running on an NVIDIA GPU)" >&2
+fi
+echo "setup.sh: ready (.venv/bin/python -m orchestrator --help)"

@@ -1,0 +1,45 @@
+"""Shared fixtures: the project tree, real burn binaries (built once), small experiments files."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from orchestrator.build import Builder, BuildResult
+from orchestrator.config import Build
+
+PROJECT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
+# The CPU builds the tests run; the orchestrator's own `build` shares build/cargo with them.
+CPU_BUILDS = {
+    "template": Build(crate="exec-cpu"),
+    "default": Build(crate="exec-gpu"),
+    "x86-v4": Build(crate="exec-amx", features=("x86-v4",)),
+}
+
+
+@pytest.fixture(scope="session")
+def project() -> Path:
+    return PROJECT
+
+
+@pytest.fixture(scope="session")
+def burn_builds() -> dict[str, BuildResult]:
+    """The real CPU crates, built with cargo once per test session (fresh builds are skipped)."""
+    builder = Builder(PROJECT)
+    results = {name: builder.build(name, build) for name, build in CPU_BUILDS.items()}
+    failed = {n: r.error for n, r in results.items() if r.status != "ok"}
+    assert not failed, f"cargo builds failed: {failed}"
+    return results
+
+
+@pytest.fixture(scope="session")
+def python() -> str:
+    return sys.executable
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
