@@ -148,7 +148,8 @@ def from_parse(parsed: ParseResult, source: str) -> Dataset:
                      "warmup": fig.warmup or "", "iteration": fig.iteration, "status": "ok",
                      "method_text": fig.method_text, "role": "measure", "section": fig.section,
                      "line_no": fig.line_no})
-    samples = [{"run_id": f"log:{source}", "label": s.label, "shape": s.shape,
+    samples = [{"run_id": f"log:{source}", "experiment": s.section or "", "label": s.label,
+                "shape": s.shape,
                 "method": s.method, "idx": i, "value_s": v}
                for s in parsed.samples for i, v in enumerate(s.values)]
     return Dataset(_frame(rows, COLUMNS), _frame(samples, SAMPLE_COLUMNS), pd.DataFrame(), {})

@@ -7,6 +7,7 @@ skip reasons), gathers host facts once per sweep, and reads the load average aro
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import re
@@ -119,15 +120,13 @@ def _gpus() -> list[dict[str, str]]:
 def _torch_facts(python: str) -> dict[str, Any]:
     probe = (
         "import json,torch,re;"
-        "cfg=torch.__config__.show();m=re.search(r'BLAS_INFO=(\\S+)',cfg);"
+        "cfg=torch.__config__.show();m=re.search(r'BLAS_INFO=([^,\\s]+)',cfg);"
         "print(json.dumps({'version':torch.__version__,'cuda':torch.version.cuda,"
         "'blas':m.group(1) if m else None,'threads':torch.get_num_threads()}))"
     )
     out = _quiet([python, "-c", probe], timeout=120)
     if not out:
         return {}
-    import json
-
     try:
         return dict(json.loads(out.splitlines()[-1]))
     except ValueError:
