@@ -1,12 +1,16 @@
 """Command line: parse arguments, call the plain functions, turn errors into exit codes.
 
-Exit codes: 0 all good; 1 some run or build failed (everything else saved); 2 bad input, with a
-one-line message naming what and where; 130 interrupted (finished runs saved, `run` resumes).
+Exit codes: 0 all good; 1 some run or build failed (everything else saved), or the results could
+not be written; 2 nothing ran: bad input, with a one-line message naming what and where, or a
+results folder in use by another orchestrator; 130 interrupted (finished runs saved, `run`
+resumes).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import signal
 import sys
 from pathlib import Path
@@ -16,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from . import carry, dataset
+from . import carry
 from . import config as config_mod
 from .build import Builder, BuildResult
 from .config import Capability
@@ -30,6 +34,15 @@ CAPABILITIES = list(get_args(Capability))
 DEFAULT_RESULTS = Path("results")
 
 
+def _executable(value: str) -> str:
+    """An absolute path: programs start in other folders than this process, and a typo must
+    fail here rather than turn every torch run into 'skipped'."""
+    found = shutil.which(value)
+    if found is None:
+        raise argparse.ArgumentTypeError(f"no executable named {value!r}")
+    return os.path.abspath(found)
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m orchestrator", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -37,7 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     def experiments(cmd: argparse.ArgumentParser) -> None:
         cmd.add_argument("experiments", type=Path, help="the experiments file (YAML)")
         cmd.add_argument("--only", nargs="+", metavar="NAME", help="only these experiments")
-        cmd.add_argument("--python", default=sys.executable,
+        cmd.add_argument("--python", default=sys.executable, type=_executable,
                          help="Python that runs bench_py (default: this one)")
 
     run = sub.add_parser("run", help="build and run the experiments (resumes automatically)")
@@ -153,6 +166,8 @@ def cmd_bundle(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_export(args: argparse.Namespace, console: Console) -> int:
+    from . import dataset  # pandas: a second per start-up that `run` and `plan` never need
+
     figures, samples = dataset.export_csv(dataset.load(args.results, args.sweep), args.csv)
     console.print(f"wrote {figures} and {samples}")
     return 0
@@ -166,6 +181,8 @@ def read_log(path: Path) -> str:
 
 
 def cmd_parse(args: argparse.Namespace, console: Console) -> int:
+    from . import dataset
+
     parsed = parse_text(read_log(args.log))
     figures, samples = dataset.export_csv(dataset.from_parse(parsed, args.log.name), args.csv)
     console.print(f"{args.log}: {parsed.line_count} lines, {len(parsed.figures)} figures, "
@@ -174,7 +191,7 @@ def cmd_parse(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
-    from . import report
+    from . import dataset, report
 
     if args.results.is_file():
         data = dataset.from_parse(parse_text(read_log(args.results)), args.results.name)

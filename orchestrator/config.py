@@ -8,6 +8,7 @@ expected; `json_schema()` exports the schema so editors can complete the file.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -99,6 +100,17 @@ class Build(Strict):
         return self
 
 
+def _thread_sweep(value: tuple[Threads, ...] | None) -> tuple[Threads, ...] | None:
+    """Counts ≥ 1; an explicit empty sweep would silently run the program's default instead."""
+    if value is not None and not value:
+        raise ValueError("expected at least one thread count (an empty sweep runs nothing; "
+                         "leave 'threads' out for the program's default)")
+    for t in value or ():
+        if isinstance(t, int) and t < 1:
+            raise ValueError(f"thread counts must be ≥ 1 or 'auto', got {t}")
+    return value
+
+
 class Target(Strict):
     """What one experiment runs: the PyTorch program or one burn build, on one device."""
 
@@ -107,6 +119,8 @@ class Target(Strict):
     build: str | None = Field(None, description="name under 'builds' (burn only)")
     threads: tuple[Threads, ...] | None = Field(None, description="overrides the experiment's")
     requires: tuple[Capability, ...] = ()
+
+    _v_threads = field_validator("threads")(_thread_sweep)
 
     @model_validator(mode="after")
     def _device_and_build(self) -> Target:
@@ -153,13 +167,7 @@ class Experiment(Strict):
             raise ValueError("expected a list of shapes")
         return [_shape(v) for v in value]
 
-    @field_validator("threads")
-    @classmethod
-    def _threads(cls, value: tuple[Threads, ...]) -> tuple[Threads, ...]:
-        for t in value:
-            if isinstance(t, int) and t < 1:
-                raise ValueError(f"thread counts must be ≥ 1 or 'auto', got {t}")
-        return value
+    _v_threads = field_validator("threads")(_thread_sweep)
 
 
 Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")]
@@ -201,7 +209,7 @@ def load(path: Path) -> ExperimentsFile:
     try:
         return ExperimentsFile.model_validate(located.data)
     except ValidationError as exc:
-        errors = exc.errors()
+        errors = _without_follow_ons(exc.errors())
         loc = _data_path(errors[0]["loc"])
         # A union (e.g. int | 'auto') fails once per member: say all they accept, once.
         same = [e for e in errors if _data_path(e["loc"]) == loc]
@@ -213,6 +221,15 @@ def load(path: Path) -> ExperimentsFile:
         more = f" (and {rest} more problem{'s' * (rest > 1)})" if rest else ""
         raise ConfigError(located.source, located.line_of(loc), format_path(loc),
                           message + more) from None
+
+
+def _without_follow_ons(errors: list[Any]) -> list[Any]:
+    """Drop 'too short' on a list whose items were invalid: their own errors say it all."""
+    def follows(e: Any) -> bool:
+        n = len(e["loc"])
+        return e["type"] == "too_short" and any(
+            o is not e and len(o["loc"]) > n and o["loc"][:n] == e["loc"] for o in errors)
+    return [e for e in errors if not follows(e)] or errors
 
 
 def _data_path(loc: tuple[Any, ...]) -> tuple[str | int, ...]:
@@ -232,13 +249,24 @@ def _message(errors: list[dict[str, Any]]) -> str:
         return "unknown key (a typo?)"
     if kind == "missing":
         return "required key is missing"
-    wants = dict.fromkeys(str(e["msg"]).split(", unable")[0].removeprefix("Value error, ")
-                          .removeprefix("Input should be ") for e in errors)
+    if kind == "too_short":
+        ctx = errors[0]["ctx"]
+        return (f"expected at least {ctx['min_length']} item(s), got {ctx['actual_length']}"
+                + " (an empty sweep runs nothing)" * (ctx["actual_length"] == 0))
+    wants = dict.fromkeys(_yaml_words(str(e["msg"]).split(", unable")[0]
+                                      .removeprefix("Value error, ")
+                                      .removeprefix("Input should be ")) for e in errors)
     if kind == "value_error" or (len(errors) == 1 and "Input should" not in errors[0]["msg"]):
         return " or ".join(wants)
     got = errors[0].get("input")
     shown = f" (got {got!r})" if not isinstance(got, dict | list) else ""
     return "expected " + " or ".join(wants) + shown
+
+
+def _yaml_words(text: str) -> str:
+    """pydantic speaks Python ('a valid tuple'); the file's author wrote YAML."""
+    text = re.sub(r"a valid dictionary( or instance of \w+)?", "a mapping", text)
+    return text.replace("a valid tuple", "a list").replace("a valid list", "a list")
 
 
 def json_schema() -> str:

@@ -37,7 +37,9 @@ class CacheSafetyError(OrchestratorError):
 
 
 class StoreBusyError(OrchestratorError):
-    """Another orchestrator holds the results store."""
+    """Another orchestrator holds the results store: nothing ran, so not 1 (runs failed)."""
+
+    exit_code = 2
 
 
 class StoreError(OrchestratorError):

@@ -39,10 +39,13 @@ class Progress:
     def __init__(self, show: bool) -> None:
         # soft wrap: a long result line stays one line in a log file or a narrow terminal
         self.console = Console(stderr=True, quiet=not show, highlight=False, soft_wrap=True)
+        self.show = show  # when off, nothing is drawn (rich would still render, then drop it)
         self.bar: RichProgress | None = None
         self.task = None
 
     def start(self, total: int) -> None:
+        if not self.show or not self.console.is_terminal:
+            return  # rich would build the bar's table at every refresh, and never draw it
         self.bar = RichProgress(TextColumn("{task.description}"), BarColumn(),
                                 MofNCompleteColumn(), TimeElapsedColumn(),
                                 console=self.console, auto_refresh=False, transient=True)
@@ -69,6 +72,8 @@ class Progress:
             self.bar.refresh()
 
     def run_done(self, rec: RunRecord, parsed: ParseResult | None) -> None:
+        if not self.show:
+            return
         style = STYLE.get(rec.status, "white")
         role = " (priming)" if rec.role == "priming" else ""
         detail = rec.reason if rec.status != "ok" else headline(parsed)
@@ -79,8 +84,13 @@ class Progress:
             self.bar.advance(self.task)
             self.bar.refresh()
 
-    def stop(self, counts: Counter[str]) -> None:
+    def close(self) -> None:
+        """Take the bar down (restores the cursor); safe to call more than once."""
         if self.bar is not None:
             self.bar.stop()
+            self.bar = None
+
+    def stop(self, counts: Counter[str]) -> None:
+        self.close()
         parts = [f"{n} {k}" for k, n in counts.items() if n]
         self.console.print("done: " + (", ".join(parts) or "nothing to do"))

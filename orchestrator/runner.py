@@ -2,19 +2,22 @@
 
 The orchestrator does nothing while a measured program runs: output goes to files (no pipe to
 drain, no thread), and the parent only waits. A crash, a non-zero exit, a signal, a timeout
-(the whole process group is killed) or empty output becomes a failed record with the stderr
-tail, never an exception that stops the sweep.
+(the whole process group is killed), empty, partial or over-long output becomes a failed record
+with the stderr tail, never an exception that stops the sweep.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import select
 import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,6 +62,8 @@ class Outcome:
             return f"killed by signal {name}"
         if self.returncode != 0:
             return f"exited with status {self.returncode}"
+        if self.truncated:  # the figures after the cut are lost: the run cannot be trusted
+            return f"output cut at {OUTPUT_CAP} bytes (the rest is lost)"
         if not self.stdout.strip():
             return "printed nothing"
         if not self.stdout.endswith(b"\n"):
@@ -148,26 +153,97 @@ def spawn(argv: list[str], env: dict[str, str], cwd: Path, timeout_s: float) -> 
     """Run a process in its own group with output to files; kill the group on timeout/Ctrl-C."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        try:
-            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                    stdout=out, stderr=err, start_new_session=True)
-        except OSError as exc:
-            return Outcome(None, False, 0.0, b"", f"cannot start {argv[0]}: {exc}".encode())
+        with _signals_noted() as noted:
+            try:
+                proc: subprocess.Popen[bytes] | None = subprocess.Popen(
+                    argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                    start_new_session=True)
+            except OSError as exc:
+                proc, error = None, f"cannot start {argv[0]}: {exc}"
+        if noted:  # Ctrl-C while it started: acted on now that its group is known
+            if proc is not None:
+                _kill_group(proc)
+            raise KeyboardInterrupt
+        if proc is None:
+            return Outcome(None, False, 0.0, b"", error.encode())
         timed_out = False
         try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+            timed_out = not _wait_exit(proc, timeout_s)
         finally:
             wall = time.perf_counter() - start
             _kill_group(proc)  # also reaps children a finished program left behind
         outcome = []
         for fh in (out, err):
             fh.seek(0)
-            data = fh.read(OUTPUT_CAP + 1)
+            # read what is there: read(n) allocates n bytes up front (32 MiB, every run)
+            data = fh.read(min(os.fstat(fh.fileno()).st_size, OUTPUT_CAP + 1))
             outcome.append((data[:OUTPUT_CAP], len(data) > OUTPUT_CAP))
     (stdout, cut_out), (stderr, cut_err) = outcome
     return Outcome(proc.returncode, timed_out, wall, stdout, stderr, cut_out or cut_err)
+
+
+@contextlib.contextmanager
+def _signals_noted() -> Iterator[list[int]]:
+    """Note Ctrl-C and SIGTERM instead of raising them, for the length of the block.
+
+    A KeyboardInterrupt inside `Popen()` loses the new pid and leaves the program running
+    unseen, in a session of its own. Blocking the signals instead would be inherited by it.
+    """
+    noted: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield noted  # signal handlers belong to the main thread; there is nothing to defer
+        return
+    previous = {sig: signal.signal(sig, lambda signum, _frame: noted.append(signum))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield noted
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _wait_exit(proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
+    """Sleep in the kernel until `proc` exits (True) or `timeout_s` passes (False).
+
+    `Popen.wait(timeout)` polls: it wakes up to 20 times a second while the program runs and
+    notices the exit up to 50 ms late, which both disturbs the measured program and inflates
+    `wall_s`. A pidfd (Linux) or a kqueue exit event (macOS) wakes us exactly once, at the exit.
+    """
+    if hasattr(os, "pidfd_open"):
+        try:
+            fd = os.pidfd_open(proc.pid)
+        except OSError:  # a kernel without pidfds (< 5.3): poll the old way
+            return _poll_exit(proc, timeout_s)
+        try:
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            if not poller.poll(min(timeout_s * 1000, 2**31 - 1)):  # ms, as poll() takes
+                return False
+        finally:
+            os.close(fd)
+    elif hasattr(select, "kqueue"):
+        queue = select.kqueue()
+        try:
+            event = select.kevent(proc.pid, select.KQ_FILTER_PROC,
+                                  select.KQ_EV_ADD | select.KQ_EV_ONESHOT, select.KQ_NOTE_EXIT)
+            if not queue.control([event], 1, timeout_s):
+                return False
+        except ProcessLookupError:  # it exited before the event was added
+            pass
+        finally:
+            queue.close()
+    else:
+        return _poll_exit(proc, timeout_s)
+    proc.wait()  # it has exited: this only reaps it
+    return True
+
+
+def _poll_exit(proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -206,6 +282,16 @@ def prepare_cache(run: RunDef, project: Path) -> dict[str, Any] | None:
     return info
 
 
+def _fresh_dir(path: Path) -> str | None:
+    """Empty `path` for a program's arrays; why not, when the results disk refuses."""
+    try:
+        shutil.rmtree(path, ignore_errors=True)
+        path.mkdir(parents=True)
+    except OSError as exc:
+        return f"cannot make scratch folder {path}: {exc.strerror}"
+    return None
+
+
 def execute(run: RunDef, ctx: RunContext, role: str = "measure",
             gate: dict[str, Any] | None = None) -> RunRecord:
     """Run one program to the end and return its record (never raises for program faults)."""
@@ -216,9 +302,10 @@ def execute(run: RunDef, ctx: RunContext, role: str = "measure",
         record.status, record.reason = "failed", str(exc)
         return record
     out_dir = ctx.scratch / record.run_id if run.mode == "accuracy" else None
-    if out_dir is not None:
-        shutil.rmtree(out_dir, ignore_errors=True)
-        out_dir.mkdir(parents=True)
+    problem = _fresh_dir(out_dir) if out_dir is not None else None
+    if problem is not None:
+        record.status, record.reason = "failed", problem
+        return record
     record.argv = program_argv(run, ctx, out_dir)
     record.env = program_env(run)
     record.load_before = asdict(Load.now())
@@ -239,8 +326,6 @@ def execute(run: RunDef, ctx: RunContext, role: str = "measure",
         shutil.rmtree(out_dir, ignore_errors=True)
         if failure is None and not record.artifacts:
             failure = "wrote no .npy arrays"
-    if outcome.truncated:
-        record.reason = f"output cut at {OUTPUT_CAP} bytes"
     if failure is not None:
         tail = record.stderr_tail()
         record.status = "failed"

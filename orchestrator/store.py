@@ -12,6 +12,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import signal
 import sqlite3
 import time
 import uuid
@@ -57,6 +58,18 @@ CREATE INDEX IF NOT EXISTS samples_run ON samples(sweep_id, run_id);
 FIGURE_FIELDS = ("framework", "label", "device", "shape", "op", "method", "method_text", "stat",
                  "value", "runs", "threads", "cache", "process", "warmup", "iteration", "section",
                  "line_no")
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM for the length of a write: a KeyboardInterrupt between the last
+    INSERT and COMMIT would drop a finished run and leave a transaction open under the
+    'interrupted' bookkeeping. The signal is delivered the moment the write is done."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _json(value: Any) -> str:
@@ -136,14 +149,20 @@ class Store:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        try:
+        with _signals_held(), self._sqlite_errors():
             self.db.execute("BEGIN IMMEDIATE")
             try:
                 yield self.db
             except BaseException:
-                self.db.execute("ROLLBACK")
+                if self.db.in_transaction:  # SQLite already rolled back after a full disk
+                    self.db.execute("ROLLBACK")
                 raise
             self.db.execute("COMMIT")
+
+    @contextmanager
+    def _sqlite_errors(self) -> Iterator[None]:
+        try:
+            yield
         except sqlite3.Error as exc:
             raise StoreError(f"cannot write {self.path}: {exc} (earlier results are intact)"
                              ) from None
@@ -205,7 +224,8 @@ class Store:
             db.execute(
                 "INSERT INTO runs VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (sweep_id, run_id, rec.run.experiment, rec.role, rec.status, rec.reason,
-                 int(rec.expect_failure), _json(asdict(rec.run)), rec.started_at, rec.ended_at,
+                 int(rec.expect_failure), _json(rec.run.definition()), rec.started_at,
+                 rec.ended_at,
                  rec.wall_s, rec.returncode, _json(rec.load_before), _json(rec.load_after),
                  _json(rec.gate), _json(rec.argv), _json(rec.env), rec.cwd, _json(rec.cache),
                  rec.stdout, rec.stderr, len(parsed.unknown) if parsed else 0,

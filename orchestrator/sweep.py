@@ -14,8 +14,8 @@ from pathlib import Path
 
 from . import config as config_mod
 from .build import Builder, BuildResult
-from .cache import CacheState, cache_dir_for
-from .errors import InputError
+from .cache import CacheState, cache_dir_for, config_override
+from .errors import CacheSafetyError, InputError
 from .machine import capabilities, cpu_count, host_facts
 from .parse import Context, ParseResult, parse_text
 from .plan import PlannedRun, builds_needed, expand
@@ -39,7 +39,9 @@ class SweepSummary:
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.counts["failed"] else 0
+        # runs that failed before a resume count too: the exit code describes the sweep, not
+        # where it happened to be interrupted
+        return 1 if self.counts["failed"] or self.counts["failed earlier"] else 0
 
 
 def parse_record(rec: RunRecord) -> ParseResult:
@@ -55,13 +57,21 @@ def check_figures(rec: RunRecord, parsed: ParseResult) -> None:
     if rec.status == "ok" and rec.run.mode != "accuracy" and not parsed.figures:
         rec.status = "failed"
         rec.reason = f"printed no figures ({len(parsed.unknown)} unknown lines)"
+        tail = rec.stderr_tail()
+        if tail:  # a program that measured nothing usually says why on stderr
+            rec.reason += f": {tail.splitlines()[-1]}"
 
 
 def _needs_priming(planned: PlannedRun, project: Path) -> bool:
     run = planned.run
     if run.cache_action != "ensure":
         return False
-    return CacheState.of(cache_dir_for(program_cwd(run, project))).files == 0
+    cwd = program_cwd(run, project)
+    try:
+        cache = cache_dir_for(cwd)
+    except CacheSafetyError:
+        return False  # the measured run fails with the reason; priming would be wasted
+    return config_override(cwd) is None and CacheState.of(cache).files == 0
 
 
 class Sweep:
@@ -98,8 +108,10 @@ class Sweep:
                 self._run_all(config, planned, summary, retry_failed)
             except KeyboardInterrupt:
                 store.end_sweep(sweep_id, "interrupted")
-                raise Interrupted(f"interrupted: {summary.counts.total()} runs of sweep "
-                                  f"{sweep_id} saved; run the same command to resume") from None
+                # counted in the store: the signal may come just after a run was written
+                saved = len(store.finished_runs(sweep_id))
+                raise Interrupted(f"interrupted: {saved} finished runs of sweep {sweep_id} "
+                                  "saved; run the same command to resume") from None
             store.end_sweep(sweep_id, "complete")
         return summary
 
@@ -110,20 +122,32 @@ class Sweep:
         todo = [p for p in planned if p.run.run_id not in finished or
                 (retry_failed and finished[p.run.run_id] == "failed")]
         summary.counts["already done"] = len(planned) - len(todo)
+        redo = {p.run.run_id for p in todo}
+        summary.counts["failed earlier"] = sum(
+            1 for p in planned if p.run.run_id not in redo and not p.expect_failure
+            and finished[p.run.run_id] == "failed")
         runnable = [p for p in todo if p.skip_reason is None]
         builds = self._builds(config, runnable, sweep_id)
         binaries = {n: b.binary for n, b in builds.items() if b.binary is not None}
-        ctx = RunContext(self.project, self.python, store.folder / "scratch", binaries)
+        # absolute: programs start in other folders and are told to write there
+        scratch = (store.folder / "scratch").absolute()
+        ctx = RunContext(self.project, self.python, scratch, binaries)
         self.progress.start(len(todo))
-        for planned_run in todo:
-            rec = self._one(planned_run, builds, ctx, config, sweep_id)
-            status = rec.status
-            if status == "failed" and rec.expect_failure:
-                status = "failed (expected)"
-            summary.counts[status] += 1
-            if status == "failed":
-                summary.failures.append(f"{rec.run.describe()}: {rec.reason}")
+        try:
+            for planned_run in todo:
+                self._count(self._one(planned_run, builds, ctx, config, sweep_id), summary)
+        finally:
+            self.progress.close()  # an interrupt or a write error must not leave the bar up
         self.progress.stop(summary.counts)
+
+    @staticmethod
+    def _count(rec: RunRecord, summary: SweepSummary) -> None:
+        status = rec.status
+        if status == "failed" and rec.expect_failure:
+            status = "failed (expected)"
+        summary.counts[status] += 1
+        if status == "failed":
+            summary.failures.append(f"{rec.run.describe()}: {rec.reason}")
 
     def _builds(self, config: config_mod.ExperimentsFile, runnable: list[PlannedRun],
                 sweep_id: str) -> dict[str, BuildResult]:

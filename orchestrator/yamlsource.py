@@ -53,21 +53,30 @@ def _construct(node: yaml.Node, path: PathKey, source: str, lines: dict[PathKey,
     lines[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Any] = {}
+        key_lines: dict[Any, int] = {}  # the value's line may be the next one: name the key's
         for key_node, value_node in node.value:
             key = _construct(key_node, path, source, {})
+            line = key_node.start_mark.line + 1
             if not isinstance(key, str | int):
-                raise ConfigError(source, key_node.start_mark.line + 1, format_path(path),
-                                  "mapping keys must be strings")
+                raise ConfigError(source, line, format_path(path), "mapping keys must be strings")
             if key in out:
-                raise ConfigError(source, key_node.start_mark.line + 1,
-                                  format_path((*path, key)),
-                                  f"duplicate key '{key}' (first at line {lines[(*path, key)]})")
+                raise ConfigError(source, line, format_path((*path, key)),
+                                  f"duplicate key '{key}' (first at line {key_lines[key]})")
+            key_lines[key] = line
             out[key] = _construct(value_node, (*path, key), source, lines)
         return out
     if isinstance(node, yaml.SequenceNode):
         return [_construct(item, (*path, i), source, lines) for i, item in enumerate(node.value)]
     # a scalar: let PyYAML resolve its type (int, float, bool, null)
     return _SCALARS.construct_object(node)
+
+
+def _started_at(exc: yaml.MarkedYAMLError, line: int | None) -> str:
+    """Where the unfinished construct began: an unclosed '{' or quote is found lines later."""
+    start = exc.context_mark.line + 1 if exc.context_mark else None
+    if exc.context and start is not None and start != line:
+        return f" ({exc.context} started at line {start})"
+    return ""
 
 
 def load_yaml(path: Path) -> Located:
@@ -84,7 +93,8 @@ def load_yaml(path: Path) -> Located:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
-        raise ConfigError(source, line, "", f"YAML syntax error: {exc.problem}") from None
+        raise ConfigError(source, line, "", f"YAML syntax error: {exc.problem}"
+                          + _started_at(exc, line)) from None
     except yaml.YAMLError as exc:
         raise ConfigError(source, None, "", f"YAML error: {exc}") from None
     if node is None:

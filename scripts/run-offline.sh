@@ -9,14 +9,20 @@ experiments=${1:-experiments.yaml}
 results=${2:-results}
 shift $(( $# > 2 ? 2 : $# ))
 PYTHON=${PYTHON:-python3}
-if [ ! -d build/bin ] || [ ! -d build/wheels ]; then
-    echo "run-offline.sh: build/bin and build/wheels are missing: run" \
+if [ ! -d build/bin ] || ! ls build/wheels/*.whl >/dev/null 2>&1; then
+    echo "run-offline.sh: build/bin or build/wheels is missing: run" \
          "'python -m orchestrator bundle $experiments' on a machine with cargo first" >&2
     exit 2
 fi
-# A venv that sees the machine's own torch (--system-site-packages) plus the carried wheels.
-if [ ! -x .venv-offline/bin/python ]; then
-    "$PYTHON" -m venv --system-site-packages .venv-offline
+# Wheels are zip files: unpacking them needs neither pip nor venv nor a network, and the
+# machine's own torch stays the one bench_py imports (PYTHONPATH is not passed to programs).
+site=build/offline-site
+if [ ! -f "$site/.unpacked" ]; then
+    rm -rf "$site" && mkdir -p "$site"
+    for wheel in build/wheels/*.whl; do
+        "$PYTHON" -m zipfile -e "$wheel" "$site"
+    done
+    touch "$site/.unpacked"
 fi
-.venv-offline/bin/python -m pip install --quiet --no-index --find-links build/wheels pydantic rich
-.venv-offline/bin/python -m orchestrator run "$experiments" --results "$results" "$@"
+PYTHONPATH="$PWD/$site${PYTHONPATH:+:$PYTHONPATH}" \
+    "$PYTHON" -m orchestrator run "$experiments" --results "$results" "$@"

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,7 +75,36 @@ def test_huge_output_is_capped_not_fatal(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(runner, "OUTPUT_CAP", 1_000_000)
     rec = run_fake(tmp_path, "for _ in range(5000): sys.stdout.write('x' * 999 + '\\n')")
     assert len(rec.stdout) == 1_000_000
-    assert "output cut at 1000000 bytes" in rec.reason
+    assert rec.status == "failed"  # what came after the cut (figures too) is lost
+    assert rec.reason.startswith("output cut at 1000000 bytes")
+
+
+def test_ctrl_c_while_a_program_starts_still_kills_it(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[subprocess.Popen[bytes]] = []
+    real_popen = subprocess.Popen
+
+    def popen_then_ctrl_c(*args: Any, **kw: Any) -> subprocess.Popen[bytes]:
+        started.append(real_popen(*args, **kw))
+        os.kill(os.getpid(), signal.SIGINT)  # arrives before Popen() has returned the pid
+        return started[-1]
+
+    monkeypatch.setattr(runner.subprocess, "Popen", popen_then_ctrl_c)
+    program = fake(tmp_path, "time.sleep(300)")
+    with pytest.raises(KeyboardInterrupt):
+        runner.spawn([str(program)], {}, tmp_path, 60)
+    assert started and _dead(started[0].pid), "the program outlived the Ctrl-C"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_unwritable_scratch_is_a_failed_accuracy_run(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("the results disk is not a folder here")
+    run = RunDef(experiment="a", program="burn", device="flex", mode="accuracy", shape=(8, 8),
+                 reps=1, build="fake", crate="exec-cpu")
+    ctx = RunContext(PROJECT, sys.executable, tmp_path / "file" / "scratch",
+                     {"fake": fake(tmp_path, "print('never started')")})
+    rec = execute(run, ctx)
+    assert rec.status == "failed" and rec.reason.startswith("cannot make scratch folder")
 
 
 def test_hang_kills_the_whole_process_group(tmp_path: Path) -> None:
@@ -125,3 +157,27 @@ def test_argv_of_each_mode() -> None:
     assert program_argv(acc, ctx, Path("/out")) == [
         "/py", str(PROJECT / "bench_py" / "exec_gpu.py"), "--device", "cpu", "--mode",
         "accuracy", "--shape", "256x256", "--reps", "1", "--threads", "1", "--out", "/out"]
+
+
+def test_wait_is_one_kernel_sleep_and_falls_back_to_polling(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exit wait blocks on a pidfd (Linux) or kqueue (macOS): a timeout, an exit and a
+    kernel without pidfds all give the same answers as Popen.wait(timeout)."""
+    sleeper = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        assert runner._wait_exit(sleeper, 0.2) is False  # still running: a timeout
+        sleeper.kill()
+        assert runner._wait_exit(sleeper, 60) is True
+        assert sleeper.returncode == -signal.SIGKILL
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+    def no_pidfd(pid: int) -> int:
+        raise OSError(38, "Function not implemented")
+
+    monkeypatch.setattr(runner.os, "pidfd_open", no_pidfd, raising=False)
+    out = runner.spawn(["sh", "-c", "echo done"], {"PATH": os.environ["PATH"]}, tmp_path, 60)
+    assert (out.returncode, out.timed_out, out.stdout) == (0, False, b"done\n")
+    out = runner.spawn(["sleep", "300"], {"PATH": os.environ["PATH"]}, tmp_path, 0.2)
+    assert out.timed_out and out.returncode == -signal.SIGKILL

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -96,6 +98,26 @@ def test_read_only_database_keeps_earlier_runs(tmp_path: Path) -> None:
             store.record_run(sweep, _record("second"), None)
     with store.reading():
         assert [r["experiment"] for r in store.query("SELECT experiment FROM runs")] == ["first"]
+
+
+def test_ctrl_c_during_a_write_waits_for_the_commit(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    store = Store(tmp_path / "results")
+    write_parsed = Store._write_parsed
+
+    def ctrl_c_mid_write(*args: object) -> None:
+        os.kill(os.getpid(), signal.SIGINT)  # between the run's row and its figures
+        write_parsed(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Store, "_write_parsed", staticmethod(ctrl_c_mid_write))
+    with store.writing():
+        sweep, _ = store.begin_sweep(PROJECT / "experiments.yaml", {}, [], False)
+        rec = _record()
+        with pytest.raises(KeyboardInterrupt):
+            store.record_run(sweep, rec, parse_text(OUT.decode()))
+        store.end_sweep(sweep, "interrupted")  # no transaction was left open
+        assert store.finished_runs(sweep) == {rec.run_id: "ok"}
+        assert len(store.query("SELECT * FROM figures")) == 3
 
 
 def test_missing_store_and_newer_format(tmp_path: Path) -> None:
