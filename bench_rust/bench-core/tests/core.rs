@@ -1,0 +1,222 @@
+use std::ffi::OsString;
+use std::time::Duration;
+
+use bench_core::args::{parse, Args, DeviceName, Mode, Parsed, WarmupKind};
+use bench_core::format::{
+    duration_table_tsv, fmt_duration, samples_line, summarize, summary_line, DURATION_TABLE_NS,
+};
+use bench_core::npy::{npy_f32_bytes, parse_npy_header};
+
+fn ns(n: u64) -> String {
+    fmt_duration(Duration::from_nanos(n))
+}
+
+#[test]
+fn durations_units_and_rounding() {
+    assert_eq!(ns(0), "0.000ns");
+    assert_eq!(ns(1), "1.000ns");
+    assert_eq!(ns(791), "791.000ns");
+    assert_eq!(ns(999), "999.000ns");
+    assert_eq!(ns(1_000), "1.000µs");
+    assert_eq!(ns(28_166), "28.166µs");
+    assert_eq!(ns(999_999), "999.999µs");
+    assert_eq!(ns(1_000_000), "1.000ms");
+    assert_eq!(ns(1_118_000), "1.118ms");
+    assert_eq!(ns(1_000_499), "1.000ms");
+    // Exact ties round to even (Rust 1.95), anything above a tie rounds up.
+    assert_eq!(ns(1_000_500), "1.000ms");
+    assert_eq!(ns(1_001_500), "1.002ms");
+    assert_eq!(ns(1_000_501), "1.001ms");
+    assert_eq!(ns(21_637_500), "21.638ms");
+    assert_eq!(ns(21_638_500), "21.638ms");
+    assert_eq!(ns(1_000_000_000), "1.000s");
+    assert_eq!(ns(3_600_000_000), "3.600s");
+    assert_eq!(ns(1_000_499_999), "1.000s");
+    assert_eq!(ns(1_000_500_000), "1.000s");
+    assert_eq!(ns(1_000_500_001), "1.001s");
+    assert_eq!(ns(2_001_500_000), "2.002s");
+    assert_eq!(fmt_duration(Duration::from_secs(3600)), "3600.000s");
+}
+
+#[test]
+fn durations_carry() {
+    // Rounding carries into the integer part; it does not switch to the next unit.
+    assert_eq!(ns(999_999_500), "1000.000ms");
+    assert_eq!(ns(999_999_499), "999.999ms");
+    assert_eq!(ns(1_999_500), "2.000ms");
+    assert_eq!(ns(9_999_500), "10.000ms");
+    assert_eq!(ns(1_999_500_000), "2.000s");
+    assert_eq!(ns(9_999_500_000), "10.000s");
+}
+
+#[test]
+fn duration_table_is_complete_and_matches_committed_file() {
+    let tsv = duration_table_tsv();
+    assert_eq!(tsv.lines().count(), DURATION_TABLE_NS.len());
+    assert!(DURATION_TABLE_NS.len() >= 55);
+    let units: Vec<&str> = tsv
+        .lines()
+        .map(|l| {
+            l.split('\t')
+                .nth(1)
+                .unwrap()
+                .trim_start_matches(|c: char| c.is_ascii_digit() || c == '.')
+        })
+        .collect();
+    for unit in ["ns", "µs", "ms", "s"] {
+        assert!(units.contains(&unit), "no {unit} row");
+    }
+    let committed = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/data/durations.tsv"
+    );
+    match std::fs::read_to_string(committed) {
+        Ok(c) => assert_eq!(
+            c, tsv,
+            "tests/data/durations.tsv is stale: regenerate with the durations_tsv example"
+        ),
+        Err(e) => eprintln!("skipped comparison with {committed}: {e}"),
+    }
+}
+
+#[test]
+fn summary_min_and_median() {
+    let d = |v: &[u64]| {
+        v.iter()
+            .map(|&n| Duration::from_nanos(n))
+            .collect::<Vec<_>>()
+    };
+    let s = summarize(&d(&[5, 1, 3])).unwrap();
+    assert_eq!(
+        (s.min, s.median),
+        (Duration::from_nanos(1), Duration::from_nanos(3))
+    );
+    // Even count: mean of the two middle values, rounded down to the ns.
+    let s = summarize(&d(&[4, 1, 2, 9])).unwrap();
+    assert_eq!(s.median, Duration::from_nanos(3));
+    let s = summarize(&d(&[1, 2, 3, 4])).unwrap();
+    assert_eq!(s.median, Duration::from_nanos(2)); // 2.5 -> 2
+    let twenty: Vec<u64> = (1..=20).map(|i| i * 1000).collect();
+    let s = summarize(&d(&twenty)).unwrap();
+    assert_eq!(s.median, Duration::from_nanos(10_500)); // (10th + 11th) / 2
+    assert!(summarize(&[]).is_none());
+    assert_eq!(
+        summary_line("flex 4x4 matmul", "no sync", &d(&[28_166, 35_458])).unwrap(),
+        "flex 4x4 matmul no sync, 2 runs: min 28.166µs median 31.812µs"
+    );
+    assert_eq!(
+        samples_line("flex 4x4 matmul", "with sync", &d(&[28_166, 1_500_000_000])),
+        "# samples flex 4x4 matmul with sync: 0.000028166 1.5"
+    );
+}
+
+fn args(v: &[&str]) -> Result<Parsed, bench_core::Failure> {
+    parse(v.iter().map(OsString::from))
+}
+
+fn run_args(v: &[&str]) -> Args {
+    match args(v) {
+        Ok(Parsed::Run(a)) => a,
+        other => panic!("{v:?}: {other:?}"),
+    }
+}
+
+fn usage_error(v: &[&str]) -> String {
+    match args(v) {
+        Err(f) => {
+            assert_eq!(f.code, 2, "{v:?}");
+            f.message
+        }
+        other => panic!("{v:?} should fail: {other:?}"),
+    }
+}
+
+#[test]
+fn argument_defaults() {
+    let a = run_args(&[]);
+    assert_eq!(a.device, DeviceName::Flex);
+    assert_eq!(a.mode, Mode::Mm);
+    assert_eq!(a.shape, (1024, 1024));
+    assert_eq!(a.reps, 20);
+    assert!(!a.samples);
+    assert_eq!(a.shape_str(), "1024x1024");
+    let a = run_args(&["--mode", "accuracy", "--out", "/tmp/x"]);
+    assert_eq!(a.shape, (256, 256));
+    let a = run_args(&["--mode=warm"]);
+    assert_eq!((a.warmup, a.timed_runs), (WarmupKind::Dropped, 3));
+}
+
+#[test]
+fn argument_values() {
+    let a = run_args(&[
+        "--device",
+        "cuda",
+        "--shape",
+        "512x128",
+        "--reps=7",
+        "--samples",
+    ]);
+    assert_eq!(
+        (a.device, a.shape, a.reps, a.samples),
+        (DeviceName::Cuda, (512, 128), 7, true)
+    );
+    let a = run_args(&[
+        "--mode",
+        "warm",
+        "--warmup",
+        "kept",
+        "--timed-runs",
+        "5",
+        "--device=metal",
+    ]);
+    assert_eq!(
+        (a.warmup, a.timed_runs, a.device),
+        (WarmupKind::Kept, 5, DeviceName::Metal)
+    );
+    assert_eq!(run_args(&["--device", "vulkan"]).device, DeviceName::Vulkan);
+    assert_eq!(args(&["--help"]).unwrap(), Parsed::Help);
+    assert_eq!(args(&["--reps", "3", "-h"]).unwrap(), Parsed::Help);
+}
+
+#[test]
+fn argument_errors() {
+    assert!(usage_error(&["--device", "mps"]).contains("unknown device 'mps'"));
+    assert!(usage_error(&["--mode", "fast"]).contains("unknown mode"));
+    assert!(usage_error(&["--shape", "1024"]).contains("bad --shape"));
+    assert!(usage_error(&["--shape", "0x4"]).contains("bad --shape"));
+    assert!(usage_error(&["--shape", "4x-1"]).contains("bad --shape"));
+    assert!(usage_error(&["--reps", "0"]).contains("bad --reps"));
+    assert!(usage_error(&["--reps"]).contains("needs a value"));
+    assert!(usage_error(&["--samples=1"]).contains("takes no value"));
+    assert!(usage_error(&["--bogus"]).contains("unknown argument"));
+    assert!(usage_error(&["--threads", "8"]).contains("RAYON_NUM_THREADS"));
+    assert!(usage_error(&["--warmup", "kept"]).contains("warm only"));
+    assert!(usage_error(&["--mode", "warm", "--warmup", "maybe"]).contains("unknown --warmup"));
+    assert!(usage_error(&["--out", "x"]).contains("accuracy only"));
+    assert!(usage_error(&["--mode", "accuracy"]).contains("needs --out"));
+}
+
+#[test]
+fn npy_round_trip() {
+    let data: Vec<f32> = (0..6).map(|i| i as f32 * 0.5 - 1.0).collect();
+    let bytes = npy_f32_bytes(&[2, 3], &data);
+    assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
+    let h = parse_npy_header(&bytes).unwrap();
+    assert_eq!(h.descr, "<f4");
+    assert!(!h.fortran_order);
+    assert_eq!(h.shape, vec![2, 3]);
+    assert_eq!(h.data_offset % 64, 0);
+    assert_eq!(bytes[h.data_offset - 1], b'\n');
+    assert_eq!(bytes.len(), h.data_offset + 4 * data.len());
+    let back: Vec<f32> = bytes[h.data_offset..]
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(back, data);
+    // 1-d shapes are written as a one-element tuple.
+    let b1 = npy_f32_bytes(&[4], &[1.0, 2.0, 3.0, 4.0]);
+    let text = String::from_utf8_lossy(&b1[10..]);
+    assert!(text.contains("'shape': (4,)"), "{text}");
+    assert_eq!(parse_npy_header(&b1).unwrap().shape, vec![4]);
+    assert!(parse_npy_header(b"not numpy at all").is_err());
+}
