@@ -72,6 +72,9 @@ pub fn burn_features() -> Vec<&'static str> {
         (cfg!(feature = "simd"), "simd"),
         (cfg!(feature = "rayon"), "rayon"),
         (cfg!(feature = "cuda"), "cuda"),
+        // cubecl-cuda's `cpp` feature, always on with `cuda` here: kernels are compiled by
+        // NVRTC from CUDA C++ (cubecl's LLVM backend is not built, see bench_rust/README.md).
+        (cfg!(feature = "cuda"), "cuda-nvrtc"),
         (cfg!(feature = "metal"), "metal"),
         (cfg!(feature = "vulkan"), "vulkan"),
         (cfg!(feature = "x86-v4"), "x86-v4"),
