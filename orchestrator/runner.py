@@ -15,13 +15,12 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import threading
 import time
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import signals
 from .cache import CacheState, cache_dir_for, config_override, remove_cache
 from .errors import CacheSafetyError
 from .machine import Load
@@ -153,7 +152,7 @@ def spawn(argv: list[str], env: dict[str, str], cwd: Path, timeout_s: float) -> 
     """Run a process in its own group with output to files; kill the group on timeout/Ctrl-C."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        with _signals_noted() as noted:
+        with signals.deferred() as noted:
             try:
                 proc: subprocess.Popen[bytes] | None = subprocess.Popen(
                     argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
@@ -180,26 +179,6 @@ def spawn(argv: list[str], env: dict[str, str], cwd: Path, timeout_s: float) -> 
             outcome.append((data[:OUTPUT_CAP], len(data) > OUTPUT_CAP))
     (stdout, cut_out), (stderr, cut_err) = outcome
     return Outcome(proc.returncode, timed_out, wall, stdout, stderr, cut_out or cut_err)
-
-
-@contextlib.contextmanager
-def _signals_noted() -> Iterator[list[int]]:
-    """Note Ctrl-C and SIGTERM instead of raising them, for the length of the block.
-
-    A KeyboardInterrupt inside `Popen()` loses the new pid and leaves the program running
-    unseen, in a session of its own. Blocking the signals instead would be inherited by it.
-    """
-    noted: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield noted  # signal handlers belong to the main thread; there is nothing to defer
-        return
-    previous = {sig: signal.signal(sig, lambda signum, _frame: noted.append(signum))
-                for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield noted
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def _wait_exit(proc: subprocess.Popen[bytes], timeout_s: float) -> bool:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import signal
 import sqlite3
 import time
 import uuid
@@ -22,6 +21,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from . import signals
 from .build import BuildResult
 from .errors import StoreBusyError, StoreError
 from .parse import ParseResult
@@ -58,18 +58,6 @@ CREATE INDEX IF NOT EXISTS samples_run ON samples(sweep_id, run_id);
 FIGURE_FIELDS = ("framework", "label", "device", "shape", "op", "method", "method_text", "stat",
                  "value", "runs", "threads", "cache", "process", "warmup", "iteration", "section",
                  "line_no")
-
-
-@contextmanager
-def _signals_held() -> Iterator[None]:
-    """Hold Ctrl-C and SIGTERM for the length of a write: a KeyboardInterrupt between the last
-    INSERT and COMMIT would drop a finished run and leave a transaction open under the
-    'interrupted' bookkeeping. The signal is delivered the moment the write is done."""
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _json(value: Any) -> str:
@@ -149,7 +137,9 @@ class Store:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with _signals_held(), self._sqlite_errors():
+        # Ctrl-C between the last INSERT and COMMIT would drop a finished run: it is acted on
+        # the moment the write is done.
+        with signals.deferred() as noted, self._sqlite_errors():
             self.db.execute("BEGIN IMMEDIATE")
             try:
                 yield self.db
@@ -158,6 +148,8 @@ class Store:
                     self.db.execute("ROLLBACK")
                 raise
             self.db.execute("COMMIT")
+        if noted:
+            raise KeyboardInterrupt
 
     @contextmanager
     def _sqlite_errors(self) -> Iterator[None]:
