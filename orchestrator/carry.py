@@ -1,16 +1,19 @@
 """Prepare a sweep for a machine with a GPU but no cargo and no network.
 
 `bundle` builds every burn build the plan needs there (capabilities this machine lacks, such as
-`cuda`, are assumed present) into `build/bin/`, and downloads the wheels the orchestrator needs
-beyond what such a machine usually has (pydantic, rich) for its Python into `build/wheels/`.
-Copy the project with those two folders; `scripts/run-offline.sh` installs the wheels without a
-network and runs the sweep with the carried binaries, which `run` finds up to date by their stamp.
+`cuda`, are assumed present) into `build/bin/`, downloads the wheels the orchestrator needs beyond
+what such a machine usually has (pydantic, rich) for its Python into `build/wheels/`, and packs
+both into one `build/bundle.tar.xz` (a CUDA binary of burn is ~75 MB; xz makes it a fraction).
+Copy the project with that archive; `scripts/run-offline.sh` unpacks it, makes the wheels
+importable without pip or a network, and runs the sweep with the carried binaries, which `run`
+finds up to date by their stamp.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +30,7 @@ OFFLINE_PACKAGES = ("pydantic", "rich")
 class Bundle:
     builds: list[BuildResult]
     wheels: list[Path]
+    archive: Path
 
 
 def download_wheels(dest: Path, python_version: str, platform: str) -> list[Path]:
@@ -48,4 +52,16 @@ def bundle(project: Path, config: ExperimentsFile, planned: list[PlannedRun],
     results = [builder.build(name, build)
                for name, build in builds_needed(config, planned).items()]
     wheels = download_wheels(project / "build" / "wheels", python_version, platform)
-    return Bundle(results, wheels)
+    archive = pack(project, [r.binary.parent for r in results if r.binary is not None], wheels)
+    return Bundle(results, wheels, archive)
+
+
+def pack(project: Path, bin_dirs: list[Path], wheels: list[Path]) -> Path:
+    """One archive with paths relative to the project; only the builds this plan needs."""
+    archive = project / "build" / "bundle.tar.xz"
+    tmp = archive.with_suffix(".tmp")
+    with tarfile.open(tmp, "w:xz", preset=6) as tar:
+        for path in [*bin_dirs, *wheels]:
+            tar.add(path, arcname=str(path.relative_to(project)))
+    tmp.replace(archive)
+    return archive

@@ -159,9 +159,11 @@ def cmd_bundle(args: argparse.Namespace, console: Console) -> int:
         args.experiments, args.only, args.assume)
     made = carry.bundle(PROJECT, config, planned, args.python_version, args.platform)
     code = _show_builds(made.builds, console)
-    console.print(f"{len(made.wheels)} wheels in build/wheels for Python {args.python_version}; "
-                  "copy the project with build/bin and build/wheels, then run there: "
-                  f"scripts/run-offline.sh {args.experiments}", markup=False)
+    size = made.archive.stat().st_size / 2**20
+    console.print(f"{made.archive.relative_to(PROJECT)} ({size:.1f} MiB): the binaries and "
+                  f"{len(made.wheels)} wheels for Python {args.python_version}; copy the project "
+                  f"with it, then run there: scripts/run-offline.sh {args.experiments}",
+                  markup=False)
     return code
 
 

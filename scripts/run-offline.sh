@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run a sweep on a machine with a GPU but without cargo or network (README: Running on an
-# NVIDIA GPU). Needs what `python -m orchestrator bundle` left in build/bin and build/wheels,
+# NVIDIA GPU). Needs what `python -m orchestrator bundle` left in build/bundle.tar.xz,
 # and a Python with torch, pandas, numpy, psutil and PyYAML already installed.
 #   scripts/run-offline.sh [EXPERIMENTS.yaml] [RESULTS_DIR] [extra `run` options...]
 set -euo pipefail
@@ -9,6 +9,10 @@ experiments=${1:-experiments.yaml}
 results=${2:-results}
 shift $(( $# > 2 ? 2 : $# ))
 PYTHON=${PYTHON:-python3}
+if [ -f build/bundle.tar.xz ] && [ ! -f build/.bundle-unpacked ]; then
+    "$PYTHON" -m tarfile -e build/bundle.tar.xz .
+    touch build/.bundle-unpacked
+fi
 if [ ! -d build/bin ] || ! ls build/wheels/*.whl >/dev/null 2>&1; then
     echo "run-offline.sh: build/bin or build/wheels is missing: run" \
          "'python -m orchestrator bundle $experiments' on a machine with cargo first" >&2
