@@ -71,7 +71,8 @@ def _methods(fig: pd.DataFrame, sets: checks.SampleSets, th: Thresholds) -> Sect
         "Each method timed the same matmul in one process (first call excluded): min and "
         "median of the timed runs, and the 1-minute load average around the runs.",
         [timing_tables.methods_table(fig)],
-        checks.call_overhead(rows, th) + checks.no_time(rows) + checks.spread(rows, sets, th)
+        checks.call_overhead(rows, th) + checks.no_time(rows) + checks.short_window(rows, th)
+        + checks.spread(rows, sets, th)
         + checks.load(rows, th), "methods.png")
 
 
