@@ -27,7 +27,7 @@ from .config import Capability
 from .errors import InputError, OrchestratorError
 from .parse import parse_text
 from .plan import builds_needed
-from .sweep import Interrupted, Sweep
+from .sweep import Interrupted, Sweep, reparse
 
 PROJECT = Path(__file__).resolve().parent.parent
 CAPABILITIES = list(get_args(Capability))
@@ -88,6 +88,9 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--out", type=Path, default=Path("report"))
     report.add_argument("--sweep", help="sweep id (default: the latest)")
     sub.add_parser("schema", help="print the experiments file's JSON Schema")
+    again = sub.add_parser("reparse", help="parse every stored run's raw output again "
+                                           "(after a parser change)")
+    again.add_argument("results", type=Path, nargs="?", default=DEFAULT_RESULTS)
     return p
 
 
@@ -204,13 +207,19 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_reparse(args: argparse.Namespace, console: Console) -> int:
+    runs, figures = reparse(args.results)
+    console.print(f"{args.results}: {runs} runs parsed again, {figures} figures", markup=False)
+    return 0
+
+
 def cmd_schema(args: argparse.Namespace, console: Console) -> int:
     print(config_mod.json_schema())
     return 0
 
 
 COMMANDS = {"run": cmd_run, "plan": cmd_plan, "build": cmd_build, "bundle": cmd_bundle,
-            "export": cmd_export,
+            "export": cmd_export, "reparse": cmd_reparse,
             "parse": cmd_parse, "report": cmd_report, "schema": cmd_schema}
 
 

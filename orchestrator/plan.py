@@ -59,6 +59,15 @@ class RunDef:
         equals `dataclasses.asdict` without its deep copy (a sixth of the cost, paid per run)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
+    @classmethod
+    def from_definition(cls, definition: dict[str, Any]) -> RunDef:
+        """The run a stored `definition()` describes (JSON turned the tuples into lists)."""
+        fixed = dict(definition)
+        fixed["shape"] = tuple(fixed["shape"])
+        fixed["features"] = tuple(fixed["features"])
+        fixed["env"] = tuple(tuple(pair) for pair in fixed["env"])
+        return cls(**fixed)
+
     @cached_property  # asked for several times per run; the fields are frozen
     def run_id(self) -> str:
         definition = self.definition()

@@ -7,6 +7,7 @@ orchestrator's own work (parsing, writing, drawing progress) happens only betwee
 
 from __future__ import annotations
 
+import json
 import sys
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -18,7 +19,7 @@ from .cache import CacheState, cache_dir_for, config_override
 from .errors import CacheSafetyError, InputError
 from .machine import capabilities, cpu_count, host_facts
 from .parse import Context, ParseResult, parse_text
-from .plan import PlannedRun, builds_needed, expand
+from .plan import PlannedRun, RunDef, builds_needed, expand
 from .progress import Progress
 from .runner import RunContext, RunRecord, execute, program_cwd, wait_quiet
 from .store import Store
@@ -193,3 +194,19 @@ class Sweep:
             rec.status, rec.reason = "failed", "printed nothing"
         self.store.record_run(sweep_id, rec, parsed)
         self.progress.run_done(rec, parsed)
+
+
+def reparse(results: Path) -> tuple[int, int]:
+    """Read every stored run's raw stdout again with this parser: (runs, figures)."""
+    store = Store(results)
+    runs = figures = 0
+    with store.writing():
+        rows = store.query("SELECT sweep_id, run_id, definition_json, stdout FROM runs "
+                           "WHERE length(stdout) > 0")
+        for row in rows:
+            rec = RunRecord(run=RunDef.from_definition(json.loads(row["definition_json"])),
+                            stdout=row["stdout"])
+            parsed = parse_record(rec)
+            store.replace_parsed(row["sweep_id"], row["run_id"], parsed)
+            runs, figures = runs + 1, figures + len(parsed.figures)
+    return runs, figures

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -126,3 +127,15 @@ def test_real_cargo_builds_the_cpu_crates(burn_builds) -> None:
         assert stamp["crate"] == build.crate
     again = Builder(PROJECT).build("template", CPU_BUILDS["template"])
     assert again.fresh
+
+
+@pytest.mark.cargo
+def test_rust_unit_tests_pass(burn_builds) -> None:
+    """bench-core's own tests: duration format, arguments, .npy writer, durations.tsv fresh.
+    Same features as exec-cpu, so they reuse its compiled dependencies in build/cargo."""
+    done = subprocess.run(
+        ["cargo", "test", "--release", "-q", "-p", "bench-core", "--features", "std,flex",
+         "--target-dir", str(PROJECT / "build" / "cargo")],
+        cwd=PROJECT / "bench_rust", capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "test result: ok" in done.stdout

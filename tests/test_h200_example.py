@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
+
 from orchestrator import dataset, report
 
 from .conftest import PROJECT
@@ -46,3 +48,19 @@ def test_report_flags_what_the_h200_showed(tmp_path: Path) -> None:
     assert "**profile window too short**: burn cuda device time without flush" in text
     assert "**inaccurate**: burn cuda is 7.720e-03" in text
     assert "| PyTorch CPU | 16.075ms | 1.304ms | mkl |" in text
+
+
+def test_reparse_rebuilds_the_same_figures_from_raw_output(tmp_path: Path) -> None:
+    import shutil
+
+    from orchestrator.cli import main
+
+    shutil.copy(H200 / "results.sqlite", tmp_path / "results.sqlite")
+    (tmp_path / "results.sqlite").chmod(0o644)
+    before = dataset.load(tmp_path).figures
+    assert main(["reparse", str(tmp_path)]) == 0
+    after = dataset.load(tmp_path).figures
+    key = ["run_id", "method", "stat", "label"]
+    assert len(after) == len(before) > 200
+    assert np.array_equal(after.sort_values(key)["value_s"].to_numpy(float),
+                          before.sort_values(key)["value_s"].to_numpy(float), equal_nan=True)

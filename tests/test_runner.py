@@ -181,3 +181,13 @@ def test_wait_is_one_kernel_sleep_and_falls_back_to_polling(tmp_path: Path,
     assert (out.returncode, out.timed_out, out.stdout) == (0, False, b"done\n")
     out = runner.spawn(["sleep", "300"], {"PATH": os.environ["PATH"]}, tmp_path, 0.2)
     assert out.timed_out and out.returncode == -signal.SIGKILL
+
+
+def test_quiet_gate_waits_bounded_and_records_it() -> None:
+    from orchestrator.runner import wait_quiet
+
+    loaded = wait_quiet(max_load1=1e-9, max_wait_s=0.3, poll_s=0.1)  # never this quiet
+    assert loaded["went_ahead_loaded"] is True and 0.3 <= loaded["waited_s"] < 5
+    off = wait_quiet(max_load1=None, max_wait_s=300, poll_s=5)
+    assert off["went_ahead_loaded"] is False and off["waited_s"] < 1
+    assert off["load1"] >= 0
