@@ -8,6 +8,7 @@ the Agg canvas is used instead of pyplot: no global figure state, no display nee
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -239,7 +240,12 @@ def _first_call(fig: pd.DataFrame, sets: SampleSets) -> Figure | str:
                 xs.append(g - 0.2 + 0.4 * k)
         bars = ax.bar(xs, values, 0.38, color=COLORS[k], label=name)
         _bar_labels(ax, bars, values)
-    ax.set_xticks(range(len(groups)), [_group_name(*g[1:]) for g in groups], fontsize=9)
+    # the same run in two experiments (methods and first-call both start a process) would get
+    # two identical ticks: those name their experiment
+    seen = Counter(tuple(g[1:]) for g in groups)
+    ticks = [_group_name(*g[1:]) + (f"\n({g[0].split('|', 1)[1]})" if seen[tuple(g[1:])] > 1
+                                     else "") for g in groups]
+    ax.set_xticks(range(len(groups)), ticks, fontsize=9)
     _time_axis(ax, rows["value_s"].tolist())
     _headroom(ax)
     ax.set_ylabel("time of the first matmul" + _scale_word(ax))
