@@ -23,7 +23,7 @@ from typing import Any
 
 from . import signals
 from .build import BuildResult
-from .errors import StoreBusyError, StoreError
+from .errors import InputError, StoreBusyError, StoreError
 from .parse import ParseResult
 from .runner import RunRecord
 
@@ -107,7 +107,8 @@ class Store:
     @contextmanager
     def reading(self) -> Iterator[Store]:
         if not self.path.exists():
-            raise StoreError(f"no results store at {self.path} (run a sweep first, or name the "
+            # a wrong folder name is the user's input, like a wrong file name: exit 2
+            raise InputError(f"no results store at {self.path} (run a sweep first, or name the "
                              "results folder)")
         with self._connected(create=False):
             yield self

@@ -723,3 +723,11 @@ def test_results_path_that_is_a_file(tmp_path: Path, fake: Fake) -> None:
     code, err = cli("run", exp, "--python", fake.path, "--results", results)
     assert (code, err) == (1, f"error: cannot use results folder {results}: File exists\n")
     assert results.read_text() == "not a folder"
+
+
+def test_export_and_report_of_a_missing_store_are_input_errors(tmp_path: Path) -> None:
+    from orchestrator.cli import main
+
+    assert main(["export", str(tmp_path / "nowhere"), "--csv", str(tmp_path / "x.csv")]) == 2
+    assert main(["report", str(tmp_path / "nowhere"), "--out", str(tmp_path / "r")]) == 2
+    assert not (tmp_path / "x.csv").exists()

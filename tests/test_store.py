@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.errors import StoreBusyError, StoreError
+from orchestrator.errors import InputError, StoreBusyError, StoreError
 from orchestrator.parse import parse_text
 from orchestrator.plan import RunDef
 from orchestrator.runner import RunRecord
@@ -121,7 +121,7 @@ def test_ctrl_c_during_a_write_waits_for_the_commit(tmp_path: Path,
 
 
 def test_missing_store_and_newer_format(tmp_path: Path) -> None:
-    with pytest.raises(StoreError, match="no results store"), Store(tmp_path).reading():
+    with pytest.raises(InputError, match="no results store"), Store(tmp_path).reading():
         pass
     store = Store(tmp_path / "r")
     with store.writing():
