@@ -103,3 +103,12 @@ def test_json_schema_lists_the_keys() -> None:
     schema = json.loads(config.json_schema())
     assert set(schema["properties"]) == {"version", "defaults", "builds", "experiments"}
     assert "Experiment" in schema["$defs"]
+
+
+def test_committed_schema_is_current() -> None:
+    """experiments.schema.json (named at the top of experiments.yaml for editors) is fresh:
+    regenerate with `python -m orchestrator schema > experiments.schema.json`."""
+    committed = (PROJECT / "experiments.schema.json").read_text()
+    assert json.loads(committed) == json.loads(config.json_schema())
+    assert (PROJECT / "experiments.yaml").read_text().startswith(
+        "# yaml-language-server: $schema=experiments.schema.json")
