@@ -180,7 +180,7 @@ class Sweep:
         self._record(rec, sweep_id)
         return rec
 
-    def _measure(self, run, ctx: RunContext, config: config_mod.ExperimentsFile,
+    def _measure(self, run: RunDef, ctx: RunContext, config: config_mod.ExperimentsFile,
                  role: str) -> RunRecord:
         quiet = config.defaults.quiet
         gate = wait_quiet(quiet.max_load1, quiet.max_wait_s, quiet.poll_s)
