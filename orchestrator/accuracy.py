@@ -8,13 +8,13 @@ its sums; inputs that differ from torch cpu's are reported apart.
 from __future__ import annotations
 
 import io
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
+from .parse import wrote_label
+
 REFERENCE = "torch cpu"
-WROTE = re.compile(r"^(\S+) (\d+x\d+) \S+ accuracy: wrote ")
 
 
 @dataclass(frozen=True)
@@ -44,11 +44,8 @@ def load_npy(data: bytes) -> np.ndarray:
 
 def build_name(framework: str, stdout: str, fallback: str) -> str:
     """'burn flex(template)' from the program's own 'accuracy: wrote' line."""
-    for line in stdout.splitlines():
-        match = WROTE.match(line.strip())
-        if match:
-            return f"{framework} {match.group(1)}"
-    return f"{framework} {fallback}"
+    labels = (wrote_label(line) for line in stdout.splitlines())
+    return f"{framework} {next((label for label in labels if label), fallback)}"
 
 
 def compare(entries: list[Arrays]) -> list[Comparison]:

@@ -37,6 +37,13 @@ class BuildResult:
     log: str = ""
     expect_failure: bool = False
 
+    @property
+    def outcome(self) -> str:
+        """'up to date', 'built in 4.2 s', 'failed' or 'failed (expected)', for people."""
+        if self.status == "ok":
+            return "up to date" if self.fresh else f"built in {self.seconds:.1f} s"
+        return "failed (expected)" if self.expect_failure else "failed"
+
 
 def build_key(build: Build) -> str:
     return "+".join([build.crate, *sorted(build.features)])

@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import get_args
 
@@ -110,6 +111,7 @@ def cmd_plan(args: argparse.Namespace, console: Console) -> int:
         args.experiments, args.only, args.assume)
     done = _done_in(args.results)
     table = Table("experiment", "run", "will", "why", title=str(args.experiments))
+    counts: Counter[str] = Counter({"run": 0, "skip": 0, "done": 0})
     for p in planned:
         if p.run.run_id in done:
             will, why = "done", f"{done[p.run.run_id]} in the latest sweep"
@@ -117,9 +119,9 @@ def cmd_plan(args: argparse.Namespace, console: Console) -> int:
             will, why = "skip", p.skip_reason
         else:
             will, why = "run", "expected to fail" if p.expect_failure else ""
+        counts[will] += 1
         table.add_row(p.run.experiment, p.run.describe().split(": ", 1)[1], will, why)
     console.print(table)
-    counts = {w: sum(1 for r in table.columns[2].cells if r == w) for w in ("run", "skip", "done")}
     console.print(", ".join(f"{n} {w}" for w, n in counts.items()))
     return 0
 
@@ -147,12 +149,10 @@ def _show_builds(results: list[BuildResult], console: Console) -> int:
     failed = 0
     for result in results:
         if result.status == "ok":
-            how = "up to date" if result.fresh else f"built in {result.seconds:.1f} s"
-            console.print(f"ok {result.name}: {result.binary} ({how})", markup=False)
+            console.print(f"ok {result.name}: {result.binary} ({result.outcome})", markup=False)
         else:
             failed += not result.expect_failure
-            note = " (expected)" if result.expect_failure else ""
-            console.print(Text.assemble((f"failed{note} ", "red"),
+            console.print(Text.assemble((f"{result.outcome} ", "red"),
                                         f"{result.name}: {result.error}"))
     return 1 if failed else 0
 

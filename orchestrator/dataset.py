@@ -17,6 +17,7 @@ import pandas as pd
 
 from . import accuracy
 from .parse import ParseResult
+from .plan import RunDef
 from .store import Store
 
 COLUMNS = [
@@ -46,17 +47,16 @@ def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
 
 
 def _run_context(run: dict[str, Any]) -> dict[str, Any]:
-    d = json.loads(run["definition_json"])
+    d = RunDef.from_definition(json.loads(run["definition_json"]))
     before = json.loads(run["load_before_json"] or "null") or {}
     after = json.loads(run["load_after_json"] or "null") or {}
     return {
         "run_id": run["run_id"], "sweep_id": run["sweep_id"], "experiment": run["experiment"],
-        "framework": d["program"], "device": d["device"],
-        "shape": f"{d['shape'][0]}x{d['shape'][1]}",
-        "threads_requested": d["threads"], "cache": "" if d["cache"] == "none" else d["cache"],
-        "process": d["process"], "warmup": d["warmup"] or "", "status": run["status"],
-        "reason": run["reason"], "build": d["build"] or "", "features": "+".join(d["features"]),
-        "role": run["role"], "expect_failure": bool(run["expect_failure"]), "mode": d["mode"],
+        "framework": d.program, "device": d.device, "shape": d.shape_text,
+        "threads_requested": d.threads, "cache": "" if d.cache == "none" else d.cache,
+        "process": d.process, "warmup": d.warmup or "", "status": run["status"],
+        "reason": run["reason"], "build": d.build or "", "features": "+".join(d.features),
+        "role": run["role"], "expect_failure": bool(run["expect_failure"]), "mode": d.mode,
         "load1_before": before.get("load1"), "load1_after": after.get("load1"),
     }
 

@@ -24,7 +24,8 @@ from orchestrator.figures import (
     mutable_twin,
 )
 
-__all__ = ["Context", "Figure", "Header", "ParseResult", "Samples", "parse_lines", "parse_text"]
+__all__ = ["Context", "Figure", "Header", "ParseResult", "Samples", "parse_lines", "parse_text",
+           "wrote_label"]
 
 
 _FigureTwin = mutable_twin(Figure)
@@ -124,6 +125,12 @@ def _int_or(value: str | None, default: int | None) -> int | None:
 
 
 # ---- entry points ----------------------------------------------------------------------------
+
+
+def wrote_label(line: str) -> str | None:
+    """The label of an `LABEL SHAPE OP accuracy: wrote DIR` line, else None."""
+    match = _WROTE.fullmatch(line.strip())
+    return match.group(1) if match else None
 
 
 def parse_text(text: str, context: Context | None = None) -> ParseResult:

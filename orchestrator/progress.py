@@ -58,12 +58,11 @@ class Progress:
 
     def build_done(self, result: BuildResult) -> None:
         if result.status == "ok":
-            how = "up to date" if result.fresh else f"built in {result.seconds:.1f} s"
-            self.console.print(Text.assemble(("  build ", "green"), f"{result.name}: {how}"))
+            self.console.print(Text.assemble(("  build ", "green"),
+                                             f"{result.name}: {result.outcome}"))
         else:
-            expected = " (expected)" if result.expect_failure else ""
             first = result.error.splitlines()[0] if result.error else ""
-            self.console.print(Text.assemble((f"  build failed{expected} ", "red"),
+            self.console.print(Text.assemble((f"  build {result.outcome} ", "red"),
                                              f"{result.name}: {first}"))
 
     def begin(self, run: RunDef) -> None:
