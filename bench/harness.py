@@ -49,14 +49,14 @@ from typing import Any
 
 import yaml
 
-from orchestrator import runner
-from orchestrator.build import Builder
-from orchestrator.machine import capabilities, host_facts
-from orchestrator.parse import parse_text
-from orchestrator.plan import RunDef, builds_needed
-from orchestrator.runner import RunContext
-from orchestrator.store import Store
-from orchestrator.sweep import Sweep, parse_record
+from orchestrator.data.parse import parse_text
+from orchestrator.data.store import Store
+from orchestrator.programs.cargo import Builder
+from orchestrator.run import runner
+from orchestrator.run.machine import capabilities, host_facts
+from orchestrator.run.runner import RunContext
+from orchestrator.run.sweep import Sweep, parse_record
+from orchestrator.spec.plan import RunDef, builds_needed
 
 PROJECT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable

@@ -1,7 +1,33 @@
 """Reproduce the timing chapter's numbers (PyTorch and burn) from one YAML file.
 
-Python users: `orchestrator.dataset.load(Path("results"))` returns the tidy figures and raw
-samples of the latest sweep as pandas DataFrames.
+Layers, each a package whose `__init__` says what lives there and what it may import:
+
+- `spec`: the experiments file (models, YAML with positions) and the plan (runs, skips).
+- `programs`: one module per framework behind one interface, and their registry.
+- `run`: executing a plan: sweep, processes, burn's cache, machine state, progress.
+- `data`: records, the store (schema, migrations), parsing, the dataset, accuracy.
+- `report`: the chapter's tables, checks, statistics and plots, and the writer.
+- `cli`, `errors`, `signals`: the command line; errors and signal deferral every layer uses.
+
+Import rules (tests/test_layers.py enforces them): cli -> report -> data; cli -> run -> spec
+and data; every layer may use programs; programs use nothing but data's record types.
+
+Python users: `orchestrator.dataset.load(Path("results"))` (the same module as
+`orchestrator.data.dataset`) returns the tidy figures and raw samples of the latest sweep as
+pandas DataFrames.
 """
 
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> ModuleType:
+    # `from orchestrator import dataset` as the README shows, without importing pandas for
+    # every command that never reads a dataset
+    if name == "dataset":
+        return importlib.import_module("orchestrator.data.dataset")
+    raise AttributeError(f"module 'orchestrator' has no attribute {name!r}")

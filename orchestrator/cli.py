@@ -21,14 +21,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from . import carry
-from . import config as config_mod
-from .build import Builder, BuildResult
-from .config import Capability
-from .errors import InputError, OrchestratorError
-from .parse import parse_text
-from .plan import builds_needed
-from .sweep import Interrupted, Sweep, reparse
+from orchestrator.data.parse import parse_text
+from orchestrator.errors import InputError, OrchestratorError
+from orchestrator.programs.cargo import Builder, BuildResult
+from orchestrator.run import carry
+from orchestrator.run.sweep import Interrupted, Sweep, reparse
+from orchestrator.spec import config as config_mod
+from orchestrator.spec.config import Capability
+from orchestrator.spec.plan import builds_needed
 
 PROJECT = Path(__file__).resolve().parent.parent
 CAPABILITIES = list(get_args(Capability))
@@ -127,7 +127,7 @@ def cmd_plan(args: argparse.Namespace, console: Console) -> int:
 
 
 def _done_in(results: Path) -> dict[str, str]:
-    from .store import Store
+    from orchestrator.data.store import Store
 
     store = Store(results)
     if not store.path.exists():
@@ -171,7 +171,9 @@ def cmd_bundle(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_export(args: argparse.Namespace, console: Console) -> int:
-    from . import dataset  # pandas: a second per start-up that `run` and `plan` never need
+    from orchestrator.data import (
+        dataset,  # pandas: a second per start-up that `run` and `plan` never need
+    )
 
     figures, samples = dataset.export_csv(dataset.load(args.results, args.sweep), args.csv)
     console.print(f"wrote {figures} and {samples}")
@@ -186,7 +188,7 @@ def read_log(path: Path) -> str:
 
 
 def cmd_parse(args: argparse.Namespace, console: Console) -> int:
-    from . import dataset
+    from orchestrator.data import dataset
 
     parsed = parse_text(read_log(args.log))
     figures, samples = dataset.export_csv(dataset.from_parse(parsed, args.log.name), args.csv)
@@ -196,7 +198,8 @@ def cmd_parse(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
-    from . import dataset, report
+    from orchestrator.data import dataset
+    from orchestrator.report import writer as report
 
     if args.results.is_file():
         data = dataset.from_parse(parse_text(read_log(args.results)), args.results.name)

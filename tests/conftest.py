@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.build import Builder, BuildResult
-from orchestrator.config import Build
+from orchestrator.programs.cargo import Builder, BuildResult
+from orchestrator.spec.config import Build
 
 PROJECT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"

@@ -30,11 +30,11 @@ from typing import Any
 import pytest
 import yaml
 
-from orchestrator import runner
-from orchestrator.build import Builder
 from orchestrator.cli import main
-from orchestrator.config import Build
-from orchestrator.parse import parse_text
+from orchestrator.data.parse import parse_text
+from orchestrator.programs.cargo import Builder
+from orchestrator.run import runner
+from orchestrator.spec.config import Build
 
 from .conftest import PROJECT
 

@@ -1,0 +1,164 @@
+"""The tidy dataset: one row per figure, with each run's context; samples in a second table.
+
+Python users get DataFrames from `load(results_folder)`; `export_csv` writes them for the
+chapter. Runs that produced no figure (skipped, failed) still get a row with their reason, so
+nothing vanishes from the dataset. Accuracy rows are computed here from the stored arrays.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from orchestrator.data import accuracy
+from orchestrator.data.parse import ParseResult
+from orchestrator.data.store import Store
+from orchestrator.spec.plan import RunDef
+
+COLUMNS = [
+    "run_id", "experiment", "framework", "label", "device", "shape", "op", "method", "stat",
+    "value_s", "runs", "threads", "cache", "process", "warmup", "iteration", "load1_before",
+    "load1_after", "status", "reason", "method_text", "threads_requested", "build", "features",
+    "role", "expect_failure", "sweep_id", "section", "line_no",
+]
+SAMPLE_COLUMNS = ["run_id", "experiment", "label", "shape", "method", "idx", "value_s",
+                  "sweep_id"]
+
+
+@dataclass
+class Dataset:
+    figures: pd.DataFrame
+    samples: pd.DataFrame
+    runs: pd.DataFrame  # one row per run: definition, status, load, cache record
+    host: dict[str, Any]
+
+
+def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=columns)
+    for col in ("runs", "threads", "process", "iteration", "threads_requested", "line_no", "idx"):
+        if col in frame:
+            frame[col] = frame[col].astype("Int64")
+    return frame
+
+
+def _run_context(run: dict[str, Any]) -> dict[str, Any]:
+    d = RunDef.from_definition(json.loads(run["definition_json"]))
+    before = json.loads(run["load_before_json"] or "null") or {}
+    after = json.loads(run["load_after_json"] or "null") or {}
+    return {
+        "run_id": run["run_id"], "sweep_id": run["sweep_id"], "experiment": run["experiment"],
+        "framework": d.program, "device": d.device, "shape": d.shape_text,
+        "threads_requested": d.threads, "cache": "" if d.cache == "none" else d.cache,
+        "process": d.process, "warmup": d.warmup or "", "status": run["status"],
+        "reason": run["reason"], "build": d.build or "", "features": "+".join(d.features),
+        "role": run["role"], "expect_failure": bool(run["expect_failure"]), "mode": d.mode,
+        "load1_before": before.get("load1"), "load1_after": after.get("load1"),
+    }
+
+
+def _figure_row(ctx: dict[str, Any], fig: dict[str, Any]) -> dict[str, Any]:
+    row = dict(ctx)
+    row.update({k: fig[k] for k in ("label", "device", "shape", "op", "method", "method_text",
+                                    "stat", "runs", "section", "line_no") if fig[k] is not None})
+    row["value_s"] = fig["value"]
+    row["threads"] = fig["threads"] if fig["threads"] is not None else ctx["threads_requested"]
+    for key in ("process", "iteration"):
+        if fig[key] is not None:
+            row[key] = fig[key]
+    if fig["warmup"]:
+        row["warmup"] = fig["warmup"]
+    return row
+
+
+def _accuracy_rows(store: Store, runs: list[dict[str, Any]],
+                   contexts: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    entries = []
+    for run in runs:
+        if run["status"] != "ok" or contexts[run["run_id"]]["mode"] != "accuracy":
+            continue
+        arrays = {r["name"]: accuracy.load_npy(r["data"]) for r in store.query(
+            "SELECT name, data FROM artifacts WHERE sweep_id=? AND run_id=?",
+            (run["sweep_id"], run["run_id"]))}
+        if not {"a.npy", "b.npy", "c.npy"} <= arrays.keys():
+            continue
+        ctx = contexts[run["run_id"]]
+        name = accuracy.build_name(ctx["framework"], (run["stdout"] or b"").decode("utf-8",
+                                                                                     "replace"),
+                                   ctx["device"])
+        entries.append(accuracy.Arrays(name, run["run_id"], arrays["a.npy"], arrays["b.npy"],
+                                       arrays["c.npy"]))
+    rows = []
+    for comp in accuracy.compare(entries):
+        ctx = dict(contexts[comp.run_id])
+        ctx.update(label=comp.name.split(" ", 1)[1], shape=comp.shape, op="matmul",
+                   method="accuracy", method_text=comp.name)
+        stats = {"max_err_f64_ref": comp.max_err_f64_ref,
+                 "max_diff_torch_cpu": comp.max_diff_torch_cpu,
+                 "max_abs_ref": comp.max_abs_ref,
+                 "inputs_match_torch_cpu": comp.inputs_match_torch_cpu,
+                 "bitwise_group": comp.bitwise_group}
+        for stat, value in stats.items():
+            if value is not None:
+                rows.append({**ctx, "stat": stat, "value_s": float(value)})
+    return rows
+
+
+def load(results: Path, sweep: str | None = None) -> Dataset:
+    """The dataset of one sweep (default: the latest) of a results folder."""
+    store = Store(results)
+    with store.reading():
+        sweep_id = sweep or store.latest_sweep()
+        runs = store.query("SELECT * FROM runs WHERE sweep_id=? ORDER BY started_at, rowid",
+                           (sweep_id,))
+        contexts = {r["run_id"]: _run_context(r) for r in runs}
+        figs = store.query("SELECT * FROM figures WHERE sweep_id=? ORDER BY rowid", (sweep_id,))
+        rows = [_figure_row(contexts[f["run_id"]], f) for f in figs]
+        with_figures = {f["run_id"] for f in figs}
+        for rid, ctx in contexts.items():
+            accuracy_ok = ctx["status"] == "ok" and ctx["mode"] == "accuracy"
+            if rid not in with_figures and not accuracy_ok:
+                rows.append(ctx)  # a run with no figure still shows, with its reason
+        rows += _accuracy_rows(store, runs, contexts)
+        samples = [{**s, "experiment": contexts[s["run_id"]]["experiment"], "value_s": s["value"]}
+                   for s in store.query("SELECT * FROM samples WHERE sweep_id=? ORDER BY rowid",
+                                        (sweep_id,))]
+        host_rows = store.query("SELECT host_json FROM sweeps WHERE sweep_id=?", (sweep_id,))
+    host = json.loads(host_rows[0]["host_json"]) if host_rows else {}
+    run_frame = pd.DataFrame([{**contexts[r["run_id"]], "wall_s": r["wall_s"],
+                               "returncode": r["returncode"], "unknown_lines": r["unknown_lines"],
+                               "cache_record": r["cache_json"], "gate": r["gate_json"]}
+                              for r in runs])
+    return Dataset(_frame(rows, COLUMNS), _frame(samples, SAMPLE_COLUMNS), run_frame, host)
+
+
+def from_parse(parsed: ParseResult, source: str) -> Dataset:
+    """A captured log's figures as the same tidy dataset (run_id 'log:<file>')."""
+    rows = []
+    for fig in parsed.figures:
+        rows.append({"run_id": f"log:{source}", "experiment": fig.section or "", "framework":
+                     fig.framework or "", "label": fig.label, "device": fig.device,
+                     "shape": fig.shape, "op": fig.op, "method": fig.method, "stat": fig.stat,
+                     "value_s": fig.value, "runs": fig.runs, "threads": fig.threads,
+                     "cache": fig.cache or "", "process": fig.process,
+                     "warmup": fig.warmup or "", "iteration": fig.iteration, "status": "ok",
+                     "method_text": fig.method_text, "role": "measure", "section": fig.section,
+                     "line_no": fig.line_no})
+    samples = [{"run_id": f"log:{source}", "experiment": s.section or "", "label": s.label,
+                "shape": s.shape,
+                "method": s.method, "idx": i, "value_s": v}
+               for s in parsed.samples for i, v in enumerate(s.values)]
+    return Dataset(_frame(rows, COLUMNS), _frame(samples, SAMPLE_COLUMNS), pd.DataFrame(), {})
+
+
+def export_csv(data: Dataset, out: Path) -> tuple[Path, Path]:
+    """Write the figures CSV and, beside it, the samples CSV (`NAME.samples.csv`)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    samples = out.with_name(out.stem + ".samples.csv")
+    data.figures.replace({np.nan: None}).to_csv(out, index=False, float_format="%.9g")
+    data.samples.to_csv(samples, index=False, float_format="%.9g")
+    return out, samples

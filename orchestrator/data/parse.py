@@ -1,0 +1,349 @@
+"""Parse what the benchmark programs print (docs/LINES.md) into tidy figures.
+
+Reads a program's stdout, or a log a person captured by hand such as the chapter's listings:
+summary, first-call, device-init and warm-up lines, `# samples` lines, program headers, `### `
+section headers (context for the lines under them) and the accuracy table. Each figure becomes a
+`Figure` (one future dataset row); a line of no known form is kept in `ParseResult.unknown`,
+never dropped, and no input makes the parser raise.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+
+from orchestrator.data.durations import UNIT_EXPONENTS as _EXPONENTS
+from orchestrator.data.records import (
+    Context,
+    Figure,
+    Header,
+    ParseResult,
+    Samples,
+    mutable_twin,
+)
+
+__all__ = ["Context", "Figure", "Header", "ParseResult", "Samples", "parse_lines", "parse_text",
+           "wrote_label"]
+
+
+_FigureTwin = mutable_twin(Figure)
+_SamplesTwin = mutable_twin(Samples)
+
+# ---- line forms (docs/LINES.md), matched with fullmatch on the stripped line -----------------
+# Digits are spelled [0-9] (\d would take any script's digits) rather than using re.ASCII,
+# which makes the summary regex measurably slower.
+
+_DUR = r"([0-9]{1,20}(?:\.[0-9]{0,20})?) ?(s|ms|µs|μs|us|ns)"
+_NUM = r"([-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?nan|[-+]?inf)"
+_INT = r"([0-9]{1,9})"
+_LSO = r"(\S+) ([0-9]{1,9}(?:x[0-9]{1,9})*) (\S+) "  # LABEL SHAPE OP
+
+_SUMMARY = re.compile(_LSO + rf"(.+?), {_INT} runs: min {_DUR} median {_DUR}")
+_NO_TIME = re.compile(
+    _LSO + rf"device time \(profile, no flush\): {_INT} of {_INT} read as no time")
+_WROTE = re.compile(_LSO + r"accuracy: wrote .+")
+_WARMUP = re.compile(rf"warm-up ([A-Za-z_-]+), timed run {_INT}: after sync {_DUR}")
+_SAMPLES = re.compile(r"# samples " + _LSO + r"([^:]+):(.*)")
+_TORCH_HEADER = re.compile(rf"torch ([0-9][^\s,]*)(?:, threads {_INT})?")
+_BLAS_HEADER = re.compile(r"torch BLAS_INFO=(\S*)")
+_BURN_HEADER = re.compile(
+    rf"burn ([0-9][^\s,]*)(?:, features \[([^\]]*)\])?(?:, rayon threads {_INT})?")
+# NAME must end in a non-space, so a long run of spaces can't make the lazy group quadratic.
+_ACCURACY = re.compile(
+    rf"(.*?\S) +max\|x - f64 ref\| = {_NUM}(?: +max\|x - torch cpu\| = {_NUM})?")
+_MAX_REF = re.compile(rf"max \|ref\| = {_NUM}")
+
+# Lines of one or two plain durations: (substring that selects the form, its regex, then
+# (method, method_text) per duration). Device init has no SHAPE OP.
+_VALUE_FORMS = (
+    (" first call: returned ",
+     re.compile(_LSO + rf"first call: returned {_DUR}, after sync {_DUR}"),
+     (("first_call_returned", "first call: returned"),
+      ("first_call_after_sync", "first call: after sync"))),
+    (" first call: ", re.compile(_LSO + rf"first call: {_DUR}"), (("first_call", "first call"),)),
+    (": device init ", re.compile(rf"(\S+)()(): device init {_DUR}"),
+     (("device_init", "device init"),)),
+)
+
+# Printed METHOD -> (dataset method, the framework that prints it or None).
+_METHODS: dict[str, tuple[str, str | None]] = {
+    "no sync": ("no_sync", None),
+    "with sync": ("with_sync", None),
+    "device time (profile_with flush)": ("device_time", "burn"),
+    "device time (profile, no flush)": ("device_time_no_flush", "burn"),
+    "+ sum().item()": ("readback", "torch"),
+    "+ sum().into_scalar()": ("readback", "burn"),
+    "benchmark.Timer": ("timer", "torch"),
+}
+_EVENT_TIME = re.compile(r"[a-z]+\.Event time")  # torch.mps / cuda / xpu .Event
+_TORCH_LABELS = frozenset({"mps", "xpu"})
+_BURN_LABELS = frozenset({"metal", "vulkan", "wgpu", "webgpu", "rocm", "hip"})
+
+
+def _method(text: str) -> tuple[str, str | None] | None:
+    found = _METHODS.get(text)
+    return ("device_time", "torch") if found is None and _EVENT_TIME.fullmatch(text) else found
+
+
+@lru_cache(maxsize=256)
+def _label_info(label: str) -> tuple[str, str | None]:
+    """(device, framework) a label implies; 'cpu' and 'cuda' are printed by both frameworks."""
+    if label.startswith("flex"):  # every Flex build (template, +apple-amx, ...) runs on the CPU
+        return "cpu", "burn"
+    return label, "burn" if label in _BURN_LABELS else "torch" if label in _TORCH_LABELS else None
+
+
+def _seconds(number: str, unit: str) -> float:
+    return float(number + _EXPONENTS[unit])
+
+
+# ---- section headers -------------------------------------------------------------------------
+
+_SEC_FRAMEWORK = re.compile(r"\b(burn|torch|pytorch)\b", re.IGNORECASE)
+_SEC_PROCESS = re.compile(r"\bprocess\s*#?\s*([0-9]{1,9})\b", re.IGNORECASE)
+# No \b before 'threads': it must also match RAYON_NUM_THREADS=8 and OMP_NUM_THREADS=8.
+_SEC_THREADS = re.compile(r"threads\s*[=:]?\s*([0-9]{1,9})\b", re.IGNORECASE)
+_SEC_CACHE = re.compile(r"\b(cold|warm)[ -]cache\b", re.IGNORECASE)
+_SEC_WARMUP = re.compile(r"\bwarm-?up (dropped|kept)\b", re.IGNORECASE)
+
+
+def _section_framework(text: str) -> str | None:
+    """'burn' or 'torch' when the header names exactly one of them."""
+    found = {name.lower().removeprefix("py") for name in _SEC_FRAMEWORK.findall(text)}
+    return found.pop() if len(found) == 1 else None
+
+
+def _section_word(pattern: re.Pattern[str], text: str) -> str | None:
+    match = pattern.search(text)
+    return match.group(1).lower() if match else None
+
+
+def _int_or(value: str | None, default: int | None) -> int | None:
+    return default if value is None else int(value)
+
+
+# ---- entry points ----------------------------------------------------------------------------
+
+
+def wrote_label(line: str) -> str | None:
+    """The label of an `LABEL SHAPE OP accuracy: wrote DIR` line, else None."""
+    match = _WROTE.fullmatch(line.strip())
+    return match.group(1) if match else None
+
+
+def parse_text(text: str, context: Context | None = None) -> ParseResult:
+    """Parse a whole log; lines split on '\\n' only, so line numbers match an editor's."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the final newline ends the last line, it does not start another
+    return parse_lines(lines, context)
+
+
+def parse_lines(lines: Iterable[str], context: Context | None = None) -> ParseResult:
+    """Parse lines (with or without their newline), e.g. an open text file."""
+    parser = _Parser(context or Context())
+    feed, count = parser.feed, 0
+    # The parser makes no reference cycles, but every figure is a GC-tracked object, and the
+    # collections triggered while a large log's figures pile up about halve the parse speed.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for count, line in enumerate(lines, 1):
+            feed(count, line)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    parser.result.line_count = count
+    return parser.result
+
+
+# ---- the parser ------------------------------------------------------------------------------
+
+
+class _Parser:
+    """Parsing state: the section and header context, and the last labelled line."""
+
+    __slots__ = ("ctx", "figures", "framework", "last", "result", "run", "sec", "section")
+
+    def __init__(self, context: Context) -> None:
+        self.ctx, self.result = context, ParseResult()
+        self.figures = self.result.figures
+        self._enter_section(None)
+
+    def _enter_section(self, text: str | None) -> None:
+        """A section's own words first, the caller's Context under them."""
+        ctx, words = self.ctx, text or ""
+        self.section = text
+        self.sec = (_section_framework(words) or ctx.framework,
+                    _int_or(_section_word(_SEC_THREADS, words), ctx.threads),
+                    _section_word(_SEC_CACHE, words) or ctx.cache,
+                    _int_or(_section_word(_SEC_PROCESS, words), ctx.process),
+                    _section_word(_SEC_WARMUP, words) or ctx.warmup)
+        self._set_header(None, None)  # a section is a new run: the last program's are over
+
+    def _set_header(self, framework: str | None, threads: int | None) -> None:
+        """A program header speaks for its program's lines, so it beats the section."""
+        sec_framework, sec_threads, cache, process, warmup = self.sec
+        self.framework = framework or sec_framework
+        self.run = (sec_threads if threads is None else threads, cache, process, warmup)
+        self.last: tuple[str, str | None, str | None] | None = None
+
+    def feed(self, n: int, raw: str) -> None:
+        """Parse line number `n`; whatever is not understood goes to `unknown`."""
+        line = raw.strip()
+        if not line:
+            return
+        try:
+            handled = self._dispatch(n, line)
+        except (ValueError, OverflowError):  # e.g. a sample that is not a float: not our form
+            handled = False
+        if not handled:
+            self.result.unknown.append((n, line))
+
+    def _dispatch(self, n: int, line: str) -> bool:
+        # Summary lines are the bulk of a log: one first-character test, then their regex.
+        head = line[0]
+        if head == "#":
+            if line.startswith("# samples "):
+                return self._samples(n, line)
+            if line == "###" or line.startswith("### "):
+                self._enter_section(line[4:].strip())
+                return True
+            return False
+        if head == "w" and line.startswith("warm-up "):
+            return self._warmup(n, line)
+        match = _SUMMARY.fullmatch(line)
+        return self._summary(n, match) if match is not None else self._other(n, line)
+
+    def _other(self, n: int, line: str) -> bool:
+        for needle, pattern, methods in _VALUE_FORMS:
+            if needle in line:
+                match = pattern.fullmatch(line)
+                return match is not None and self._values(n, match.groups(), methods)
+        if line.endswith(" read as no time"):
+            return self._no_time(n, line)
+        if "max|x - f64 ref|" in line:
+            return self._accuracy(n, line)
+        if line.startswith("max |ref|"):
+            return self._max_ref(n, line)
+        if line.startswith(("torch ", "burn ")) and self._header(n, line):
+            return True
+        if " accuracy: wrote " in line and _WROTE.fullmatch(line):
+            self.result.info.append((n, line))
+            return True
+        return False
+
+    def _emit(self, label: str, shape: str | None, op: str | None, method: str, text: str,
+              hint: str | None, n: int, stats: tuple[tuple[str, float], ...],
+              runs: int | None = None, iteration: int | None = None,
+              warmup: str | None = None) -> None:
+        """Append one figure per (stat, value); `hint` is the framework the method implies."""
+        device, implied = _label_info(label)
+        framework = self.framework or implied or hint
+        threads, cache, process, run_warmup = self.run
+        warmup, section, append = warmup or run_warmup, self.section, self.figures.append
+        for stat, value in stats:
+            figure = _FigureTwin(framework, label, device, shape, op, method, text, stat, value,
+                                 runs, threads, cache, process, warmup, iteration, section, n)
+            figure.__class__ = Figure
+            append(figure)
+        self.last = (label, shape, op)
+
+    def _summary(self, n: int, match: re.Match[str]) -> bool:
+        label, shape, op, text, runs, num1, unit1, num2, unit2 = match.groups()
+        found = _method(text)
+        if found is None:  # the form of a summary line, a method we don't know: keep as unknown
+            return False
+        stats = (("min", float(num1 + _EXPONENTS[unit1])),
+                 ("median", float(num2 + _EXPONENTS[unit2])))
+        self._emit(label, shape, op, found[0], text, found[1], n, stats, int(runs))
+        return True
+
+    def _values(self, n: int, groups: tuple[str, ...],
+                methods: tuple[tuple[str, str], ...]) -> bool:
+        label, shape, op, *durations = groups
+        for (method, text), i in zip(methods, range(0, len(durations), 2), strict=True):
+            value = _seconds(durations[i], durations[i + 1])
+            self._emit(label, shape or None, op or None, method, text, None, n, (("value", value),))
+        return True
+
+    def _no_time(self, n: int, line: str) -> bool:
+        match = _NO_TIME.fullmatch(line)
+        if match is None:
+            return False
+        label, shape, op, empty, runs = match.groups()
+        self._emit(label, shape, op, "device_time_no_flush", "device time (profile, no flush)",
+                   "burn", n, (("no_time_count", float(empty)),), int(runs))
+        return True
+
+    def _warmup(self, n: int, line: str) -> bool:
+        match = _WARMUP.fullmatch(line)
+        if match is None:
+            return False
+        kind, index, num, unit = match.groups()
+        # The line names no label: it belongs to the program whose labelled line came last.
+        label, shape, op = self.last or ("", None, None)
+        self._emit(label, shape, op, "warmup_timed_run", f"warm-up {kind}", "burn", n,
+                   (("value", _seconds(num, unit)),), iteration=int(index), warmup=kind)
+        return True
+
+    def _samples(self, n: int, line: str) -> bool:
+        match = _SAMPLES.fullmatch(line)
+        found = match and _method(match.group(4))
+        if not found:
+            return False
+        label, shape, op, text, values = match.groups()
+        framework = self.framework or _label_info(label)[1] or found[1]
+        samples = _SamplesTwin(label, shape, op, found[0], text,
+                               tuple(map(float, values.split())), n, self.section, framework)
+        samples.__class__ = Samples
+        self.result.samples.append(samples)
+        self.last = (label, shape, op)
+        return True
+
+    def _table(self, framework: str | None, label: str, device: str, text: str, stat: str,
+               value: float, n: int) -> None:
+        # The accuracy table compares many builds at once, so one run's threads, cache, process
+        # or warm-up would be false for most of its rows: only the section is kept.
+        self.figures.append(Figure(framework, label, device, None, None, "accuracy", text, stat,
+                                   value, None, None, None, None, None, None, self.section, n))
+
+    def _accuracy(self, n: int, line: str) -> bool:
+        match = _ACCURACY.fullmatch(line)
+        if match is None:
+            return False
+        name, err, diff = match.groups()
+        first, _, rest = name.partition(" ")
+        named = first.lower() if first.lower() in ("torch", "burn") else None
+        device, implied = _label_info(rest.split(" ", 1)[0] if named else first)
+        self._table(named or implied, name, device, "max|x - f64 ref|", "max_err_f64_ref",
+                    float(err), n)
+        if diff is not None:
+            self._table(named or implied, name, device, "max|x - torch cpu|",
+                        "max_diff_torch_cpu", float(diff), n)
+        return True
+
+    def _max_ref(self, n: int, line: str) -> bool:
+        match = _MAX_REF.fullmatch(line)
+        if match is not None:
+            self._table(None, "", "", "max |ref|", "max_abs_ref", float(match.group(1)), n)
+        return match is not None
+
+    def _header(self, n: int, line: str) -> bool:
+        if (match := _BLAS_HEADER.fullmatch(line)) is not None:  # a torch program's 2nd header
+            self.result.headers.append(Header("torch_blas", None, None, (), match.group(1), n))
+            self.framework = "torch"
+            return True
+        if (match := _TORCH_HEADER.fullmatch(line)) is not None:
+            kind, (version, threads), features = "torch", match.groups(), ""
+        elif (match := _BURN_HEADER.fullmatch(line)) is not None:
+            kind, (version, features, threads) = "burn", match.groups()
+        else:
+            return False
+        count = _int_or(threads, None)
+        names = tuple(name.strip() for name in (features or "").split(",") if name.strip())
+        self.result.headers.append(Header(kind, version, count, names, None, n))
+        self._set_header(kind, count)
+        return True

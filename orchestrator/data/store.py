@@ -1,0 +1,255 @@
+"""The results store: one SQLite file that survives a crash at any point.
+
+Why SQLite: every run is written in one transaction the moment it finishes, so a crash, a
+Ctrl-C or a full disk leaves every earlier run intact and the file still opens; readers
+(export, report) work while a sweep writes; it is in the standard library; raw output and the
+accuracy arrays fit as BLOBs, so one file holds everything. An exclusive lock file keeps a second
+orchestrator off a store in use (two sweeps at once would spoil each other's timings anyway).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sqlite3
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from orchestrator import signals
+from orchestrator.data.parse import ParseResult
+from orchestrator.errors import InputError, StoreBusyError, StoreError
+from orchestrator.programs.cargo import BuildResult
+from orchestrator.run.runner import RunRecord
+
+FORMAT_VERSION = 1
+DB_NAME = "results.sqlite"
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS sweeps(
+  sweep_id TEXT PRIMARY KEY, started_at REAL, ended_at REAL, status TEXT,
+  config_path TEXT, config_text TEXT, host_json TEXT, argv_json TEXT);
+CREATE TABLE IF NOT EXISTS builds(
+  sweep_id TEXT, name TEXT, key TEXT, status TEXT, binary TEXT, seconds REAL, fresh INTEGER,
+  expect_failure INTEGER, error TEXT, log TEXT, at REAL, PRIMARY KEY(sweep_id, name));
+CREATE TABLE IF NOT EXISTS runs(
+  sweep_id TEXT, run_id TEXT, experiment TEXT, role TEXT, status TEXT, reason TEXT,
+  expect_failure INTEGER, definition_json TEXT, started_at REAL, ended_at REAL, wall_s REAL,
+  returncode INTEGER, load_before_json TEXT, load_after_json TEXT, gate_json TEXT,
+  argv_json TEXT, env_json TEXT, cwd TEXT, cache_json TEXT, stdout BLOB, stderr BLOB,
+  unknown_lines INTEGER, headers_json TEXT, recorded_at REAL, PRIMARY KEY(sweep_id, run_id));
+CREATE TABLE IF NOT EXISTS artifacts(
+  sweep_id TEXT, run_id TEXT, name TEXT, data BLOB, PRIMARY KEY(sweep_id, run_id, name));
+CREATE TABLE IF NOT EXISTS figures(
+  sweep_id TEXT, run_id TEXT, framework TEXT, label TEXT, device TEXT, shape TEXT, op TEXT,
+  method TEXT, method_text TEXT, stat TEXT, value REAL, runs INTEGER, threads INTEGER,
+  cache TEXT, process INTEGER, warmup TEXT, iteration INTEGER, section TEXT, line_no INTEGER);
+CREATE INDEX IF NOT EXISTS figures_run ON figures(sweep_id, run_id);
+CREATE TABLE IF NOT EXISTS samples(
+  sweep_id TEXT, run_id TEXT, label TEXT, shape TEXT, op TEXT, method TEXT, idx INTEGER,
+  value REAL);
+CREATE INDEX IF NOT EXISTS samples_run ON samples(sweep_id, run_id);
+"""
+FIGURE_FIELDS = ("framework", "label", "device", "shape", "op", "method", "method_text", "stat",
+                 "value", "runs", "threads", "cache", "process", "warmup", "iteration", "section",
+                 "line_no")
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+class Store:
+    """A results folder: `results.sqlite` plus its lock file."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.path = folder / DB_NAME
+        self._db: sqlite3.Connection | None = None
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise StoreError("store is not open")
+        return self._db
+
+    @contextmanager
+    def writing(self) -> Iterator[Store]:
+        """Open for a sweep: create if needed, hold the lock until closed."""
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            lock = open(self.folder / ".lock", "a+")  # noqa: SIM115 - held for the block
+        except OSError as exc:
+            raise StoreError(f"cannot use results folder {self.folder}: {exc.strerror}") from None
+        try:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                lock.seek(0)
+                owner = lock.read().strip() or "unknown"
+                raise StoreBusyError(
+                    f"{self.path} is in use by another orchestrator ({owner}); wait for it to "
+                    "finish or give this sweep its own --results folder") from None
+            lock.seek(0)
+            lock.truncate()
+            lock.write(f"pid {os.getpid()}")
+            lock.flush()
+            with self._connected(create=True):
+                yield self
+        finally:
+            lock.close()
+
+    @contextmanager
+    def reading(self) -> Iterator[Store]:
+        if not self.path.exists():
+            # a wrong folder name is the user's input, like a wrong file name: exit 2
+            raise InputError(f"no results store at {self.path} (run a sweep first, or name the "
+                             "results folder)")
+        with self._connected(create=False):
+            yield self
+
+    @contextmanager
+    def _connected(self, create: bool) -> Iterator[None]:
+        try:
+            self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            if create:
+                self._db.executescript(SCHEMA)
+                self._db.execute("INSERT OR IGNORE INTO meta VALUES('format_version', ?)",
+                                 (str(FORMAT_VERSION),))
+            version = self._db.execute(
+                "SELECT value FROM meta WHERE key='format_version'").fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open {self.path}: {exc}") from None
+        if version is None or int(version[0]) > FORMAT_VERSION:
+            raise StoreError(f"{self.path} has format {version and version[0]}; this "
+                             f"orchestrator reads format {FORMAT_VERSION}")
+        try:
+            yield
+        finally:
+            self._db.close()
+            self._db = None
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        # Ctrl-C between the last INSERT and COMMIT would drop a finished run: it is acted on
+        # the moment the write is done.
+        with signals.deferred() as noted, self._sqlite_errors():
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                if self.db.in_transaction:  # SQLite already rolled back after a full disk
+                    self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+        if noted:
+            raise KeyboardInterrupt
+
+    @contextmanager
+    def _sqlite_errors(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot write {self.path}: {exc} (earlier results are intact)"
+                             ) from None
+
+    # sweeps -----------------------------------------------------------------------------
+    def latest_sweep(self) -> str | None:
+        row = self.db.execute(
+            "SELECT sweep_id FROM sweeps ORDER BY started_at DESC LIMIT 1").fetchone()
+        return row[0] if row else None
+
+    def begin_sweep(self, config_path: Path, host: dict[str, Any], argv: list[str],
+                    new: bool) -> tuple[str, bool]:
+        """(sweep id, resumed): continue the latest sweep unless `new`."""
+        latest = None if new else self.latest_sweep()
+        if latest is not None:
+            with self._transaction() as db:
+                db.execute("UPDATE sweeps SET status='running', ended_at=NULL WHERE sweep_id=?",
+                           (latest,))
+            return latest, True
+        sweep_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+        with self._transaction() as db:
+            db.execute("INSERT INTO sweeps VALUES(?,?,?,?,?,?,?,?)",
+                       (sweep_id, time.time(), None, "running", str(config_path),
+                        config_path.read_text(encoding="utf-8"), _json(host), _json(argv)))
+        return sweep_id, False
+
+    def end_sweep(self, sweep_id: str, status: str) -> None:
+        with self._transaction() as db:
+            db.execute("UPDATE sweeps SET status=?, ended_at=? WHERE sweep_id=?",
+                       (status, time.time(), sweep_id))
+
+    def sweeps(self) -> list[dict[str, Any]]:
+        cur = self.db.execute("SELECT sweep_id, started_at, ended_at, status, config_path, "
+                              "host_json FROM sweeps ORDER BY started_at")
+        return [dict(zip([c[0] for c in cur.description], row, strict=True)) for row in cur]
+
+    def finished_runs(self, sweep_id: str) -> dict[str, str]:
+        """run id -> status of every run that ran to an end (ok or failed)."""
+        rows = self.db.execute("SELECT run_id, status FROM runs WHERE sweep_id=? AND "
+                               "status IN ('ok','failed')", (sweep_id,))
+        return dict(rows.fetchall())
+
+    # records ----------------------------------------------------------------------------
+    def record_build(self, sweep_id: str, result: BuildResult) -> None:
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO builds VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+                       (sweep_id, result.name, result.key, result.status,
+                        str(result.binary) if result.binary else None, result.seconds,
+                        int(result.fresh), int(result.expect_failure), result.error,
+                        result.log, time.time()))
+
+    def record_run(self, sweep_id: str, rec: RunRecord, parsed: ParseResult | None) -> None:
+        """Write one run, its parsed figures, samples and arrays, atomically."""
+        run_id = rec.run_id
+        with self._transaction() as db:
+            for table in ("runs", "figures", "samples", "artifacts"):
+                db.execute(f"DELETE FROM {table} WHERE sweep_id=? AND run_id=?",
+                           (sweep_id, run_id))
+            db.execute(
+                "INSERT INTO runs VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (sweep_id, run_id, rec.run.experiment, rec.role, rec.status, rec.reason,
+                 int(rec.expect_failure), _json(rec.run.definition()), rec.started_at,
+                 rec.ended_at,
+                 rec.wall_s, rec.returncode, _json(rec.load_before), _json(rec.load_after),
+                 _json(rec.gate), _json(rec.argv), _json(rec.env), rec.cwd, _json(rec.cache),
+                 rec.stdout, rec.stderr, len(parsed.unknown) if parsed else 0,
+                 _json([asdict(h) for h in parsed.headers] if parsed else []), time.time()))
+            if parsed is not None:
+                self._write_parsed(db, sweep_id, run_id, parsed)
+            db.executemany("INSERT INTO artifacts VALUES(?,?,?,?)",
+                           [(sweep_id, run_id, n, d) for n, d in rec.artifacts.items()])
+
+    def replace_parsed(self, sweep_id: str, run_id: str, parsed: ParseResult) -> None:
+        """Swap a run's figures for a newer parser's reading of the same raw output."""
+        with self._transaction() as db:
+            for table in ("figures", "samples"):
+                db.execute(f"DELETE FROM {table} WHERE sweep_id=? AND run_id=?",
+                           (sweep_id, run_id))
+            self._write_parsed(db, sweep_id, run_id, parsed)
+            db.execute("UPDATE runs SET unknown_lines=? WHERE sweep_id=? AND run_id=?",
+                       (len(parsed.unknown), sweep_id, run_id))
+
+    @staticmethod
+    def _write_parsed(db: sqlite3.Connection, sweep_id: str, run_id: str,
+                      parsed: ParseResult) -> None:
+        db.executemany(
+            f"INSERT INTO figures VALUES(?,?,{','.join('?' * len(FIGURE_FIELDS))})",
+            [(sweep_id, run_id, *(getattr(f, k) for k in FIGURE_FIELDS)) for f in parsed.figures])
+        db.executemany(
+            "INSERT INTO samples VALUES(?,?,?,?,?,?,?,?)",
+            [(sweep_id, run_id, s.label, s.shape, s.op, s.method, i, v)
+             for s in parsed.samples for i, v in enumerate(s.values)])
+
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        cur = self.db.execute(sql, params)
+        names = [c[0] for c in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur]

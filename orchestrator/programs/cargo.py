@@ -1,0 +1,171 @@
+"""Build the burn benchmark crates with cargo, once per crate and feature set.
+
+All builds share one cargo target folder (`build/cargo`), so dependencies compiled for one feature
+set are reused by the next; cargo's own fingerprints tell features apart. The binary's path comes
+from cargo's JSON messages, and each build's binary is copied to its own folder
+(`build/bin/<crate>[+features]/`) with a stamp of the sources it was built from, so two feature
+sets of one crate never overwrite each other, an up-to-date build costs a hash and no cargo, and a
+machine without cargo (the GPU box) can run binaries built elsewhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from orchestrator.spec.config import Build
+
+STAMP_VERSION = 1
+ERROR_LINES = 30
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    name: str
+    key: str
+    status: str  # ok | failed
+    binary: Path | None
+    seconds: float
+    fresh: bool  # True: the stamp matched, cargo did not run
+    error: str = ""
+    log: str = ""
+    expect_failure: bool = False
+
+    @property
+    def outcome(self) -> str:
+        """'up to date', 'built in 4.2 s', 'failed' or 'failed (expected)', for people."""
+        if self.status == "ok":
+            return "up to date" if self.fresh else f"built in {self.seconds:.1f} s"
+        return "failed (expected)" if self.expect_failure else "failed"
+
+
+def build_key(build: Build) -> str:
+    return "+".join([build.crate, *sorted(build.features)])
+
+
+def source_hash(rust_dir: Path) -> str:
+    """Hash of every source file of the workspace (the cargo target folder excluded)."""
+    digest = hashlib.sha256()
+    for path in sorted(rust_dir.rglob("*")):
+        rel = path.relative_to(rust_dir)
+        if rel.parts[0] == "target" or any(p.startswith(".") for p in rel.parts):
+            continue
+        if path.is_file():
+            digest.update(str(rel).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+class Builder:
+    """Builds for one project tree; remembers the source hash for the whole sweep."""
+
+    def __init__(self, project: Path, cargo: str | None = None) -> None:
+        self.project = project
+        self.rust_dir = project / "bench_rust"
+        self.target_dir = project / "build" / "cargo"
+        self.bin_root = project / "build" / "bin"
+        self.cargo = cargo or shutil.which("cargo")
+        self._hash: str | None = None
+
+    @property
+    def sources(self) -> str:
+        if self._hash is None:
+            self._hash = source_hash(self.rust_dir)
+        return self._hash
+
+    def binary_path(self, build: Build) -> Path:
+        return self.bin_root / build_key(build) / build.crate
+
+    def _stamp(self, build: Build) -> dict[str, object]:
+        return {"version": STAMP_VERSION, "crate": build.crate,
+                "features": sorted(build.features), "sources": self.sources,
+                "env": dict(sorted(build.env.items()))}
+
+    def is_fresh(self, build: Build) -> bool:
+        binary = self.binary_path(build)
+        stamp = binary.parent / "stamp.json"
+        if not (binary.exists() and stamp.exists()):
+            return False
+        try:
+            return json.loads(stamp.read_text()) == self._stamp(build)
+        except ValueError:
+            return False
+
+    def build(self, name: str, build: Build) -> BuildResult:
+        """Build (or find up to date) one build; a failure is a result, not an exception."""
+        key = build_key(build)
+        start = time.perf_counter()
+        if self.is_fresh(build):
+            return BuildResult(name, key, "ok", self.binary_path(build),
+                               time.perf_counter() - start, fresh=True,
+                               expect_failure=build.expect_failure)
+        if self.cargo is None:
+            return self._failed(name, build, start, "cargo not found and no up-to-date binary in "
+                                f"{self.binary_path(build).parent}: build on a machine with cargo "
+                                "(`python -m orchestrator build`) and copy build/bin here")
+        argv = self.cargo_argv(build)
+        try:
+            done = subprocess.run(argv, cwd=self.rust_dir, env={**os.environ, **build.env},
+                                  capture_output=True, text=True, errors="replace", check=False)
+        except OSError as exc:
+            return self._failed(name, build, start, f"cannot start cargo: {exc}")
+        log = f"$ {' '.join(argv)}\n{done.stderr}"
+        executable = _executable(done.stdout, build.crate)
+        if done.returncode != 0 or executable is None:
+            return self._failed(name, build, start, _error_summary(done.stderr, done.returncode),
+                                log)
+        self._install(build, Path(executable))
+        return BuildResult(name, key, "ok", self.binary_path(build), time.perf_counter() - start,
+                           fresh=False, log=log, expect_failure=build.expect_failure)
+
+    def cargo_argv(self, build: Build) -> list[str]:
+        argv = [str(self.cargo), "build", "--release", "-p", build.crate,
+                "--target-dir", str(self.target_dir),
+                "--message-format", "json-render-diagnostics"]
+        if build.features:
+            argv += ["--features", ",".join(sorted(build.features))]
+        return argv
+
+    def _install(self, build: Build, executable: Path) -> None:
+        binary = self.binary_path(build)
+        binary.parent.mkdir(parents=True, exist_ok=True)
+        tmp = binary.with_suffix(".tmp")
+        shutil.copy2(executable, tmp)
+        tmp.replace(binary)
+        (binary.parent / "stamp.json").write_text(json.dumps(self._stamp(build), indent=2))
+
+    def _failed(self, name: str, build: Build, start: float, error: str,
+                log: str = "") -> BuildResult:
+        return BuildResult(name, build_key(build), "failed", None, time.perf_counter() - start,
+                           fresh=False, error=error, log=log or error,
+                           expect_failure=build.expect_failure)
+
+
+def _executable(stdout: str, crate: str) -> str | None:
+    """The binary cargo reported for `crate` in its JSON messages."""
+    found = None
+    for line in stdout.splitlines():
+        if not line.startswith("{"):
+            continue
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if msg.get("reason") == "compiler-artifact" and msg.get("executable") and \
+                msg.get("target", {}).get("name") == crate:
+            found = msg["executable"]
+    return found
+
+
+def _error_summary(stderr: str, returncode: int) -> str:
+    """cargo's first error and what follows it, short enough for a table cell."""
+    lines = stderr.splitlines()
+    first = next((i for i, line in enumerate(lines) if line.lstrip().startswith("error")), None)
+    chosen = lines[first:first + ERROR_LINES] if first is not None else lines[-ERROR_LINES:]
+    text = "\n".join(chosen).strip()
+    return text or f"cargo exited with status {returncode} and printed no error"

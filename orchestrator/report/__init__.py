@@ -1,0 +1,10 @@
+"""The chapter's report from a dataset.
+
+`sections` (each section selects its rows once and gives its tables, plot and checks),
+`names` (a run, a build, a method put into words), `tables` (the shared table pieces, the
+accuracy and failures tables), `timing_tables` (tables 1, 2, 3, 5), `checks` (measurement
+warnings), `spread` (statistics of the raw samples), `ratios` (spread and burn/PyTorch
+tables), `plots` (PNG), `writer` (report.md and the CSVs).
+
+May import: `data`, `programs`, `errors`. Not `spec`, `run` or `cli`.
+"""

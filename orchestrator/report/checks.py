@@ -1,0 +1,309 @@
+"""Measurement warnings: figures that cannot mean what their label says, found in the data.
+
+Each check reads the prepared figures (tables.prepare) and returns one Markdown line per
+finding, naming the figure, the numbers that gave it away and why it matters. The report puts
+them under the table they concern. Thresholds are parameters (`Thresholds`), never hidden.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from orchestrator.report.spread import iqr
+from orchestrator.report.tables import (
+    METHOD_NAMES,
+    column_name,
+    cpu_build_name,
+    duration,
+    ordered,
+    threads_column,
+)
+
+SampleSets = dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """When a figure earns a warning."""
+
+    load1: float = 4.0  # 1-minute load average above which a run counts as taken under load
+    spread: float = 1.5  # median / min above this is a wide spread
+    call_overhead: float = 0.2  # no-sync min below this fraction of with-sync min: not the work
+    cpu_sync: float = 0.05  # relative difference allowed between CPU no sync and with sync
+    first_run: float = 10.0  # first run / steady run above this swallowed autotune or compile
+    thread_gain: float = 1.2  # more threads giving less than this speed-up: threads don't reach
+    accuracy: float = 1e-4  # max|x - f64 ref| / max |ref| above this is more than rounding
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b > 0 else float("inf")
+
+
+def _pct(a: float, b: float) -> str:
+    share = 100 * _ratio(a, b)
+    return f"{share:.2g}%" if share < 1 else f"{share:.0f}%"
+
+
+def _target(row: pd.Series) -> str:
+    if row["device"] == "cpu":
+        return _cpu_target(row)
+    return column_name(row["framework"], row["label"])
+
+
+def _stat(rows: pd.DataFrame, method: str, stat: str) -> float | None:
+    found = rows[(rows["method"] == method) & (rows["stat"] == stat)]
+    return float(found["value_s"].iloc[0]) if not found.empty else None
+
+
+def _per_run(rows: pd.DataFrame) -> list[tuple[pd.DataFrame, pd.Series]]:
+    """The rows of each program run and device (and shape), with a representative row."""
+    keys = ["unit", "framework", "label", "shape", "threads_key"]
+    out = []
+    for values in ordered(rows, keys):
+        mask = pd.Series(True, index=rows.index)
+        for col, value in zip(keys, values, strict=True):
+            mask &= (rows[col] == value).fillna(pd.isna(value)) if col == "threads_key" \
+                else rows[col] == value
+        mine = rows[mask]
+        out.append((mine, mine.iloc[0]))
+    return out
+
+
+# ---- timing methods -------------------------------------------------------------------------
+
+
+def call_overhead(rows: pd.DataFrame, th: Thresholds) -> list[str]:
+    """On an asynchronous device a clock read without sync measures issuing the work."""
+    out = []
+    for mine, row in _per_run(rows[rows["device"] != "cpu"]):
+        no_sync, synced = _stat(mine, "no_sync", "min"), _stat(mine, "with_sync", "min")
+        if no_sync is None or synced is None or _ratio(no_sync, synced) >= th.call_overhead:
+            continue
+        out.append(f"**call overhead**: {_target(row)} no sync (min {duration(no_sync)}) is "
+                   f"{_pct(no_sync, synced)} of with sync (min {duration(synced)}): the clock "
+                   "was read before the device finished, so it timed issuing the work, not "
+                   "the matmul.")
+    return out
+
+
+def no_time(rows: pd.DataFrame) -> list[str]:
+    """A profile window that closed before the queued work ran read no time at all."""
+    out = []
+    counts = rows[(rows["stat"] == "no_time_count") & (rows["value_s"] > 0)]
+    for _, row in counts.iterrows():
+        of = f" of {int(row['runs'])}" if pd.notna(row["runs"]) else ""
+        out.append(f"**profile read no time**: {_target(row)} {METHOD_NAMES[row['method']]}: "
+                   f"{int(row['value_s'])}{of} runs read as no time; the work was still "
+                   "queued when the profile window closed (use ProfileOptions flush).")
+    return out
+
+
+def short_window(rows: pd.DataFrame, th: Thresholds) -> list[str]:
+    """A profile without flush that did read a time, but far less than the flushed one: the
+    window closed on the enqueue, not on the matmul (seen on CUDA: 1.2 µs against 90 µs)."""
+    out = []
+    for mine, row in _per_run(rows[rows["device"] != "cpu"]):
+        unflushed = _stat(mine, "device_time_no_flush", "min")
+        flushed = _stat(mine, "device_time", "min")
+        if unflushed is None or flushed is None or \
+                _ratio(unflushed, flushed) >= th.call_overhead:
+            continue
+        out.append(f"**profile window too short**: {_target(row)} device time without flush "
+                   f"(min {duration(unflushed)}) is {_pct(unflushed, flushed)} of device time "
+                   f"with flush (min {duration(flushed)}): the window closed before the queued "
+                   "matmul ran, so it timed the enqueue (use ProfileOptions flush).")
+    return out
+
+
+def spread(rows: pd.DataFrame, sets: SampleSets, th: Thresholds) -> list[str]:
+    """A median far above the minimum: the runs disagree, so the median is not one number."""
+    out = []
+    for _, row in rows[rows["stat"] == "min"].iterrows():
+        median = rows[(rows["unit"] == row["unit"]) & (rows["label"] == row["label"]) &
+                      (rows["method"] == row["method"]) & (rows["stat"] == "median") &
+                      (rows["sample_key"] == row["sample_key"])]
+        if median.empty or _ratio(median["value_s"].iloc[0], row["value_s"]) <= th.spread:
+            continue
+        med = float(median["value_s"].iloc[0])
+        text = (f"**wide spread**: {_target(row)} {METHOD_NAMES.get(row['method'], row['method'])}"
+                f": median {duration(med)} is {med / row['value_s']:.2f}× the min "
+                f"{duration(row['value_s'])}")
+        values = sets.get(row["sample_key"])
+        if values is not None and len(values) > 1:
+            spread_iqr = iqr(values)
+            text += f"; IQR {duration(spread_iqr)} ({_pct(spread_iqr, med)} of the median)"
+        out.append(text + ".")
+    return out
+
+
+def load(rows: pd.DataFrame, th: Thresholds) -> list[str]:
+    """Runs taken while other work shared the machine: their medians say more about it."""
+    out = []
+    for mine, row in _per_run(rows):
+        before, after = mine["load1_before"].max(), mine["load1_after"].max()
+        worst = max(v for v in (before, after, -1.0) if pd.notna(v))
+        if worst <= th.load1:
+            continue
+        where = f" ({row['experiment']})" if row["experiment"] else ""
+        out.append(f"**under load**: {_target(row)}{where} ran at a 1-minute load of "
+                   f"{_num(before)} before and {_num(after)} after (threshold {th.load1:g}); "
+                   "minima hold up better than medians.")
+    return out
+
+
+def _num(value: float) -> str:
+    return "?" if pd.isna(value) else f"{float(value):.2f}"
+
+
+# ---- first calls and warm-up ----------------------------------------------------------------
+
+
+def first_call_cost(fig: pd.DataFrame, th: Thresholds) -> list[str]:
+    """A first call far slower than a steady one paid for autotune or compilation."""
+    steady = fig[(fig["method"] == "with_sync") & (fig["stat"] == "min")]
+    # Only asynchronous devices: a CPU first call pays allocation and thread start-up, which is
+    # no autotune and does not leak into the timed runs.
+    firsts = fig[fig["method"] == "first_call_after_sync"]
+    out = []
+    for _, row in firsts.iterrows():
+        ref = steady[(steady["framework"] == row["framework"]) &
+                     (steady["label"] == row["label"]) & (steady["shape"] == row["shape"])]
+        if ref.empty or _ratio(row["value_s"], ref["value_s"].min()) <= th.first_run:
+            continue
+        out.append(_first_call_text(fig, row, float(ref["value_s"].min())))
+    return out
+
+
+def _first_call_text(fig: pd.DataFrame, row: pd.Series, steady: float) -> str:
+    where = f" process {row['process']}" if pd.notna(row["process"]) else ""
+    cache = f", {row['cache']} cache" if row["cache"] else ""
+    text = (f"**first call**: {_target(row)}{where}{cache}: {duration(row['value_s'])} is "
+            f"{row['value_s'] / steady:.0f}× the with-sync min {duration(steady)}")
+    # One process has one first call per device: the returned figure of the same run.
+    same_process = (fig["process"] == row["process"]).fillna(pd.isna(row["process"]))
+    returned = fig[(fig["unit"] == row["unit"]) & (fig["label"] == row["label"]) &
+                   (fig["method"] == "first_call_returned") & same_process]
+    if not returned.empty:
+        back = float(returned["value_s"].iloc[0])
+        paid = "inside the call" if back > row["value_s"] / 2 else "at the sync"
+        text += f"; the call returned after {duration(back)}, so the cost was paid {paid}"
+    return text + ". A timing that includes a first call measures setup, not the matmul."
+
+
+def warmup_first_run(rows: pd.DataFrame, th: Thresholds) -> list[str]:
+    """Timed run 0 far above run 1: the warm-up did not do the work it was meant to."""
+    out = []
+    for unit, label, cache, warmup in ordered(rows, ["unit", "label", "cache", "warmup"]):
+        mine = rows[(rows["unit"] == unit) & (rows["label"] == label) &
+                    (rows["cache"] == cache) & (rows["warmup"] == warmup)]
+        by_run = dict(zip(mine["iteration"], mine["value_s"], strict=True))
+        first, second = by_run.get(0), by_run.get(1)
+        if first is None or second is None or _ratio(first, second) <= th.first_run:
+            continue
+        name = f"{label}, " if label else ""
+        out.append(f"**first timed run swallowed setup**: {name}{cache or '?'} cache, warm-up "
+                   f"{warmup or '?'}: run 0 took {duration(first)}, {first / second:.0f}× run 1 "
+                   f"({duration(second)}); the warm-up without sync left autotune/compilation "
+                   "to the first timed run.")
+    return out
+
+
+# ---- CPU ------------------------------------------------------------------------------------
+
+
+def cpu_sync(rows: pd.DataFrame, th: Thresholds) -> list[str]:
+    """On the CPU nothing is asynchronous: no sync and with sync must agree."""
+    out = []
+    for mine, row in _per_run(rows[rows["device"] == "cpu"]):
+        for stat in ("min", "median"):
+            no_sync, synced = _stat(mine, "no_sync", stat), _stat(mine, "with_sync", stat)
+            if no_sync is None or synced is None:
+                continue
+            if abs(no_sync - synced) > th.cpu_sync * synced:
+                out.append(f"**CPU sync mismatch**: {_cpu_target(row)} {stat} no sync "
+                           f"{duration(no_sync)} vs with sync {duration(synced)} (more than "
+                           f"{th.cpu_sync:.0%} apart): on the CPU they should be equal.")
+    return out
+
+
+def _cpu_target(row: pd.Series) -> str:
+    threads = f" at {threads_column(int(row['threads_key']))}" if pd.notna(row["threads_key"]) \
+        else ""
+    return cpu_build_name(row["framework"], row["label"]) + threads
+
+
+def thread_mismatch(fig: pd.DataFrame) -> list[str]:
+    """The program reported other threads than the orchestrator asked for."""
+    both = fig[fig["threads"].notna() & fig["threads_requested"].notna()]
+    wrong = both[both["threads"] != both["threads_requested"]]
+    out = []
+    for _, row in wrong.drop_duplicates(["unit", "label"]).iterrows():
+        name = cpu_build_name(row["framework"], row["label"]) if row["device"] == "cpu" \
+            else column_name(row["framework"], row["label"])
+        out.append(f"**threads**: {name} asked for "
+                   f"{int(row['threads_requested'])} threads but reported "
+                   f"{int(row['threads'])}.")
+    return out
+
+
+def thread_gain(rows: pd.DataFrame, th: Thresholds) -> list[str]:
+    """More threads, same time: the thread setting does not reach the code doing the work."""
+    out = []
+    mins = rows[rows["stat"] == "min"].dropna(subset=["threads_key"])
+    for framework, label in ordered(mins, ["framework", "label"]):
+        mine = mins[(mins["framework"] == framework) & (mins["label"] == label)]
+        by_threads = mine.groupby("threads_key")["value_s"].min()
+        if 1 not in by_threads.index or by_threads.index.max() <= 1:
+            continue
+        most = int(by_threads.index.max())
+        gain = _ratio(by_threads[1], by_threads[most])
+        if gain < th.thread_gain:
+            out.append(f"**threads without effect**: {cpu_build_name(framework, label)} is "
+                       f"{gain:.2f}× faster at {most} threads than at 1: the thread setting "
+                       "does not reach the matmul (e.g. a BLAS with its own threads).")
+    return out
+
+
+# ---- accuracy -------------------------------------------------------------------------------
+
+
+def accuracy(rows: pd.DataFrame, th: Thresholds) -> list[str]:
+    """Builds whose inputs differ, and errors beyond what f32 rounding explains."""
+    out = []
+    builds = rows[rows["build"] != ""]
+    differ = builds[(builds["stat"] == "inputs_match_torch_cpu") & (builds["value_s"] == 0)]
+    if not differ.empty:
+        names = ", ".join(dict.fromkeys(differ["build"]))
+        out.append(f"**inputs differ**: {names}: sin/cos inputs not bit-equal to torch cpu's, "
+                   "so max|x - torch cpu| mixes input and sum differences (max|x - f64 ref| "
+                   "uses each build's own inputs and stays comparable).")
+    refs = rows[rows["stat"] == "max_abs_ref"]["value_s"]
+    scale = float(refs.max()) if not refs.empty else 1.0
+    errs = builds[builds["stat"] == "max_err_f64_ref"]
+    for _, row in errs[errs["value_s"] > th.accuracy * scale].iterrows():
+        out.append(f"**inaccurate**: {row['build']} is {row['value_s']:.3e} from the float64 "
+                   f"reference, more than {th.accuracy:g} × max |ref| ({scale:.4g}); a "
+                   "correctly rounded f32 product is about 2e-6 away.")
+    return out
+
+
+def bitwise_summary(rows: pd.DataFrame) -> list[str]:
+    """Which builds computed bit-for-bit the same c (from the dumped arrays)."""
+    groups = rows[(rows["stat"] == "bitwise_group") & (rows["build"] != "")]
+    if groups.empty:
+        if not rows.empty:
+            return ["Bit-for-bit equality is not recorded in this data (it needs the dumped "
+                    "arrays; a printed table gives only the maxima)."]
+        return []
+    sets = [list(dict.fromkeys(part["build"]))
+            for _, part in groups.groupby("value_s", sort=False)]
+    same = ["; ".join(" = ".join(s) for s in sets if len(s) > 1)]
+    lines = [f"Bit-for-bit identical: {same[0]}." if same[0] else
+             "No two builds computed bit-for-bit the same c."]
+    alone = [s[0] for s in sets if len(s) == 1]
+    if alone:
+        lines.append("Unlike any other build: " + ", ".join(alone) + ".")
+    return lines

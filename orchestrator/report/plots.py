@@ -1,0 +1,292 @@
+"""The report's figures as PNG: timing methods, CPU builds × threads, first calls, warm-up.
+
+Each plot must be readable without report.md: a title saying what was measured, axes with
+units, a legend, and the values written on bars. Timings span six decades (a 791 ns call
+overhead, a 3.6 s autotune), so every time axis is logarithmic. matplotlib's object API with
+the Agg canvas is used instead of pyplot: no global figure state, no display needed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+from orchestrator.report.tables import (
+    METHOD_NAMES,
+    TEMPLATE_LABEL,
+    TIMING_METHODS,
+    column_name,
+    cpu_build_name,
+    duration,
+    ordered,
+    threads_column,
+)
+from orchestrator.report.timing_tables import cpu_rows, methods_rows
+
+SampleSets = dict[str, np.ndarray]
+COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"]
+DPI = 120
+# A plot that cannot be drawn: its file name and why, for report.md.
+Skipped = tuple[str, str]
+
+
+def write_plots(fig: pd.DataFrame, sets: SampleSets, out: Path) -> tuple[list[Path],
+                                                                         list[Skipped]]:
+    """Draw every plot the data allows; return the files and the plots skipped, with why."""
+    written, skipped = [], []
+    for name, draw in (("methods.png", _methods), ("cpu_threads.png", _cpu),
+                       ("first_call.png", _first_call), ("warmup.png", _warmup)):
+        figure = draw(fig, sets)
+        if isinstance(figure, str):
+            skipped.append((name, figure))
+            continue
+        path = out / name
+        figure.savefig(path, dpi=DPI, bbox_inches="tight")
+        written.append(path)
+    return written, skipped
+
+
+# ---- shared pieces --------------------------------------------------------------------------
+
+
+def _tick(seconds: float, _pos: object = None) -> str:
+    """Axis ticks in the unit a reader expects: '10 µs', '1 ms', '2 s'."""
+    if seconds <= 0:
+        return "0"
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
+        if seconds >= scale * 0.999:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds:g} s"
+
+
+def _time_axis(ax: Axes, values: list[float], log_above: float = 20.0) -> None:
+    """A time y axis: logarithmic when the values span more than `log_above`, else linear.
+
+    Bars on a log axis exaggerate small differences (36 µs against 44 µs looks like a factor
+    of ten), so a narrow range keeps a linear axis that starts at zero.
+    """
+    positive = [v for v in values if v > 0]
+    wide = bool(positive) and max(positive) / min(positive) > log_above
+    if wide:
+        ax.set_yscale("log")
+        ax.yaxis.set_major_locator(LogLocator(base=10))
+        ax.yaxis.set_minor_formatter(NullFormatter())  # 2..9 × each decade: unlabelled
+    else:
+        ax.set_ylim(bottom=0)
+    ax.yaxis.set_major_formatter(FuncFormatter(_tick))
+    ax.grid(True, axis="y", which="major", alpha=0.35)
+
+
+def _legend(ax: Axes, title: str | None = None) -> None:
+    """Outside the axes, right: a legend never hides a point or a bar label."""
+    ax.legend(title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9)
+
+
+def _headroom(ax: Axes) -> None:
+    """Room above the tallest bar for its value label."""
+    top = ax.get_ylim()[1]
+    ax.set_ylim(top=top * 3 if ax.get_yscale() == "log" else top * 1.12)
+
+
+def _scale_word(ax: Axes) -> str:
+    return " (log scale)" if ax.get_yscale() == "log" else ""
+
+
+def _figure(width: float, height: float) -> tuple[Figure, Axes]:
+    figure = Figure(figsize=(width, height), layout="constrained")
+    return figure, figure.add_subplot()
+
+
+def _bar_labels(ax: Axes, bars: object, values: list[float]) -> None:
+    ax.bar_label(bars, labels=[duration(v) for v in values], fontsize=8, padding=2,
+                 rotation=90 if len(values) > 6 else 0)
+
+
+def _shape_text(rows: pd.DataFrame) -> str:
+    shapes = sorted({s for s in rows["shape"] if s})
+    return f"{', '.join(shapes)} f32 matmul" if shapes else "matmul"
+
+
+# ---- 1. timing methods ----------------------------------------------------------------------
+
+
+def _methods(fig: pd.DataFrame, sets: SampleSets) -> Figure | str:
+    rows = methods_rows(fig)
+    timed = rows[rows["stat"].isin(["min", "median"])]
+    if timed.empty:
+        return "no accelerator timing figures in this data"
+    # A method whose every run read no time has no point, but still gets its place and a note.
+    counted = rows.loc[(rows["stat"] == "no_time_count") & (rows["value_s"] > 0), "method"]
+    methods = [m for m in TIMING_METHODS if m in set(timed["method"]) | set(counted)]
+    targets = ordered(timed, ["framework", "label"])
+    figure, ax = _figure(max(7.0, 1.9 * len(methods) + 1.5), 5.0)
+    width = 0.8 / len(targets)
+    used_samples = False
+    for t, (framework, label) in enumerate(targets):
+        mine = timed[(timed["framework"] == framework) & (timed["label"] == label)]
+        color = COLORS[t % len(COLORS)]
+        for m, method in enumerate(methods):
+            x = m - 0.4 + width * (t + 0.5)
+            used_samples |= _method_points(ax, mine[mine["method"] == method], sets, x, width,
+                                           color)
+        ax.scatter([], [], color=color, s=40, label=column_name(framework, label))
+    _no_time_notes(ax, rows, methods)
+    ax.set_xticks(range(len(methods)), [METHOD_NAMES[m].replace(" without", "\nwithout")
+                                        for m in methods])
+    ax.set_xlim(-0.6, len(methods) - 0.4)
+    _time_axis(ax, timed["value_s"].tolist())
+    ax.set_ylabel("time per matmul call" + _scale_word(ax))
+    how = "each run a point, bar = median" if used_samples else "▼ min, ● median"
+    ax.set_title(f"Timing methods on the accelerator: {_shape_text(timed)}\n({how})")
+    _legend(ax, title="framework, device")
+    return figure
+
+
+def _method_points(ax: Axes, rows: pd.DataFrame, sets: SampleSets, x: float, width: float,
+                   color: str) -> bool:
+    """All samples as jittered points when there are samples, else min and median markers."""
+    if rows.empty:
+        return False
+    mins = rows[rows["stat"] == "min"]
+    values = sets.get(mins["sample_key"].iloc[0]) if not mins.empty else None
+    if values is not None and len(values):
+        jitter = np.random.default_rng(len(values)).uniform(-0.3, 0.3, len(values)) * width
+        ax.scatter(x + jitter, values, s=14, color=color, alpha=0.6, linewidths=0)
+        ax.hlines(np.median(values), x - 0.4 * width, x + 0.4 * width, color="black", lw=1.5)
+        return True
+    for stat, marker in (("min", "v"), ("median", "o")):
+        found = rows.loc[rows["stat"] == stat, "value_s"]
+        if not found.empty:
+            ax.scatter([x], [found.iloc[0]], marker=marker, s=60, color=color,
+                       edgecolors="black", linewidths=0.6, zorder=3)
+    return False
+
+
+def _no_time_notes(ax: Axes, rows: pd.DataFrame, methods: list[str]) -> None:
+    """A profile window that read no time has no point to draw: say so on the plot."""
+    counts = rows[(rows["stat"] == "no_time_count") & (rows["value_s"] > 0)]
+    for _, row in counts.iterrows():
+        if row["method"] not in methods:
+            continue
+        runs = f" of {int(row['runs'])}" if pd.notna(row["runs"]) else ""
+        ax.annotate(f"{column_name(row['framework'], row['label'])}:\n{int(row['value_s'])}"
+                    f"{runs} runs\nread no time", (methods.index(row["method"]), 0.03),
+                    xycoords=("data", "axes fraction"), ha="center", fontsize=8,
+                    color="dimgray")
+
+
+# ---- 3. CPU builds x threads ----------------------------------------------------------------
+
+
+def _cpu(fig: pd.DataFrame, sets: SampleSets) -> Figure | str:
+    rows = cpu_rows(fig, ["with_sync", "no_sync"])
+    rows = rows[rows["stat"] == "min"].dropna(subset=["threads_key"]) if not rows.empty else rows
+    if rows.empty:
+        return "no CPU timing figures in this data"
+    builds = ordered(rows, ["framework", "label"])
+    counts = sorted(int(t) for t in rows["threads_key"].unique())
+    figure, ax = _figure(max(7.0, 2.0 * len(builds) + 1.0), 5.0)
+    width = 0.8 / len(counts)
+    for c, threads in enumerate(counts):
+        values, xs = [], []
+        for b, (framework, label) in enumerate(builds):
+            found = rows[(rows["framework"] == framework) & (rows["label"] == label) &
+                         (rows["threads_key"] == threads)]
+            x = b - 0.4 + width * (c + 0.5)
+            if not found.empty:
+                values.append(float(found["value_s"].iloc[0]))
+                xs.append(x)
+            elif label == TEMPLATE_LABEL:  # no rayon: the missing bar is by design, say so
+                ax.annotate("single\nthread\nonly", (x, 0.02), xycoords=("data", "axes fraction"),
+                            ha="center", va="bottom", fontsize=8, color="dimgray")
+        bars = ax.bar(xs, values, width * 0.95, color=COLORS[c % len(COLORS)],
+                      label=threads_column(threads))
+        _bar_labels(ax, bars, values)
+    ax.set_xticks(range(len(builds)), [cpu_build_name(f, lab).replace(", ", ",\n")
+                                       .replace(" + ", "\n+ ") for f, lab in builds])
+    _time_axis(ax, rows["value_s"].tolist())
+    _headroom(ax)
+    ax.set_ylabel("min time per matmul" + _scale_word(ax))
+    ax.set_title(f"CPU builds × threads: {_shape_text(rows)}, min of the timed runs")
+    _legend(ax, title="threads")
+    return figure
+
+
+# ---- 2. first call --------------------------------------------------------------------------
+
+FIRST_BARS = {"first_call_returned": "call returned", "first_call_after_sync": "after sync"}
+
+
+def _first_call(fig: pd.DataFrame, sets: SampleSets) -> Figure | str:
+    rows = fig[(fig["device"] != "cpu") & fig["method"].isin(list(FIRST_BARS))]
+    if rows.empty:
+        return "no accelerator first-call figures in this data"
+    groups = ordered(rows, ["unit", "framework", "label", "process", "cache"])
+    figure, ax = _figure(max(8.0, 2.2 * len(groups) + 2.0), 5.0)
+    for k, (method, name) in enumerate(FIRST_BARS.items()):
+        values, xs = [], []
+        for g, (unit, _framework, label, process, cache) in enumerate(groups):
+            found = rows[(rows["unit"] == unit) & (rows["label"] == label) &
+                         (rows["method"] == method) & (rows["cache"] == cache) &
+                         (rows["process"] == process).fillna(pd.isna(process))]
+            if not found.empty:
+                values.append(float(found["value_s"].iloc[0]))
+                xs.append(g - 0.2 + 0.4 * k)
+        bars = ax.bar(xs, values, 0.38, color=COLORS[k], label=name)
+        _bar_labels(ax, bars, values)
+    # the same run in two experiments (methods and first-call both start a process) would get
+    # two identical ticks: those name their experiment
+    seen = Counter(tuple(g[1:]) for g in groups)
+    ticks = [_group_name(*g[1:]) + (f"\n({g[0].split('|', 1)[1]})" if seen[tuple(g[1:])] > 1
+                                     else "") for g in groups]
+    ax.set_xticks(range(len(groups)), ticks, fontsize=9)
+    _time_axis(ax, rows["value_s"].tolist())
+    _headroom(ax)
+    ax.set_ylabel("time of the first matmul" + _scale_word(ax))
+    ax.set_title("First call in each process: when the call returned, and after sync\n"
+                 "(cold cache: autotune runs; warm cache: tuned kernels are read back)")
+    _legend(ax)
+    return figure
+
+
+def _group_name(framework: str, label: str, process: object, cache: str) -> str:
+    name = column_name(framework, label)
+    run = f"process {process}" if pd.notna(process) else ""
+    state = f"{cache} cache" if cache else ""
+    return "\n".join(p for p in (name, run, state) if p)
+
+
+# ---- 5. warm-up puzzle ----------------------------------------------------------------------
+
+
+def _warmup(fig: pd.DataFrame, sets: SampleSets) -> Figure | str:
+    rows = fig[fig["method"] == "warmup_timed_run"].dropna(subset=["iteration"])
+    if rows.empty:
+        return "no warm-up puzzle runs in this data"
+    figure, ax = _figure(10.0, 5.0)
+    for k, (unit, label, cache, warmup) in enumerate(
+            ordered(rows, ["unit", "label", "cache", "warmup"])):
+        mine = rows[(rows["unit"] == unit) & (rows["label"] == label) &
+                    (rows["cache"] == cache) & (rows["warmup"] == warmup)]
+        mine = mine.sort_values("iteration")
+        name = ", ".join(p for p in (label, f"{cache} cache" if cache else "",
+                                     f"warm-up {warmup}" if warmup else "") if p)
+        # The run the lesson is about gets its value in the legend (labels on points collide).
+        name += f" (run {int(mine['iteration'].iloc[0])}: {duration(mine['value_s'].iloc[0])})"
+        ax.plot(mine["iteration"].astype(int), mine["value_s"], marker="o", lw=1.5,
+                color=COLORS[k % len(COLORS)], label=name)
+    runs = sorted(int(i) for i in rows["iteration"].unique())
+    ax.set_xticks(runs, [f"run {i}" for i in runs])
+    _time_axis(ax, rows["value_s"].tolist())
+    ax.set_xlabel("timed run (each ends with a sync)")
+    ax.set_ylabel("time after sync" + _scale_word(ax))
+    ax.set_title("The warm-up puzzle: one warm-up without sync, then timed runs\n"
+                 "(run 0 still pays autotune / compilation)")
+    _legend(ax)
+    return figure

@@ -1,0 +1,147 @@
+"""Beyond the chapter: how certain each median is, and burn / PyTorch ratios with their spread.
+
+Both need the raw samples (`# samples` lines); from summary lines alone the report can give the
+ratio of minima and of medians, but no interval.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from orchestrator.report.spread import LEVEL, iqr, median_ci, ratio_ci
+from orchestrator.report.tables import (
+    METHOD_NAMES,
+    TIMING_METHODS,
+    Table,
+    column_name,
+    cpu_build_name,
+    duration,
+    empty,
+    ordered,
+    threads_column,
+)
+from orchestrator.report.timing_tables import cpu_rows, methods_rows
+
+SampleSets = dict[str, np.ndarray]
+# Accelerators that PyTorch and burn reach under different labels, by platform.
+PLATFORMS = {"mps": "apple", "metal": "apple", "cuda": "cuda"}
+RATIO_METHODS = ["with_sync", "device_time", "readback"]  # no sync times only the call
+
+
+def _pct(part: float, whole: float) -> str:
+    return f"{100 * part / whole:.0f}%" if whole > 0 else ""
+
+
+def _run_name(row: pd.Series, context: bool = False) -> str:
+    """'burn metal', 'burn Flex + x86-v4, 8 threads'; with `context`, a later process and the
+    cache state too, which tell the first-call experiment's processes apart."""
+    if row["device"] != "cpu":
+        name = column_name(row["framework"], row["label"])
+        if context and pd.notna(row["process"]) and row["process"] > 1:
+            name += f", process {row['process']}"
+        return name + (f", {row['cache']} cache" if context and row["cache"] else "")
+    threads = f", {threads_column(int(row['threads_key']))}" if pd.notna(row["threads_key"]) \
+        else ""
+    return cpu_build_name(row["framework"], row["label"]) + threads
+
+
+# ---- confidence of each median --------------------------------------------------------------
+
+
+def spread_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
+    """One row per summary line with raw samples: n, min, median, its 95% CI, IQR."""
+    title = f"Spread of the raw samples, with {LEVEL:.0%} CI of each median"
+    mins = fig[(fig["stat"] == "min") & fig["method"].isin(TIMING_METHODS)]
+    mins = mins[mins["sample_key"].isin(list(sets))]
+    if mins.empty:
+        return empty("spread", title, "no raw samples in this data (`# samples` lines)")
+    from_store = bool((mins["section"] == "").all())
+    records = []
+    for _, row in mins.iterrows():
+        values = sets[row["sample_key"]]
+        median, ci = float(np.median(values)), median_ci(values)
+        record = {"experiment": row["experiment"]} if from_store else {}
+        record.update({
+            "run": _run_name(row, context=True), "method": METHOD_NAMES[row["method"]],
+            "n": len(values),
+            "min": duration(values.min()), "median": duration(median),
+            "median 95% CI": f"{duration(ci[0])} – {duration(ci[1])}" if ci else "n too small",
+            "IQR": duration(iqr(values)), "IQR / median": _pct(iqr(values), median),
+        })
+        records.append(record)
+    return Table("spread", title, pd.DataFrame(records))
+
+
+# ---- burn / PyTorch -------------------------------------------------------------------------
+
+
+def ratio_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
+    """burn time / PyTorch time for each pair that measured the same thing on the same device."""
+    title = "burn / PyTorch: time ratios (above 1: burn is slower)"
+    records = _accelerator_ratios(fig, sets) + _cpu_ratios(fig, sets)
+    if not records:
+        return empty("ratios", title, "no burn and PyTorch runs of the same kind to compare")
+    return Table("ratios", title, pd.DataFrame(records))
+
+
+def _accelerator_ratios(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, str]]:
+    rows = methods_rows(fig)
+    rows = rows.assign(platform=rows["label"].map(lambda d: PLATFORMS.get(d, d)))
+    out = []
+    for platform, shape in ordered(rows, ["platform", "shape"]):
+        mine = rows[(rows["platform"] == platform) & (rows["shape"] == shape)]
+        for method in RATIO_METHODS:
+            of = mine[mine["method"] == method]
+            out += _pairs(of[of["framework"] == "torch"], of[of["framework"] == "burn"], sets)
+    return out
+
+
+def _cpu_ratios(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, str]]:
+    rows = cpu_rows(fig, ["with_sync", "no_sync"])
+    if rows.empty:
+        return []
+    out = []
+    for threads, shape in ordered(rows.dropna(subset=["threads_key"]), ["threads_key", "shape"]):
+        mine = rows[(rows["threads_key"] == threads).fillna(False) & (rows["shape"] == shape)]
+        out += _pairs(mine[mine["framework"] == "torch"], mine[mine["framework"] == "burn"],
+                      sets)
+    return out
+
+
+def _pairs(torch: pd.DataFrame, burn: pd.DataFrame, sets: SampleSets) -> list[dict[str, str]]:
+    """Every burn target against every PyTorch target among rows of one method and place."""
+    out = []
+    for t_label in dict.fromkeys(torch["label"]):
+        t_rows = torch[torch["label"] == t_label]
+        for b_label in dict.fromkeys(burn["label"]):
+            record = _ratio_record(t_rows, burn[burn["label"] == b_label], sets)
+            out += [record] if record else []
+    return out
+
+
+def _ratio_record(torch: pd.DataFrame, burn: pd.DataFrame,
+                  sets: SampleSets) -> dict[str, str] | None:
+    t_min, b_min = (_stat_row(f, "min") for f in (torch, burn))
+    if t_min is None or b_min is None:
+        return None
+    t_med, b_med = (_stat_row(f, "median") for f in (torch, burn))
+    t_set, b_set = sets.get(t_min["sample_key"]), sets.get(b_min["sample_key"])
+    ci = ratio_ci(b_set, t_set) if t_set is not None and b_set is not None else None
+    return {
+        "burn": _run_name(b_min), "PyTorch": _run_name(t_min),
+        "method": METHOD_NAMES[b_min["method"]],
+        "min ratio": _times(b_min["value_s"] / t_min["value_s"]),
+        "median ratio": _times(b_med["value_s"] / t_med["value_s"])
+        if t_med is not None and b_med is not None else "",
+        "median ratio 95% CI": f"{_times(ci[0])} – {_times(ci[1])}" if ci else "no samples",
+    }
+
+
+def _stat_row(rows: pd.DataFrame, stat: str) -> pd.Series | None:
+    found = rows[rows["stat"] == stat]
+    return found.iloc[0] if not found.empty else None
+
+
+def _times(ratio: float) -> str:
+    return f"{ratio:.2f}×"

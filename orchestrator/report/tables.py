@@ -1,0 +1,284 @@
+"""What the report's tables share, plus the accuracy table and the list of failed runs.
+
+A table is a DataFrame of display strings (`Table`): exactly what report.md shows and the
+table's CSV holds, in the chapter's units: durations in Rust's `{:.3?}` form (`651.666µs`),
+errors as `2.008e-06`. A builder whose data is absent returns a Table with `missing` set, so the
+report can say why the section is empty. The timing tables are in timing_tables.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from orchestrator.data.dataset import Dataset
+from orchestrator.data.durations import format_duration
+from orchestrator.report.spread import summary_keys
+
+TIMING_METHODS = ["no_sync", "with_sync", "device_time", "device_time_no_flush", "readback",
+                  "timer"]
+METHOD_NAMES = {
+    "no_sync": "no sync", "with_sync": "with sync", "device_time": "device time",
+    "device_time_no_flush": "device time without flush", "readback": "read-back",
+    "timer": "benchmark.Timer", "first_call": "first call",
+}
+FRAMEWORK_NAMES = {"torch": "PyTorch", "burn": "burn"}
+FIRST_CALL_METHODS = {"device_init": "device init", "first_call_returned": "first call returned",
+                      "first_call_after_sync": "first call after sync"}
+TEMPLATE_LABEL = "flex(template)"  # exec-cpu without rayon: one thread, whatever is asked
+CPU_BUILD_NAMES = {TEMPLATE_LABEL: "burn Flex, template", "flex": "burn Flex, default features"}
+MISSING = "—"
+
+
+@dataclass
+class Table:
+    """One table of the report: its CSV name, title, cells, and remarks under it."""
+
+    name: str
+    title: str
+    frame: pd.DataFrame
+    notes: list[str] = field(default_factory=list)
+    missing: str | None = None  # why there is no table, when frame is empty
+
+
+# ---- preparing the figures ------------------------------------------------------------------
+
+
+def prepare(data: Dataset) -> pd.DataFrame:
+    """Figures of measured, successful runs, with the helper columns the builders share.
+
+    `unit` tells one program run from another: run_id alone does in a results store, but a
+    captured log has one run_id for all its sections. `sample_key` points at the raw samples.
+    """
+    fig = data.figures.copy()
+    fig["sample_key"] = summary_keys(fig) if not fig.empty else pd.Series(dtype=object)
+    for col in ("framework", "label", "device", "shape", "cache", "warmup", "experiment",
+                "section", "role", "status", "method", "stat"):
+        fig[col] = fig[col].astype(object).where(fig[col].notna(), "")
+    fig["build"] = fig["build"].astype(object).where(fig["build"].notna(), "")
+    fig["label"] = _tag_builds(fig)
+    fig["unit"] = fig["run_id"].astype(str) + "|" + fig["experiment"].astype(str)
+    fig["order"] = range(len(fig))
+    fig["threads_key"] = _threads_key(fig)
+    ok = (fig["status"].isin(["ok", ""])) & (fig["role"] != "priming") & (fig["method"] != "")
+    return fig[ok].reset_index(drop=True)
+
+
+def _tag_builds(fig: pd.DataFrame) -> pd.Series:
+    """'flex [accelerate build]' where a CPU build prints another build's label.
+
+    Every Flex crate prints 'flex...' labels; a build of unusual features (the chapter's
+    accelerate) would print plain 'flex' and be merged with the default build's figures.
+    """
+    expected = fig["label"].map(_expected_build)
+    odd = (fig["device"] == "cpu") & (fig["build"] != "") & (fig["build"] != expected)
+    return fig["label"].mask(odd, fig["label"] + " [" + fig["build"] + " build]")
+
+
+def _expected_build(label: str) -> str:
+    if label == TEMPLATE_LABEL:
+        return "template"
+    return "default" if label == "flex" else label.removeprefix("flex+")
+
+
+def _threads_key(fig: pd.DataFrame) -> pd.Series:
+    """The thread count a figure belongs under: requested (what the experiment means; a
+    different reported count gets a warning), else reported, else 1 for the template."""
+    threads = fig["threads_requested"].astype("Int64").fillna(fig["threads"].astype("Int64"))
+    template = fig["label"] == TEMPLATE_LABEL
+    return threads.mask(threads.isna() & template, 1)
+
+
+def one_unit_per(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Keep, for each key, the rows of a single run.
+
+    Several experiments time the same thing (the methods and first-call experiments both print
+    'with sync'); the run with the most repetitions is the one the table means, then the first.
+    """
+    if frame.empty:
+        return frame
+    ranked = frame.assign(_runs=frame["runs"].astype("Float64").fillna(0.0))
+    ranked = ranked.sort_values(["_runs", "order"], ascending=[False, True])
+    chosen = ranked.drop_duplicates(keys)[[*keys, "unit"]]
+    kept = frame.merge(chosen, on=[*keys, "unit"], how="inner")
+    return kept.sort_values("order").reset_index(drop=True)
+
+
+# ---- names and cells ------------------------------------------------------------------------
+
+
+def duration(value: Any) -> str:
+    """A time cell: Rust's `{:.3?}` form, '' for no value."""
+    if value is None or pd.isna(value):
+        return ""
+    seconds = float(value)
+    return format_duration(seconds) if seconds >= 0 else f"{seconds:.3g} s"
+
+
+def scientific(value: Any) -> str:
+    return "" if value is None or pd.isna(value) else f"{float(value):.3e}"
+
+
+def framework_name(framework: str) -> str:
+    return FRAMEWORK_NAMES.get(framework, framework)
+
+
+def column_name(framework: str, label: str) -> str:
+    """'PyTorch mps', 'burn metal': the name of one framework's device in a table."""
+    return " ".join(p for p in (framework_name(framework), label) if p)
+
+
+def cpu_build_name(framework: str, label: str) -> str:
+    """The chapter's row names: 'PyTorch CPU', 'burn Flex, template', 'burn Flex + x86-v4'."""
+    base, tag = label.split(" [", 1) if " [" in label else (label, "")
+    if tag:  # a build of its own: keep its tag visible next to the chapter's name
+        return f"{cpu_build_name(framework, base)} [{tag}"
+    if framework == "torch" and label == "cpu":
+        return "PyTorch CPU"
+    if label in CPU_BUILD_NAMES:
+        return CPU_BUILD_NAMES[label]
+    if label.startswith("flex+"):
+        return "burn Flex + " + label.removeprefix("flex+")
+    return column_name(framework, label)
+
+
+def accuracy_build_name(framework: str, label: str) -> str:
+    """'burn flex(template)' from a stored row, 'burn flex template' as a log printed it."""
+    if not framework or label.split(" ", 1)[0] in ("torch", "burn"):
+        return label
+    return f"{framework} {label}"
+
+
+def threads_column(threads: int) -> str:
+    return "1 thread" if threads == 1 else f"{threads} threads"
+
+
+def ordered(frame: pd.DataFrame, keys: list[str]) -> list[tuple[Any, ...]]:
+    """The distinct key tuples in order of first appearance (the order the log printed)."""
+    return list(dict.fromkeys(frame[keys].itertuples(index=False, name=None)))
+
+
+def lookup(frame: pd.DataFrame, **match: Any) -> pd.DataFrame:
+    mask = pd.Series(True, index=frame.index)
+    for col, value in match.items():
+        mask &= frame[col] == value
+    return frame[mask]
+
+
+def first_value(frame: pd.DataFrame, fmt: Callable[[Any], str] = duration, **match: Any) -> str:
+    rows = lookup(frame, **match)
+    return fmt(rows["value_s"].iloc[0]) if not rows.empty else ""
+
+
+def empty(name: str, title: str, why: str) -> Table:
+    return Table(name, title, pd.DataFrame(), missing=why)
+
+
+# ---- 4. accuracy ----------------------------------------------------------------------------
+
+ACCURACY_STATS = {"max_err_f64_ref": "max|x - f64 ref|",
+                  "max_diff_torch_cpu": "max|x - torch cpu|", "max_abs_ref": "max |ref|"}
+
+
+def accuracy_rows(fig: pd.DataFrame) -> pd.DataFrame:
+    rows = fig[fig["method"] == "accuracy"].copy()
+    rows["build"] = [accuracy_build_name(f, lab)
+                     for f, lab in zip(rows["framework"], rows["label"], strict=True)]
+    return rows
+
+
+def accuracy_table(fig: pd.DataFrame) -> Table:
+    title = "Same numbers from every build"
+    rows = accuracy_rows(fig)
+    builds = rows[rows["build"] != ""]
+    if builds.empty:
+        return empty("accuracy", title, "no accuracy comparisons in this data")
+    letters = _group_letters(builds)
+    has = set(builds["stat"])
+    records = []
+    for build, shape in ordered(builds, ["build", "shape"]):
+        mine = lookup(builds, build=build, shape=shape)
+        record = {"build": build}
+        for stat, column in ACCURACY_STATS.items():
+            if stat in has:
+                record[column] = first_value(mine, _accuracy_number(stat), stat=stat)
+        if "bitwise_group" in has:
+            record["bit-for-bit group"] = first_value(mine, lambda g: letters.get(g, ""),
+                                                      stat="bitwise_group")
+        if "inputs_match_torch_cpu" in has:
+            record["inputs = torch cpu's"] = first_value(mine, _yes_no,
+                                                         stat="inputs_match_torch_cpu")
+        records.append(record)
+    return Table("accuracy", title, pd.DataFrame(records).fillna(""))
+
+
+def _accuracy_number(stat: str) -> Callable[[Any], str]:
+    # max |ref| is a magnitude of about 1, which the chapter prints as 1.095, not 1.095e+00.
+    return (lambda v: f"{float(v):.4g}") if stat == "max_abs_ref" else scientific
+
+
+def _group_letters(rows: pd.DataFrame) -> dict[float, str]:
+    groups = rows.loc[rows["stat"] == "bitwise_group", "value_s"]
+    return {g: chr(ord("A") + i) for i, g in enumerate(dict.fromkeys(groups))}
+
+
+def _yes_no(value: Any) -> str:
+    return "" if pd.isna(value) else ("yes" if value else "no")
+
+
+def global_max_ref(fig: pd.DataFrame) -> str:
+    """A log's single `max |ref| = X` line, which belongs to no build."""
+    rows = accuracy_rows(fig)
+    rows = rows[(rows["build"] == "") & (rows["stat"] == "max_abs_ref")]
+    return _accuracy_number("max_abs_ref")(rows["value_s"].iloc[0]) if not rows.empty else ""
+
+
+# ---- runs that did not measure --------------------------------------------------------------
+
+
+def failures_table(figures: pd.DataFrame) -> Table:
+    """Every run that was skipped or failed, once, with the reason it gave."""
+    title = "Runs skipped or failed"
+    rows = figures[figures["status"].isin(["failed", "skipped"])]
+    if rows.empty:
+        return empty("failures", title, "every run succeeded")
+    rows = rows.drop_duplicates(["run_id", "role"])
+    records = [{"status": row["status"], "experiment": _text(row["experiment"]),
+                "run": describe_run(row), "reason": _text(row["reason"]),
+                "expected": "yes" if _flag(row["expect_failure"]) else ""}
+               for _, row in rows.iterrows()]
+    return Table("failures", title, pd.DataFrame(records))
+
+
+def unexpected_successes(figures: pd.DataFrame) -> list[str]:
+    """Runs marked expect_failure that succeeded: the experiment no longer shows a failure."""
+    expected = figures["expect_failure"].map(_flag).astype(bool)
+    rows = figures[expected & (figures["status"] == "ok")].drop_duplicates(["run_id"])
+    return [f"**expected to fail, but ran**: {describe_run(row)} ({_text(row['experiment'])}); "
+            "its build succeeded on this machine." for _, row in rows.iterrows()]
+
+
+def describe_run(row: pd.Series) -> str:
+    """'burn accelerate flex, threads 8, cold cache': what the run was meant to measure."""
+    text = " ".join(p for p in (_text(row["framework"]), _text(row["device"])) if p)
+    if _text(row["build"]):
+        text += f" (build {_text(row['build'])})"
+    for col, fmt in (("threads_requested", "threads {}"), ("cache", "{} cache"),
+                     ("warmup", "warm-up {}"), ("process", "process {}")):
+        value = _text(row[col])
+        if value and not (col == "process" and value == "1"):  # most runs are process 1
+            text += ", " + fmt.format(value)
+    if row.get("role") == "priming":
+        text += " (priming run)"
+    return text
+
+
+def _text(value: Any) -> str:
+    return "" if value is None or pd.isna(value) else str(value)
+
+
+def _flag(value: Any) -> bool:
+    return False if value is None or pd.isna(value) else bool(value)

@@ -1,0 +1,195 @@
+"""Tables 1, 2, 3 and 5 of the chapter: timing methods, first calls, CPU builds, warm-up.
+
+Built from the prepared figures (tables.prepare) as DataFrames of display strings, durations
+in Rust's `{:.3?}` form. Where several runs measured the same thing, the one with the most
+repetitions is shown (tables.one_unit_per).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from orchestrator.report.tables import (
+    FIRST_CALL_METHODS,
+    METHOD_NAMES,
+    MISSING,
+    TEMPLATE_LABEL,
+    TIMING_METHODS,
+    Table,
+    column_name,
+    cpu_build_name,
+    duration,
+    empty,
+    first_value,
+    framework_name,
+    lookup,
+    one_unit_per,
+    ordered,
+    threads_column,
+)
+
+# ---- 1. timing methods per accelerator ------------------------------------------------------
+
+
+def methods_rows(fig: pd.DataFrame) -> pd.DataFrame:
+    """The accelerator figures of table 1, one run per framework, device, shape and method."""
+    rows = fig[(fig["device"] != "cpu") & fig["method"].isin(TIMING_METHODS)]
+    return one_unit_per(rows, ["framework", "label", "shape", "method"])
+
+
+def methods_table(fig: pd.DataFrame) -> Table:
+    title = "Timing methods on the accelerator"
+    rows = methods_rows(fig)
+    if rows.empty:
+        return empty("methods", title, "no accelerator runs in this data")
+    targets = ordered(rows, ["framework", "label", "shape"])
+    several_shapes = len({t[2] for t in targets}) > 1
+    table: dict[str, list[str]] = {"method": []}
+    methods = [m for m in TIMING_METHODS if m in set(rows["method"])]
+    for method in methods:
+        table["method"].append(METHOD_NAMES[method])
+    table["method"].append("1-min load before → after")
+    for framework, label, shape in targets:
+        name = column_name(framework, label) + (f" {shape}" if several_shapes else "")
+        mine = lookup(rows, framework=framework, label=label, shape=shape)
+        mins = [_method_cell(mine, m, "min") for m in methods]
+        table[f"{name} min"] = [*mins, load_text(mine)]
+        table[f"{name} median"] = [*(_method_cell(mine, m, "median") for m in methods), ""]
+    return Table("methods", title, pd.DataFrame(table))
+
+
+def _method_cell(rows: pd.DataFrame, method: str, stat: str) -> str:
+    cell = first_value(rows, method=method, stat=stat)
+    count = lookup(rows, method=method, stat="no_time_count")
+    if stat == "min" and not count.empty and count["value_s"].iloc[0] > 0:
+        empty_runs = int(count["value_s"].iloc[0])
+        runs = count["runs"].iloc[0]
+        of = f" of {int(runs)}" if pd.notna(runs) else ""
+        flag = f"{empty_runs}{of} read no time"
+        cell = f"{cell} ({flag})" if cell else flag
+    return cell
+
+
+def load_text(rows: pd.DataFrame) -> str:
+    """The highest 1-minute load the runs behind these rows saw, before → after."""
+    before, after = rows["load1_before"].max(), rows["load1_after"].max()
+    if pd.isna(before) and pd.isna(after):
+        return "not recorded"
+    return f"{_load(before)} → {_load(after)}"
+
+
+def _load(value: Any) -> str:
+    return "?" if pd.isna(value) else f"{float(value):.2f}"
+
+
+# ---- 2. first call across processes --------------------------------------------------------
+
+
+def first_call_table(fig: pd.DataFrame) -> Table:
+    title = "First call across processes"
+    rows = fig[(fig["device"] != "cpu") & fig["method"].isin(list(FIRST_CALL_METHODS))]
+    if rows.empty:
+        return empty("first_call", title, "no accelerator first-call figures in this data")
+    # A captured log names the run in its section; a store's runs need the experiment's name.
+    from_store = bool((rows["section"] == "").all())
+    keys = ["unit", "experiment", "framework", "label", "process", "cache"]
+    records = []
+    for unit, experiment, framework, label, process, cache in ordered(rows, keys):
+        mine = lookup(rows, unit=unit, framework=framework, label=label)
+        mine = mine[(mine["process"].astype("Int64") == process).fillna(pd.isna(process))]
+        record = {"experiment": experiment} if from_store else {}
+        record.update({"framework": framework_name(framework), "device": label,
+                       "process": "" if pd.isna(process) else str(process), "cache": cache})
+        for method, column in FIRST_CALL_METHODS.items():
+            record[column] = first_value(mine, method=method)
+        records.append(record)
+    return Table("first_call", title, pd.DataFrame(records))
+
+
+# ---- 3. CPU builds x threads ----------------------------------------------------------------
+
+
+def cpu_rows(fig: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
+    """CPU figures of the first of `methods` each build and thread count has, one run each."""
+    rows = fig[(fig["device"] == "cpu") & fig["method"].isin(methods)].copy()
+    rows = rows[rows["stat"].isin(["min", "median", "value"])]
+    if rows.empty:
+        return rows
+    rows["rank"] = rows["method"].map({m: i for i, m in enumerate(methods)})
+    keys = ["framework", "label", "shape", "threads_key"]
+    best = rows.groupby(keys, dropna=False)["rank"].transform("min")
+    rows = rows[rows["rank"] == best]
+    return one_unit_per(rows, [*keys, "method"])
+
+
+def cpu_table(fig: pd.DataFrame, host: dict[str, Any]) -> Table:
+    title = "CPU builds and threads (min, with sync)"
+    rows = cpu_rows(fig, ["with_sync", "no_sync"])
+    if rows.empty:
+        return empty("cpu_threads", title, "no CPU runs in this data")
+    frame = thread_pivot(rows[rows["stat"] == "min"])
+    # machine.py's BLAS_INFO regex keeps the comma that follows the name in torch's config.
+    blas = ((host.get("torch") or {}).get("blas") or "").rstrip(",")
+    frame["BLAS"] = ["" if b != "PyTorch CPU" else blas for b in frame["build"]]
+    return Table("cpu_threads", title, frame)
+
+
+def cpu_first_call_table(fig: pd.DataFrame) -> Table:
+    title = "CPU builds: first call"
+    rows = cpu_rows(fig, ["first_call"])
+    if rows.empty:
+        return empty("cpu_first_call", title, "no CPU first-call figures in this data")
+    return Table("cpu_first_call", title, thread_pivot(rows))
+
+
+def thread_pivot(rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows: builds; columns: the thread counts present; cells: the value as a duration."""
+    rows = rows.assign(build=[cpu_build_name(f, lab)
+                              for f, lab in zip(rows["framework"], rows["label"], strict=True)])
+    shapes = rows["shape"].unique()
+    if len(shapes) > 1:
+        rows["build"] = rows["build"] + " " + rows["shape"]
+    counts = sorted(int(t) for t in rows["threads_key"].dropna().unique())
+    columns = [(t, threads_column(t)) for t in counts]
+    if rows["threads_key"].isna().any():
+        columns.append((None, "threads unknown"))
+    records = []
+    for build, label in ordered(rows, ["build", "label"]):
+        record = {"build": build}
+        for threads, column in columns:
+            mine = rows[(rows["build"] == build) & _threads_match(rows, threads)]
+            cell = duration(mine["value_s"].iloc[0]) if not mine.empty else MISSING
+            if mine.empty and label == TEMPLATE_LABEL:
+                cell = "single thread only"  # no rayon in the template: the chapter's 只有单线程
+            record[column] = cell
+        records.append(record)
+    return pd.DataFrame(records)
+
+
+def _threads_match(rows: pd.DataFrame, threads: int | None) -> pd.Series:
+    if threads is None:
+        return rows["threads_key"].isna()
+    return (rows["threads_key"] == threads).fillna(False)
+
+
+# ---- 5. the warm-up puzzle ------------------------------------------------------------------
+
+
+def warmup_table(fig: pd.DataFrame) -> Table:
+    title = "The warm-up puzzle: a warm-up without sync, then timed runs"
+    rows = fig[fig["method"] == "warmup_timed_run"]
+    if rows.empty:
+        return empty("warmup", title, "no warm-up puzzle runs in this data")
+    show_device = bool((rows["label"] != "").any())
+    runs = sorted(int(i) for i in rows["iteration"].dropna().unique())
+    records = []
+    for unit, label, cache, warmup in ordered(rows, ["unit", "label", "cache", "warmup"]):
+        mine = lookup(rows, unit=unit, label=label, cache=cache, warmup=warmup)
+        record = {"device": label} if show_device else {}
+        record.update({"cache": cache, "warm-up": warmup})
+        for i in runs:
+            record[f"run {i}"] = first_value(mine[(mine["iteration"] == i).fillna(False)])
+        records.append(record)
+    return Table("warmup", title, pd.DataFrame(records))

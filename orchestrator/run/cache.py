@@ -1,0 +1,99 @@
+"""burn's on-disk autotune cache: where it is, removing it safely, and whether a run wrote it.
+
+cubecl keeps autotune results in `<dir>/target/environment/`, where `<dir>` is the outermost
+folder holding a `Cargo.toml` on the way up from the process's working directory (see
+bench_rust/README.md for the source lines). A cold run must remove exactly that folder and
+nothing else: anything outside the project's `bench_rust/` tree, reached through a symlink, or not
+named like the cache is refused before a single file is touched.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from orchestrator.errors import CacheSafetyError
+
+CACHE_PARTS = ("target", "environment")
+CONFIG_FILES = ("cubecl.toml", "burn.toml")
+
+
+def cache_dir_for(cwd: Path) -> Path:
+    """The folder cubecl will use for a process started in `cwd`."""
+    cwd = Path(os.path.abspath(cwd))
+    outermost = None
+    for folder in (cwd, *cwd.parents):
+        if (folder / "Cargo.toml").is_file():
+            outermost = folder
+    if outermost is None:
+        raise CacheSafetyError(
+            f"no Cargo.toml above {cwd}: cubecl would use a per-user cache, which the "
+            "orchestrator never deletes; start burn programs inside bench_rust/")
+    return outermost.joinpath(*CACHE_PARTS)
+
+
+def config_override(cwd: Path) -> Path | None:
+    """A cubecl/burn config file on the way up that may move the cache (we then refuse)."""
+    for folder in (Path(os.path.abspath(cwd)), *Path(os.path.abspath(cwd)).parents):
+        for name in CONFIG_FILES:
+            if (folder / name).is_file():
+                return folder / name
+    return None
+
+
+@dataclass(frozen=True)
+class CacheState:
+    path: str
+    exists: bool
+    files: int
+    bytes: int
+    newest_mtime: float
+
+    @classmethod
+    def of(cls, path: Path) -> CacheState:
+        files = total = 0
+        newest = 0.0
+        if path.is_dir() and not path.is_symlink():
+            for root, _dirs, names in os.walk(path):
+                for name in names:
+                    st = os.lstat(os.path.join(root, name))
+                    files += 1
+                    total += st.st_size
+                    newest = max(newest, st.st_mtime)
+        return cls(str(path), path.is_dir(), files, total, newest)
+
+    def written_since(self, before: CacheState) -> bool:
+        """Did the run write the cache (new files, new bytes or newer files)?"""
+        return (self.files, self.bytes) != (before.files, before.bytes) or \
+            self.newest_mtime > before.newest_mtime
+
+
+def check_removable(path: Path, rust_dir: Path) -> Path:
+    """The resolved cache folder if it is safe to remove; CacheSafetyError otherwise."""
+    rust_root = Path(os.path.realpath(rust_dir))
+    literal = Path(os.path.abspath(path))
+    if tuple(literal.parts[-2:]) != CACHE_PARTS:
+        raise CacheSafetyError(f"refusing to remove {path}: not a '{'/'.join(CACHE_PARTS)}' "
+                               "cache folder")
+    # Any symlink on the way (the cache itself, target/, or a parent) could lead outside.
+    for part in (literal, *literal.parents):
+        if part.is_symlink():
+            raise CacheSafetyError(f"refusing to remove {path}: {part} is a symlink")
+    resolved = Path(os.path.realpath(literal))
+    if resolved == rust_root or rust_root not in resolved.parents:
+        raise CacheSafetyError(f"refusing to remove {path}: it resolves to {resolved}, "
+                               f"outside {rust_root}")
+    if resolved.exists() and not resolved.is_dir():
+        raise CacheSafetyError(f"refusing to remove {path}: not a folder")
+    return resolved
+
+
+def remove_cache(path: Path, rust_dir: Path) -> CacheState:
+    """Remove burn's cache folder; returns what was there (files, bytes) for the record."""
+    resolved = check_removable(path, rust_dir)
+    before = CacheState.of(resolved)
+    if resolved.exists():
+        shutil.rmtree(resolved)
+    return before

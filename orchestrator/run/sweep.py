@@ -1,0 +1,212 @@
+"""A sweep: plan, build, run everything in order, record each run the moment it ends.
+
+A failed build or run is a data row, not an abort (asv's model); Ctrl-C or SIGTERM stops after
+killing the running program, with every finished run saved, and `run` again resumes. The
+orchestrator's own work (parsing, writing, drawing progress) happens only between runs.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from orchestrator.data.parse import Context, ParseResult, parse_text
+from orchestrator.data.store import Store
+from orchestrator.errors import CacheSafetyError, InputError
+from orchestrator.programs.cargo import Builder, BuildResult
+from orchestrator.run.cache import CacheState, cache_dir_for, config_override
+from orchestrator.run.machine import capabilities, cpu_count, host_facts
+from orchestrator.run.progress import Progress
+from orchestrator.run.runner import RunContext, RunRecord, execute, program_cwd, wait_quiet
+from orchestrator.spec import config as config_mod
+from orchestrator.spec.plan import PlannedRun, RunDef, builds_needed, expand
+
+
+class Interrupted(Exception):
+    """Ctrl-C or SIGTERM during a sweep; everything finished is saved."""
+
+    exit_code = 130
+
+
+@dataclass
+class SweepSummary:
+    sweep_id: str
+    resumed: bool
+    counts: Counter[str] = field(default_factory=Counter)
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        # runs that failed before a resume count too: the exit code describes the sweep, not
+        # where it happened to be interrupted
+        return 1 if self.counts["failed"] or self.counts["failed earlier"] else 0
+
+
+def parse_record(rec: RunRecord) -> ParseResult:
+    run = rec.run
+    context = Context(framework=run.program, threads=None,
+                      cache=None if run.cache == "none" else run.cache,
+                      process=run.process, warmup=run.warmup)
+    return parse_text(rec.stdout.decode("utf-8", "replace"), context)
+
+
+def check_figures(rec: RunRecord, parsed: ParseResult) -> None:
+    """A run that exited 0 but printed no figure measured nothing: that is a failure."""
+    if rec.status == "ok" and rec.run.mode != "accuracy" and not parsed.figures:
+        rec.status = "failed"
+        rec.reason = f"printed no figures ({len(parsed.unknown)} unknown lines)"
+        tail = rec.stderr_tail()
+        if tail:  # a program that measured nothing usually says why on stderr
+            rec.reason += f": {tail.splitlines()[-1]}"
+
+
+def _needs_priming(planned: PlannedRun, project: Path) -> bool:
+    run = planned.run
+    if run.cache_action != "ensure":
+        return False
+    cwd = program_cwd(run, project)
+    try:
+        cache = cache_dir_for(cwd)
+    except CacheSafetyError:
+        return False  # the measured run fails with the reason; priming would be wasted
+    return config_override(cwd) is None and CacheState.of(cache).files == 0
+
+
+class Sweep:
+    def __init__(self, project: Path, results: Path, python: str = sys.executable,
+                 show: bool = True) -> None:
+        self.project = project
+        self.store = Store(results)
+        self.python = python
+        self.progress = Progress(show)
+
+    def plan(self, config_path: Path, only: list[str] | None,
+             assume: list[str] | None = None) -> tuple[config_mod.ExperimentsFile,
+                                                       list[PlannedRun]]:
+        """The runs of the selected experiments; `assume` pretends capabilities are present
+        (to build for another machine)."""
+        config = config_mod.load(config_path)
+        unknown = [name for name in only or [] if name not in config.experiments]
+        if unknown:
+            raise InputError(f"--only: no experiment named {', '.join(unknown)} in "
+                             f"{config_path} (known: {', '.join(config.experiments)})")
+        caps = capabilities(self.python)
+        caps.update(dict.fromkeys(assume or []))
+        return config, expand(config, caps, cpu_count(), only)
+
+    def run(self, config_path: Path, only: list[str] | None = None, new: bool = False,
+            retry_failed: bool = False) -> SweepSummary:
+        config, planned = self.plan(config_path, only)
+        with self.store.writing() as store:
+            sweep_id, resumed = store.begin_sweep(config_path, host_facts(self.project,
+                                                                          self.python),
+                                                  sys.argv, new)
+            summary = SweepSummary(sweep_id, resumed)
+            try:
+                self._run_all(config, planned, summary, retry_failed)
+            except KeyboardInterrupt:
+                store.end_sweep(sweep_id, "interrupted")
+                # counted in the store: the signal may come just after a run was written
+                saved = len(store.finished_runs(sweep_id))
+                raise Interrupted(f"interrupted: {saved} finished runs of sweep {sweep_id} "
+                                  "saved; run the same command to resume") from None
+            store.end_sweep(sweep_id, "complete")
+        return summary
+
+    def _run_all(self, config: config_mod.ExperimentsFile, planned: list[PlannedRun],
+                 summary: SweepSummary, retry_failed: bool) -> None:
+        store, sweep_id = self.store, summary.sweep_id
+        finished = store.finished_runs(sweep_id)
+        todo = [p for p in planned if p.run.run_id not in finished or
+                (retry_failed and finished[p.run.run_id] == "failed")]
+        summary.counts["already done"] = len(planned) - len(todo)
+        redo = {p.run.run_id for p in todo}
+        summary.counts["failed earlier"] = sum(
+            1 for p in planned if p.run.run_id not in redo and not p.expect_failure
+            and finished[p.run.run_id] == "failed")
+        runnable = [p for p in todo if p.skip_reason is None]
+        builds = self._builds(config, runnable, sweep_id)
+        binaries = {n: b.binary for n, b in builds.items() if b.binary is not None}
+        # absolute: programs start in other folders and are told to write there
+        scratch = (store.folder / "scratch").absolute()
+        ctx = RunContext(self.project, self.python, scratch, binaries)
+        self.progress.start(len(todo))
+        try:
+            for planned_run in todo:
+                self._count(self._one(planned_run, builds, ctx, config, sweep_id), summary)
+        finally:
+            self.progress.close()  # an interrupt or a write error must not leave the bar up
+        self.progress.stop(summary.counts)
+
+    @staticmethod
+    def _count(rec: RunRecord, summary: SweepSummary) -> None:
+        status = rec.status
+        if status == "failed" and rec.expect_failure:
+            status = "failed (expected)"
+        summary.counts[status] += 1
+        if status == "failed":
+            summary.failures.append(f"{rec.run.describe()}: {rec.reason}")
+
+    def _builds(self, config: config_mod.ExperimentsFile, runnable: list[PlannedRun],
+                sweep_id: str) -> dict[str, BuildResult]:
+        builder = Builder(self.project)
+        results = {}
+        for name, build in builds_needed(config, runnable).items():
+            self.progress.note(f"build {name} ({' '.join([build.crate, *build.features])})")
+            result = builder.build(name, build)
+            self.store.record_build(sweep_id, result)
+            self.progress.build_done(result)
+            results[name] = result
+        return results
+
+    def _one(self, planned: PlannedRun, builds: dict[str, BuildResult], ctx: RunContext,
+             config: config_mod.ExperimentsFile, sweep_id: str) -> RunRecord:
+        run = planned.run
+        self.progress.begin(run)
+        build = builds.get(run.build or "")
+        if planned.skip_reason is not None:
+            rec = RunRecord(run=run, status="skipped", reason=planned.skip_reason)
+        elif build is not None and build.status != "ok":
+            first = build.error.splitlines()[0] if build.error else "no error text"
+            rec = RunRecord(run=run, status="failed", reason=f"build {build.name} failed: {first}")
+        else:
+            if _needs_priming(planned, self.project):
+                self._record(self._measure(replace(run), ctx, config, "priming"), sweep_id)
+            rec = self._measure(run, ctx, config, "measure")
+        rec.expect_failure = planned.expect_failure
+        self._record(rec, sweep_id)
+        return rec
+
+    def _measure(self, run: RunDef, ctx: RunContext, config: config_mod.ExperimentsFile,
+                 role: str) -> RunRecord:
+        quiet = config.defaults.quiet
+        gate = wait_quiet(quiet.max_load1, quiet.max_wait_s, quiet.poll_s)
+        return execute(run, ctx, role=role, gate=gate)
+
+    def _record(self, rec: RunRecord, sweep_id: str) -> None:
+        parsed = parse_record(rec) if rec.stdout else None
+        if parsed is not None:
+            check_figures(rec, parsed)
+        elif rec.status == "ok" and rec.run.mode != "accuracy":
+            rec.status, rec.reason = "failed", "printed nothing"
+        self.store.record_run(sweep_id, rec, parsed)
+        self.progress.run_done(rec, parsed)
+
+
+def reparse(results: Path) -> tuple[int, int]:
+    """Read every stored run's raw stdout again with this parser: (runs, figures)."""
+    store = Store(results)
+    runs = figures = 0
+    with store.writing():
+        rows = store.query("SELECT sweep_id, run_id, definition_json, stdout FROM runs "
+                           "WHERE length(stdout) > 0")
+        for row in rows:
+            rec = RunRecord(run=RunDef.from_definition(json.loads(row["definition_json"])),
+                            stdout=row["stdout"])
+            parsed = parse_record(rec)
+            store.replace_parsed(row["sweep_id"], row["run_id"], parsed)
+            runs, figures = runs + 1, figures + len(parsed.figures)
+    return runs, figures

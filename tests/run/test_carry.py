@@ -1,0 +1,63 @@
+"""A GPU box without cargo or network: bundle here, unpack and run there (a copy, no cargo)."""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from orchestrator.data import dataset
+from orchestrator.run import carry
+from orchestrator.spec import config
+from orchestrator.spec.plan import expand
+
+from ..conftest import PROJECT, write
+
+MINI = """\
+version: 1
+defaults: {shape: [64, 64], reps: 3}
+builds:
+  template: {crate: exec-cpu}
+experiments:
+  cpu:
+    mode: mm
+    targets: [{program: torch, device: cpu}, {program: burn, build: template, device: flex}]
+"""
+
+pytestmark = [pytest.mark.cargo, pytest.mark.torch]
+
+
+def test_bundle_then_run_offline_without_cargo(tmp_path: Path, burn_builds) -> None:
+    exp = write(tmp_path / "mini.yaml", MINI)
+    cfg = config.load(exp)
+    planned = expand(cfg, {"torch": None}, 1)
+    made = carry.bundle(PROJECT, cfg, planned, platform.python_version_tuple()[0] + "."
+                        + platform.python_version_tuple()[1], "manylinux2014_x86_64")
+    assert [b.status for b in made.builds] == ["ok"]
+    names = {w.name.split("-")[0] for w in made.wheels}
+    assert {"pydantic", "pydantic_core", "rich"} <= names
+
+    # the other machine: the tracked tree plus the archive, and no cargo on PATH; the unpacked
+    # wheels come first on PYTHONPATH, so their pydantic is the one imported
+    there = tmp_path / "gpu-box"
+    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+                           cwd=PROJECT, capture_output=True, text=True, check=True).stdout.split()
+    for name in files:
+        if (PROJECT / name).is_file():
+            (there / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(PROJECT / name, there / name)
+    (there / "build").mkdir()
+    shutil.copy2(made.archive, there / "build" / "bundle.tar.xz")
+    shutil.copy2(exp, there / "mini.yaml")
+    env = {"PATH": "/usr/bin:/bin", "HOME": os.environ["HOME"], "PYTHON": sys.executable}
+    done = subprocess.run(["bash", "scripts/run-offline.sh", "mini.yaml", "res"], cwd=there,
+                          env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "build template: up to date" in done.stderr
+    data = dataset.load(there / "res")
+    assert sorted(data.runs["status"]) == ["ok", "ok"]

@@ -1,0 +1,193 @@
+"""One run: environment, folder, and every way a program can misbehave (fake programs)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orchestrator.run import runner
+from orchestrator.run.runner import RunContext, execute, program_argv, program_env
+from orchestrator.spec.plan import RunDef
+
+from ..conftest import PROJECT
+
+GOOD_LINES = (
+    "burn 0.22.1, features [std, flex], rayon threads 1\\n"
+    "flex: device init 1.000ms\\n"
+    "flex 8x8 matmul with sync, 3 runs: min 1.000µs median 2.000µs\\n"
+)
+
+
+def fake(tmp_path: Path, body: str) -> Path:
+    """An executable that stands in for a benchmark binary."""
+    path = tmp_path / "fake-bench"
+    path.write_text(f"#!{sys.executable}\nimport os, sys, time, signal, subprocess\n{body}\n")
+    path.chmod(0o755)
+    return path
+
+
+def run_fake(tmp_path: Path, body: str, timeout_s: float = 20, **kw: object):
+    run = RunDef(experiment="t", program="burn", device="flex", mode="mm", shape=(8, 8), reps=3,
+                 build="fake", crate="exec-cpu", timeout_s=timeout_s, **kw)
+    ctx = RunContext(PROJECT, sys.executable, tmp_path / "scratch", {"fake": fake(tmp_path, body)})
+    return execute(run, ctx)
+
+
+def test_good_program_is_ok_and_everything_is_kept(tmp_path: Path) -> None:
+    rec = run_fake(tmp_path, f"sys.stdout.write('{GOOD_LINES}')\nsys.stderr.write('note\\n')",
+                   threads=3)
+    assert rec.status == "ok", rec.reason
+    assert rec.stdout.decode().startswith("burn 0.22.1")
+    assert rec.stderr == b"note\n"
+    assert rec.env["RAYON_NUM_THREADS"] == "3"
+    assert rec.cwd == str(PROJECT / "bench_rust" / "exec-cpu")
+    assert rec.load_before is not None and "load1" in rec.load_before
+    assert rec.wall_s is not None and rec.wall_s > 0
+
+
+@pytest.mark.parametrize(("body", "reason"), [
+    ("sys.stdout.write('partial'); sys.exit(0)", "output ends in a partial line"),
+    ("print('half a line', end=''); sys.stdout.flush(); os.abort()", "killed by signal SIGABRT"),
+    ("sys.stderr.write('boom\\n'); sys.exit(3)", "exited with status 3: boom"),
+    ("os.kill(os.getpid(), signal.SIGSEGV)", "killed by signal SIGSEGV"),
+    ("pass", "printed nothing"),
+])
+def test_faults_are_failed_records(tmp_path: Path, body: str, reason: str) -> None:
+    rec = run_fake(tmp_path, body)
+    assert rec.status == "failed"
+    assert rec.reason.startswith(reason), rec.reason
+
+
+def test_invalid_utf8_is_kept_verbatim(tmp_path: Path) -> None:
+    rec = run_fake(tmp_path, "sys.stdout.buffer.write(b'\\xff\\xfe bad bytes\\n' * 3)")
+    assert rec.status == "ok"  # the sweep decides later that it printed no figure
+    assert rec.stdout == b"\xff\xfe bad bytes\n" * 3
+
+
+def test_huge_output_is_capped_not_fatal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner, "OUTPUT_CAP", 1_000_000)
+    rec = run_fake(tmp_path, "for _ in range(5000): sys.stdout.write('x' * 999 + '\\n')")
+    assert len(rec.stdout) == 1_000_000
+    assert rec.status == "failed"  # what came after the cut (figures too) is lost
+    assert rec.reason.startswith("output cut at 1000000 bytes")
+
+
+def test_ctrl_c_while_a_program_starts_still_kills_it(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[subprocess.Popen[bytes]] = []
+    real_popen = subprocess.Popen
+
+    def popen_then_ctrl_c(*args: Any, **kw: Any) -> subprocess.Popen[bytes]:
+        started.append(real_popen(*args, **kw))
+        os.kill(os.getpid(), signal.SIGINT)  # arrives before Popen() has returned the pid
+        return started[-1]
+
+    monkeypatch.setattr(runner.subprocess, "Popen", popen_then_ctrl_c)
+    program = fake(tmp_path, "time.sleep(300)")
+    with pytest.raises(KeyboardInterrupt):
+        runner.spawn([str(program)], {}, tmp_path, 60)
+    assert started and _dead(started[0].pid), "the program outlived the Ctrl-C"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_unwritable_scratch_is_a_failed_accuracy_run(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("the results disk is not a folder here")
+    run = RunDef(experiment="a", program="burn", device="flex", mode="accuracy", shape=(8, 8),
+                 reps=1, build="fake", crate="exec-cpu")
+    ctx = RunContext(PROJECT, sys.executable, tmp_path / "file" / "scratch",
+                     {"fake": fake(tmp_path, "print('never started')")})
+    rec = execute(run, ctx)
+    assert rec.status == "failed" and rec.reason.startswith("cannot make scratch folder")
+
+
+def test_hang_kills_the_whole_process_group(tmp_path: Path) -> None:
+    pid_file = tmp_path / "child.pid"
+    body = (f"child = subprocess.Popen(['sleep', '300'])\n"
+            f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+            "print('started', flush=True)\ntime.sleep(300)")
+    start = time.monotonic()
+    rec = run_fake(tmp_path, body, timeout_s=2)
+    assert time.monotonic() - start < 30
+    assert rec.status == "failed" and rec.reason.startswith("timed out after 2 s")
+    assert rec.stdout == b"started\n"
+    child = int(pid_file.read_text())
+    time.sleep(0.2)
+    assert _dead(child), "the program's child survived the timeout"
+
+
+def _dead(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return True
+    return "\nState:\tZ" in state  # killed, waiting for init to reap it
+
+
+def test_environment_is_explicit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell")
+    monkeypatch.setenv("RAYON_NUM_THREADS", "99")
+    torch_run = RunDef(experiment="t", program="torch", device="cpu", mode="mm", shape=(8, 8),
+                       reps=3, threads=2, env=(("CUBECL_AUTOTUNE_LEVEL", "minimal"),))
+    env = program_env(torch_run)
+    assert "OPENBLAS_CORETYPE" not in env and "RAYON_NUM_THREADS" not in env
+    assert env["OMP_NUM_THREADS"] == env["MKL_NUM_THREADS"] == "2"
+    assert env["CUBECL_AUTOTUNE_LEVEL"] == "minimal"
+    assert env["PATH"] == os.environ["PATH"]
+    burn_run = RunDef(experiment="t", program="burn", device="flex", mode="mm", shape=(8, 8),
+                      reps=3, build="b", crate="exec-cpu")
+    assert "RAYON_NUM_THREADS" not in program_env(burn_run)  # not asked: burn's own default
+
+
+def test_argv_of_each_mode() -> None:
+    ctx = RunContext(PROJECT, "/py", Path("/scratch"), {"cuda": Path("/bin/exec-gpu")})
+    warm = RunDef(experiment="w", program="burn", device="cuda", mode="warm", shape=(64, 32),
+                  reps=20, build="cuda", crate="exec-gpu", warmup="kept", timed_runs=3)
+    assert program_argv(warm, ctx, None) == [
+        "/bin/exec-gpu", "--device", "cuda", "--mode", "warm", "--shape", "64x32", "--reps",
+        "20", "--warmup", "kept", "--timed-runs", "3", "--samples"]
+    acc = RunDef(experiment="a", program="torch", device="cpu", mode="accuracy",
+                 shape=(256, 256), reps=1, threads=1, samples=False)
+    assert program_argv(acc, ctx, Path("/out")) == [
+        "/py", str(PROJECT / "bench_py" / "exec_gpu.py"), "--device", "cpu", "--mode",
+        "accuracy", "--shape", "256x256", "--reps", "1", "--threads", "1", "--out", "/out"]
+
+
+def test_wait_is_one_kernel_sleep_and_falls_back_to_polling(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exit wait blocks on a pidfd (Linux) or kqueue (macOS): a timeout, an exit and a
+    kernel without pidfds all give the same answers as Popen.wait(timeout)."""
+    sleeper = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        assert runner._wait_exit(sleeper, 0.2) is False  # still running: a timeout
+        sleeper.kill()
+        assert runner._wait_exit(sleeper, 60) is True
+        assert sleeper.returncode == -signal.SIGKILL
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+    def no_pidfd(pid: int) -> int:
+        raise OSError(38, "Function not implemented")
+
+    monkeypatch.setattr(runner.os, "pidfd_open", no_pidfd, raising=False)
+    out = runner.spawn(["sh", "-c", "echo done"], {"PATH": os.environ["PATH"]}, tmp_path, 60)
+    assert (out.returncode, out.timed_out, out.stdout) == (0, False, b"done\n")
+    out = runner.spawn(["sleep", "300"], {"PATH": os.environ["PATH"]}, tmp_path, 0.2)
+    assert out.timed_out and out.returncode == -signal.SIGKILL
+
+
+def test_quiet_gate_waits_bounded_and_records_it() -> None:
+    from orchestrator.run.runner import wait_quiet
+
+    loaded = wait_quiet(max_load1=1e-9, max_wait_s=0.3, poll_s=0.1)  # never this quiet
+    assert loaded["went_ahead_loaded"] is True and 0.3 <= loaded["waited_s"] < 5
+    off = wait_quiet(max_load1=None, max_wait_s=300, poll_s=5)
+    assert off["went_ahead_loaded"] is False and off["waited_s"] < 1
+    assert off["load1"] >= 0

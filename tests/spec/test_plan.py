@@ -1,0 +1,76 @@
+"""Sweeps expand into runs; skip reasons come from the host's capabilities."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from orchestrator.spec import config
+from orchestrator.spec.plan import builds_needed, expand
+
+from ..conftest import PROJECT
+
+NO_GPU = {"cuda": "needs an NVIDIA GPU", "mps": "needs MPS", "metal": "needs macOS",
+          "vulkan": "needs Vulkan", "macos": "needs macOS", "linux": None, "x86_64": None,
+          "arm64": "needs arm64", "apple-silicon": "needs Apple silicon", "torch": None}
+NVIDIA = {**NO_GPU, "cuda": None}
+
+
+def _plan(caps: dict[str, str | None], cores: int = 16, only: list[str] | None = None):
+    cfg = config.load(PROJECT / "experiments.yaml")
+    return cfg, expand(cfg, caps, cores, only)
+
+
+def test_cpu_machine_runs_cpu_experiments_and_skips_gpu_ones_with_reasons() -> None:
+    _cfg, planned = _plan(NO_GPU, cores=2)
+    runnable = [p.run.describe() for p in planned if p.skip_reason is None]
+    assert runnable == [
+        "cpu: torch cpu mm 1024x1024, threads 1",
+        "cpu: torch cpu mm 1024x1024, threads 2",
+        "cpu: burn template flex mm 1024x1024, threads 1",
+        "cpu: burn default flex mm 1024x1024, threads 1",
+        "cpu: burn default flex mm 1024x1024, threads 2",
+        "cpu: burn x86-v4 flex mm 1024x1024, threads 1",
+        "cpu: burn x86-v4 flex mm 1024x1024, threads 2",
+        "accuracy: torch cpu accuracy 256x256",
+        "accuracy: burn template flex accuracy 256x256",
+        "accuracy: burn default flex accuracy 256x256",
+        "accuracy: burn x86-v4 flex accuracy 256x256",
+        "failed-build: burn accelerate flex mm 1024x1024",
+    ]
+    skipped = {p.skip_reason for p in planned if p.skip_reason}
+    assert skipped == {"needs an NVIDIA GPU", "needs MPS", "needs macOS", "needs Apple silicon"}
+    assert [p.expect_failure for p in planned if p.run.build == "accelerate"] == [True]
+
+
+def test_gpu_machine_cold_series_and_warm_up_puzzle() -> None:
+    _cfg, planned = _plan(NVIDIA, only=["first-call", "warmup"])
+    burn = [p.run for p in planned if p.skip_reason is None and p.run.program == "burn"]
+    first = [(r.process, r.cache, r.cache_action) for r in burn if r.experiment == "first-call"]
+    assert first == [(1, "cold", "delete"), (2, "warm", "none")]  # cold only before process 1
+    warm = [(r.cache, r.cache_action, r.warmup) for r in burn if r.experiment == "warmup"]
+    assert warm == [("cold", "delete", "dropped"), ("cold", "delete", "kept"),
+                    ("warm", "ensure", "dropped"), ("warm", "ensure", "kept")]
+    torch = [p.run for p in planned if p.skip_reason is None and p.run.program == "torch"]
+    assert [(r.process, r.cache) for r in torch] == [(1, "none"), (2, "none")]
+
+
+def test_auto_threads_is_the_core_count_and_duplicates_collapse() -> None:
+    _cfg, planned = _plan(NO_GPU, cores=1, only=["cpu"])
+    torch = [p.run.threads for p in planned if p.run.program == "torch"]
+    assert torch == [1]  # 'auto' on one core is the same run as threads 1
+
+
+def test_run_ids_follow_the_definition() -> None:
+    _cfg, a = _plan(NO_GPU, cores=2, only=["cpu"])
+    _cfg, b = _plan(NO_GPU, cores=2, only=["cpu"])
+    assert [p.run.run_id for p in a] == [p.run.run_id for p in b]
+    assert len({p.run.run_id for p in a}) == len(a)
+    _cfg, c = _plan(NO_GPU, cores=4, only=["cpu"])  # 'auto' now means 4: new runs
+    assert {p.run.run_id for p in a} != {p.run.run_id for p in c}
+
+
+def test_builds_needed_only_for_runnable_runs(tmp_path: Path) -> None:
+    cfg, planned = _plan(NO_GPU)
+    assert list(builds_needed(cfg, planned)) == ["template", "default", "x86-v4", "accelerate"]
+    cfg, planned = _plan(NVIDIA, only=["methods"])
+    assert list(builds_needed(cfg, planned)) == ["cuda"]
