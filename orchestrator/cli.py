@@ -22,10 +22,11 @@ from rich.table import Table
 from rich.text import Text
 
 from orchestrator.data.parse import parse_text
+from orchestrator.data.records import BuildResult, Status
 from orchestrator.errors import InputError, OrchestratorError
-from orchestrator.programs.cargo import Builder, BuildResult
+from orchestrator.programs.cargo import Builder
 from orchestrator.run import carry
-from orchestrator.run.sweep import Interrupted, Sweep, reparse
+from orchestrator.run.sweep import Interrupted, Sweep, plan, reparse
 from orchestrator.spec import config as config_mod
 from orchestrator.spec.config import Capability
 from orchestrator.spec.plan import builds_needed
@@ -88,6 +89,16 @@ def _parser() -> argparse.ArgumentParser:
                         help="results folder, or a captured log file")
     report.add_argument("--out", type=Path, default=Path("report"))
     report.add_argument("--sweep", help="sweep id (default: the latest)")
+    comp = sub.add_parser("compare", help="a verdict per figure between two result sets "
+                                          "(README: Comparing two result sets)")
+    for side in ("a", "b"):
+        comp.add_argument(side, metavar=side.upper(),
+                          help="results folder (latest sweep), FOLDER@SWEEP, or a captured log")
+    comp.add_argument("--out", type=Path, default=Path("compare"))
+    comp.add_argument("--min-effect", type=float, default=0.05, metavar="E",
+                      help="smallest change that counts, as a fraction (default 0.05)")
+    comp.add_argument("--fail-on", choices=["slower", "faster", "inconclusive"],
+                      action="append", default=[], help="exit 1 when a figure has this verdict")
     sub.add_parser("schema", help="print the experiments file's JSON Schema")
     again = sub.add_parser("reparse", help="parse every stored run's raw output again "
                                            "(after a parser change)")
@@ -107,8 +118,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_plan(args: argparse.Namespace, console: Console) -> int:
-    _config, planned = Sweep(PROJECT, args.results, args.python, show=False).plan(
-        args.experiments, args.only, args.assume)
+    _config, planned = plan(args.experiments, args.only, args.python, args.assume)
     done = _done_in(args.results)
     table = Table("experiment", "run", "will", "why", title=str(args.experiments))
     counts: Counter[str] = Counter({"run": 0, "skip": 0, "done": 0})
@@ -138,8 +148,7 @@ def _done_in(results: Path) -> dict[str, str]:
 
 
 def cmd_build(args: argparse.Namespace, console: Console) -> int:
-    config, planned = Sweep(PROJECT, DEFAULT_RESULTS, args.python, show=False).plan(
-        args.experiments, args.only, args.assume)
+    config, planned = plan(args.experiments, args.only, args.python, args.assume)
     builder = Builder(PROJECT)
     results = [builder.build(name, b) for name, b in builds_needed(config, planned).items()]
     return _show_builds(results, console)
@@ -148,7 +157,7 @@ def cmd_build(args: argparse.Namespace, console: Console) -> int:
 def _show_builds(results: list[BuildResult], console: Console) -> int:
     failed = 0
     for result in results:
-        if result.status == "ok":
+        if result.status == Status.OK:
             console.print(f"ok {result.name}: {result.binary} ({result.outcome})", markup=False)
         else:
             failed += not result.expect_failure
@@ -158,8 +167,7 @@ def _show_builds(results: list[BuildResult], console: Console) -> int:
 
 
 def cmd_bundle(args: argparse.Namespace, console: Console) -> int:
-    config, planned = Sweep(PROJECT, DEFAULT_RESULTS, args.python, show=False).plan(
-        args.experiments, args.only, args.assume)
+    config, planned = plan(args.experiments, args.only, args.python, args.assume)
     made = carry.bundle(PROJECT, config, planned, args.python_version, args.platform)
     code = _show_builds(made.builds, console)
     size = made.archive.stat().st_size / 2**20
@@ -171,9 +179,8 @@ def cmd_bundle(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_export(args: argparse.Namespace, console: Console) -> int:
-    from orchestrator.data import (
-        dataset,  # pandas: a second per start-up that `run` and `plan` never need
-    )
+    # pandas: a second per start-up that `run` and `plan` never need
+    from orchestrator.data import dataset
 
     figures, samples = dataset.export_csv(dataset.load(args.results, args.sweep), args.csv)
     console.print(f"wrote {figures} and {samples}")
@@ -210,6 +217,17 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace, console: Console) -> int:
+    from orchestrator.report import compare, compare_output
+
+    result = compare.compare(compare.load_side(args.a), compare.load_side(args.b),
+                             args.min_effect)
+    written = compare_output.write(result, args.out)
+    compare_output.show(result, Console(highlight=False))
+    console.print(f"wrote {', '.join(str(p) for p in written)}", markup=False)
+    return 1 if any(result.verdicts()[v] for v in args.fail_on) else 0
+
+
 def cmd_reparse(args: argparse.Namespace, console: Console) -> int:
     runs, figures = reparse(args.results)
     console.print(f"{args.results}: {runs} runs parsed again, {figures} figures", markup=False)
@@ -223,7 +241,8 @@ def cmd_schema(args: argparse.Namespace, console: Console) -> int:
 
 COMMANDS = {"run": cmd_run, "plan": cmd_plan, "build": cmd_build, "bundle": cmd_bundle,
             "export": cmd_export, "reparse": cmd_reparse,
-            "parse": cmd_parse, "report": cmd_report, "schema": cmd_schema}
+            "parse": cmd_parse, "report": cmd_report, "schema": cmd_schema,
+            "compare": cmd_compare}
 
 
 def _terminate(signum: int, frame: object) -> None:

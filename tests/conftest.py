@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.programs.cargo import Builder, BuildResult
+from orchestrator.data.records import BuildResult
+from orchestrator.programs.cargo import Builder
 from orchestrator.spec.config import Build
 
 PROJECT = Path(__file__).resolve().parent.parent

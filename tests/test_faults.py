@@ -33,7 +33,7 @@ import yaml
 from orchestrator.cli import main
 from orchestrator.data.parse import parse_text
 from orchestrator.programs.cargo import Builder
-from orchestrator.run import runner
+from orchestrator.run import process
 from orchestrator.spec.config import Build
 
 from .conftest import PROJECT
@@ -329,7 +329,7 @@ FAULT_CASES = {  # FAULT: (start of the recorded reason, the raw stdout kept)
     "partial": ("output ends in a partial line", None),
     "badutf8": ("printed no figures (4 unknown lines): fake: badutf8 starting",
                 b"\xff\xfe\x80 not text\n" * 3 + b"cpu: init 1.0\xffms\n"),
-    "huge": (f"output cut at {runner.OUTPUT_CAP} bytes (the rest is lost)", None),
+    "huge": (f"output cut at {process.OUTPUT_CAP} bytes (the rest is lost)", None),
 }
 
 
@@ -341,7 +341,7 @@ def test_misbehaving_programs_are_failed_runs_and_the_sweep_goes_on(tmp_path: Pa
     experiments["after"] = {"mode": "mm", "targets": TORCH_CPU}
     exp = write_yaml(tmp_path / "faults.yaml", {
         "version": 1, "defaults": {"shape": [8, 8], "reps": 3, "timeout_s": 60,
-                                   "env": {"HUGE_KIB": str(runner.OUTPUT_CAP // 1024 + 64)}},
+                                   "env": {"HUGE_KIB": str(process.OUTPUT_CAP // 1024 + 64)}},
         "experiments": experiments})
     before = set(fake.pids())
     code, err = cli("run", exp, "--python", fake.path, "--results", tmp_path / "results")
@@ -355,7 +355,7 @@ def test_misbehaving_programs_are_failed_runs_and_the_sweep_goes_on(tmp_path: Pa
         if stdout is not None:
             assert run["stdout"] == stdout, name
         assert f"failed {name}: torch cpu mm 8x8: {reason}" in err
-    assert len(runs["huge"]["stdout"]) == runner.OUTPUT_CAP
+    assert len(runs["huge"]["stdout"]) == process.OUTPUT_CAP
     assert runs["partial"]["stdout"].endswith(b"\ncpu 8x8 matmul no sync, 3 ru")
     for pid in set(fake.pids()) - before:  # no program and no child of one outlived its run
         assert dead(pid), pid

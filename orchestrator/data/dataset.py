@@ -16,9 +16,8 @@ import numpy as np
 import pandas as pd
 
 from orchestrator.data import accuracy
-from orchestrator.data.parse import ParseResult
+from orchestrator.data.records import CacheState, ParseResult, RunDef
 from orchestrator.data.store import Store
-from orchestrator.spec.plan import RunDef
 
 COLUMNS = [
     "run_id", "experiment", "framework", "label", "device", "shape", "op", "method", "stat",
@@ -53,7 +52,7 @@ def _run_context(run: dict[str, Any]) -> dict[str, Any]:
     return {
         "run_id": run["run_id"], "sweep_id": run["sweep_id"], "experiment": run["experiment"],
         "framework": d.program, "device": d.device, "shape": d.shape_text,
-        "threads_requested": d.threads, "cache": "" if d.cache == "none" else d.cache,
+        "threads_requested": d.threads, "cache": d.cache.column,
         "process": d.process, "warmup": d.warmup or "", "status": run["status"],
         "reason": run["reason"], "build": d.build or "", "features": "+".join(d.features),
         "role": run["role"], "expect_failure": bool(run["expect_failure"]), "mode": d.mode,
@@ -144,7 +143,7 @@ def from_parse(parsed: ParseResult, source: str) -> Dataset:
                      fig.framework or "", "label": fig.label, "device": fig.device,
                      "shape": fig.shape, "op": fig.op, "method": fig.method, "stat": fig.stat,
                      "value_s": fig.value, "runs": fig.runs, "threads": fig.threads,
-                     "cache": fig.cache or "", "process": fig.process,
+                     "cache": CacheState.of(fig.cache).column, "process": fig.process,
                      "warmup": fig.warmup or "", "iteration": fig.iteration, "status": "ok",
                      "method_text": fig.method_text, "role": "measure", "section": fig.section,
                      "line_no": fig.line_no})

@@ -16,6 +16,7 @@ from functools import lru_cache
 
 from orchestrator.data.durations import UNIT_EXPONENTS as _EXPONENTS
 from orchestrator.data.records import (
+    CacheState,
     Context,
     Figure,
     Header,
@@ -165,11 +166,15 @@ def parse_lines(lines: Iterable[str], context: Context | None = None) -> ParseRe
 class _Parser:
     """Parsing state: the section and header context, and the last labelled line."""
 
-    __slots__ = ("ctx", "figures", "framework", "last", "result", "run", "sec", "section")
+    __slots__ = ("ctx", "figures", "framework", "last", "result", "run", "sec", "section",
+                 "unsampled")
 
     def __init__(self, context: Context) -> None:
         self.ctx, self.result = context, ParseResult()
         self.figures = self.result.figures
+        # summary lines not yet followed by their `# samples` line, oldest first, per
+        # (label, shape, method): the n-th sample set belongs to the n-th summary line
+        self.unsampled: dict[tuple[str, str | None, str], list[int]] = {}
         self._enter_section(None)
 
     def _enter_section(self, text: str | None) -> None:
@@ -178,7 +183,7 @@ class _Parser:
         self.section = text
         self.sec = (_section_framework(words) or ctx.framework,
                     _int_or(_section_word(_SEC_THREADS, words), ctx.threads),
-                    _section_word(_SEC_CACHE, words) or ctx.cache,
+                    CacheState.of(_section_word(_SEC_CACHE, words) or ctx.cache),
                     _int_or(_section_word(_SEC_PROCESS, words), ctx.process),
                     _section_word(_SEC_WARMUP, words) or ctx.warmup)
         self._set_header(None, None)  # a section is a new run: the last program's are over
@@ -259,6 +264,7 @@ class _Parser:
         stats = (("min", float(num1 + _EXPONENTS[unit1])),
                  ("median", float(num2 + _EXPONENTS[unit2])))
         self._emit(label, shape, op, found[0], text, found[1], n, stats, int(runs))
+        self.unsampled.setdefault((label, shape, found[0]), []).append(n)
         return True
 
     def _values(self, n: int, groups: tuple[str, ...],
@@ -296,8 +302,11 @@ class _Parser:
             return False
         label, shape, op, text, values = match.groups()
         framework = self.framework or _label_info(label)[1] or found[1]
-        samples = _SamplesTwin(label, shape, op, found[0], text,
-                               tuple(map(float, values.split())), n, self.section, framework)
+        numbers = tuple(map(float, values.split()))  # may raise: then not this form, nor linked
+        waiting = self.unsampled.get((label, shape, found[0]))
+        summary = waiting.pop(0) if waiting else None
+        samples = _SamplesTwin(label, shape, op, found[0], text, numbers, n, self.section,
+                               framework, summary)
         samples.__class__ = Samples
         self.result.samples.append(samples)
         self.last = (label, shape, op)
@@ -308,7 +317,8 @@ class _Parser:
         # The accuracy table compares many builds at once, so one run's threads, cache, process
         # or warm-up would be false for most of its rows: only the section is kept.
         self.figures.append(Figure(framework, label, device, None, None, "accuracy", text, stat,
-                                   value, None, None, None, None, None, None, self.section, n))
+                                   value, None, None, CacheState.NONE, None, None, None,
+                                   self.section, n))
 
     def _accuracy(self, n: int, line: str) -> bool:
         match = _ACCURACY.fullmatch(line)

@@ -1,12 +1,252 @@
-"""What the parser yields: figures, samples, program headers, and the caller's context.
+"""The records every layer passes around: runs, builds, figures, samples, headers.
 
-Kept apart from the parser itself so the dataset, the store and the report can name these types
-without the line grammar. The classes are frozen; `mutable_twin` serves the parser's fast path.
+One home for the types the store writes, the dataset reads and the report shows, so no module
+imports another layer's logic for its types. Statuses, roles and cache states are StrEnums: they
+compare equal to, and are stored as, the same strings as before. `classify` is the one place
+that decides whether a run failed and why. Figure and friends are frozen; `mutable_twin` serves
+the parser's fast path.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import signal
 from dataclasses import dataclass, field, fields, make_dataclass
+from enum import StrEnum
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+STDERR_TAIL = 2000  # bytes of stderr a failed run's reason may quote from
+
+
+class Status(StrEnum):
+    OK = "ok"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+
+
+class Role(StrEnum):
+    MEASURE = "measure"  # the run the experiment asked for
+    PRIMING = "priming"  # a run that only fills burn's cache before a warm run
+
+
+class CacheState(StrEnum):
+    """The on-disk autotune cache a process should find (or a log says it found).
+
+    NONE is the one spelling of "no cache state": devices without an on-disk cache, and lines
+    whose log does not say. The dataset's `cache` column writes it as '' (`column`).
+    """
+
+    COLD = "cold"
+    WARM = "warm"
+    NONE = "none"
+
+    @property
+    def column(self) -> str:
+        """The dataset's spelling: 'cold', 'warm' or ''."""
+        return "" if self is CacheState.NONE else self.value
+
+    @classmethod
+    def of(cls, value: str | None) -> CacheState:
+        """From a stored or printed value; '' and NULL (a version-1 store) mean NONE."""
+        return cls(value.lower()) if value else cls.NONE
+
+
+class CacheAction(StrEnum):
+    """What is done to the cache before a process starts."""
+
+    DELETE = "delete"
+    ENSURE = "ensure"
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class RunDef:
+    """Everything that defines one measured process.
+
+    Its definition (a JSON of the fields) is hashed into the run id, which a resumed sweep and
+    the committed stores rely on: field names, order and values must stay as they are (enum
+    members serialise as their strings, so the JSON is byte-identical to plain strings).
+    """
+
+    experiment: str
+    program: str
+    device: str
+    mode: str
+    shape: tuple[int, int]
+    reps: int
+    build: str | None = None
+    crate: str | None = None
+    features: tuple[str, ...] = ()
+    threads: int | None = None
+    cache: CacheState = CacheState.NONE  # the state the process should find
+    cache_action: CacheAction = CacheAction.NONE  # done before the process starts
+    warmup: str | None = None
+    timed_runs: int | None = None
+    process: int = 1
+    processes: int = 1
+    samples: bool = True
+    env: tuple[tuple[str, str], ...] = ()
+    timeout_s: float = field(default=600, compare=False)
+
+    def definition(self) -> dict[str, Any]:
+        """The fields as a dict. Every field is a string, a number or a tuple of them, so this
+        equals `dataclasses.asdict` without its deep copy (a sixth of the cost, paid per run)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_definition(cls, definition: dict[str, Any]) -> RunDef:
+        """The run a stored `definition()` describes (JSON turned the tuples into lists)."""
+        fixed = dict(definition)
+        fixed["shape"] = tuple(fixed["shape"])
+        fixed["features"] = tuple(fixed["features"])
+        fixed["env"] = tuple(tuple(pair) for pair in fixed["env"])
+        fixed["cache"] = CacheState(fixed.get("cache", "none"))
+        fixed["cache_action"] = CacheAction(fixed.get("cache_action", "none"))
+        return cls(**fixed)
+
+    @cached_property  # asked for several times per run; the fields are frozen
+    def run_id(self) -> str:
+        definition = self.definition()
+        definition.pop("timeout_s")  # a longer timeout measures the same thing
+        blob = json.dumps(definition, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    @property
+    def shape_text(self) -> str:
+        return f"{self.shape[0]}x{self.shape[1]}"
+
+    def describe(self) -> str:
+        """One human line: what this run is ('burn cuda' for a build, 'torch' without)."""
+        what = f"{self.program} {self.build}" if self.build else self.program
+        parts = [f"{self.experiment}: {what} {self.device} {self.mode} {self.shape_text}"]
+        if self.threads is not None:
+            parts.append(f"threads {self.threads}")
+        if self.cache is not CacheState.NONE:
+            parts.append(f"{self.cache} cache")
+        if self.warmup:
+            parts.append(f"warm-up {self.warmup}")
+        if self.processes > 1:
+            parts.append(f"process {self.process}/{self.processes}")
+        return ", ".join(parts)
+
+
+@dataclass
+class Outcome:
+    """What one process did, as the process module saw it."""
+
+    returncode: int | None
+    timed_out: bool
+    wall_s: float
+    stdout: bytes
+    stderr: bytes
+    truncated_at: int | None = None  # the byte count output was cut at, when it was
+
+
+@dataclass
+class RunRecord:
+    """Everything kept about one run, measured or not."""
+
+    run: RunDef
+    role: Role = Role.MEASURE
+    status: Status = Status.OK
+    reason: str = ""
+    started_at: float = 0.0
+    ended_at: float = 0.0
+    wall_s: float | None = None
+    returncode: int | None = None
+    load_before: dict[str, float] | None = None
+    load_after: dict[str, float] | None = None
+    gate: dict[str, Any] | None = None
+    argv: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str = ""
+    cache: dict[str, Any] | None = None  # what was done to burn's cache folder, and found
+    stdout: bytes = b""
+    stderr: bytes = b""
+    artifacts: dict[str, bytes] = field(default_factory=dict)
+    expect_failure: bool = False
+    outcome: Outcome | None = field(default=None, repr=False)  # None: no process ran
+
+    @property
+    def run_id(self) -> str:
+        return self.run.run_id + ("-prime" if self.role == Role.PRIMING else "")
+
+    def stderr_tail(self) -> str:
+        return self.stderr[-STDERR_TAIL:].decode("utf-8", "replace").strip()
+
+
+def classify(rec: RunRecord, parsed: ParseResult | None = None) -> tuple[Status, str]:
+    """Whether a run failed, and why: the one place that decides.
+
+    A record without a process (skipped, failed build, unsafe cache, no scratch folder) keeps
+    what was decided when it was made. Otherwise, in this order: the process's own faults
+    (timeout, not started, signal, exit status, output cut, nothing printed, a partial last
+    line), then what it produced: an accuracy run must dump its arrays, any other run must
+    print a figure (checked once `parsed` is given). The reason ends with stderr's last line.
+    """
+    outcome = rec.outcome
+    if outcome is None:
+        return rec.status, rec.reason
+    failure = _process_failure(outcome, rec.run.timeout_s) or _product_failure(rec, parsed)
+    if failure is None:
+        return Status.OK, ""
+    tail = rec.stderr_tail()
+    return Status.FAILED, failure + (f": {tail.splitlines()[-1]}" if tail else "")
+
+
+def _process_failure(outcome: Outcome, timeout_s: float) -> str | None:
+    if outcome.timed_out:
+        return f"timed out after {timeout_s:g} s (process group killed)"
+    if outcome.returncode is None:
+        return "did not start"
+    if outcome.returncode < 0:
+        try:
+            name = signal.Signals(-outcome.returncode).name
+        except ValueError:
+            name = str(-outcome.returncode)
+        return f"killed by signal {name}"
+    if outcome.returncode != 0:
+        return f"exited with status {outcome.returncode}"
+    if outcome.truncated_at is not None:  # the figures after the cut are lost
+        return f"output cut at {outcome.truncated_at} bytes (the rest is lost)"
+    if not outcome.stdout.strip():
+        return "printed nothing"
+    if not outcome.stdout.endswith(b"\n"):
+        return "output ends in a partial line"
+    return None
+
+
+def _product_failure(rec: RunRecord, parsed: ParseResult | None) -> str | None:
+    if rec.run.mode == "accuracy":
+        return None if rec.artifacts else "wrote no .npy arrays"
+    if parsed is not None and not parsed.figures:
+        return f"printed no figures ({len(parsed.unknown)} unknown lines)"
+    return None
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """One cargo build of a sweep: found up to date, built, or failed with cargo's error."""
+
+    name: str
+    key: str
+    status: Status  # ok | failed
+    binary: Path | None
+    seconds: float
+    fresh: bool  # True: the stamp matched, cargo did not run
+    error: str = ""
+    log: str = ""
+    expect_failure: bool = False
+
+    @property
+    def outcome(self) -> str:
+        """'up to date', 'built in 4.2 s', 'failed' or 'failed (expected)', for people."""
+        if self.status == Status.OK:
+            return "up to date" if self.fresh else f"built in {self.seconds:.1f} s"
+        return "failed (expected)" if self.expect_failure else "failed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +264,7 @@ class Figure:
     value: float  # seconds; a count or plain number for the stats that are not times
     runs: int | None
     threads: int | None
-    cache: str | None  # 'cold' | 'warm'
+    cache: CacheState  # NONE when the run has none or the log does not say
     process: int | None
     warmup: str | None  # 'dropped' | 'kept'
     iteration: int | None  # the warm-up puzzle's timed run index
@@ -45,6 +285,7 @@ class Samples:
     line_no: int
     section: str | None
     framework: str | None
+    summary_line: int | None  # line_no of the summary line these samples belong to
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +318,7 @@ class Context:
 
     framework: str | None = None
     threads: int | None = None
-    cache: str | None = None
+    cache: CacheState = CacheState.NONE
     process: int | None = None
     warmup: str | None = None
 

@@ -22,10 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator import signals
-from orchestrator.data.parse import ParseResult
+from orchestrator.data.records import BuildResult, ParseResult, RunRecord
 from orchestrator.errors import InputError, StoreBusyError, StoreError
-from orchestrator.programs.cargo import BuildResult
-from orchestrator.run.runner import RunRecord
 
 FORMAT_VERSION = 1
 DB_NAME = "results.sqlite"

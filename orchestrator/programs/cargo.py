@@ -16,33 +16,13 @@ import os
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.data.records import BuildResult, Status
 from orchestrator.spec.config import Build
 
 STAMP_VERSION = 1
 ERROR_LINES = 30
-
-
-@dataclass(frozen=True)
-class BuildResult:
-    name: str
-    key: str
-    status: str  # ok | failed
-    binary: Path | None
-    seconds: float
-    fresh: bool  # True: the stamp matched, cargo did not run
-    error: str = ""
-    log: str = ""
-    expect_failure: bool = False
-
-    @property
-    def outcome(self) -> str:
-        """'up to date', 'built in 4.2 s', 'failed' or 'failed (expected)', for people."""
-        if self.status == "ok":
-            return "up to date" if self.fresh else f"built in {self.seconds:.1f} s"
-        return "failed (expected)" if self.expect_failure else "failed"
 
 
 def build_key(build: Build) -> str:
@@ -101,7 +81,7 @@ class Builder:
         key = build_key(build)
         start = time.perf_counter()
         if self.is_fresh(build):
-            return BuildResult(name, key, "ok", self.binary_path(build),
+            return BuildResult(name, key, Status.OK, self.binary_path(build),
                                time.perf_counter() - start, fresh=True,
                                expect_failure=build.expect_failure)
         if self.cargo is None:
@@ -120,8 +100,9 @@ class Builder:
             return self._failed(name, build, start, _error_summary(done.stderr, done.returncode),
                                 log)
         self._install(build, Path(executable))
-        return BuildResult(name, key, "ok", self.binary_path(build), time.perf_counter() - start,
-                           fresh=False, log=log, expect_failure=build.expect_failure)
+        return BuildResult(name, key, Status.OK, self.binary_path(build),
+                           time.perf_counter() - start, fresh=False, log=log,
+                           expect_failure=build.expect_failure)
 
     def cargo_argv(self, build: Build) -> list[str]:
         argv = [str(self.cargo), "build", "--release", "-p", build.crate,
@@ -141,7 +122,7 @@ class Builder:
 
     def _failed(self, name: str, build: Build, start: float, error: str,
                 log: str = "") -> BuildResult:
-        return BuildResult(name, build_key(build), "failed", None, time.perf_counter() - start,
+        return BuildResult(name, build_key(build), Status.FAILED, None, time.perf_counter() - start,
                            fresh=False, error=error, log=log or error,
                            expect_failure=build.expect_failure)
 

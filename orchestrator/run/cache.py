@@ -44,7 +44,9 @@ def config_override(cwd: Path) -> Path | None:
 
 
 @dataclass(frozen=True)
-class CacheState:
+class CacheContents:
+    """What the cache folder holds: the record's before/after/removed."""
+
     path: str
     exists: bool
     files: int
@@ -52,7 +54,7 @@ class CacheState:
     newest_mtime: float
 
     @classmethod
-    def of(cls, path: Path) -> CacheState:
+    def of(cls, path: Path) -> CacheContents:
         files = total = 0
         newest = 0.0
         if path.is_dir() and not path.is_symlink():
@@ -64,7 +66,7 @@ class CacheState:
                     newest = max(newest, st.st_mtime)
         return cls(str(path), path.is_dir(), files, total, newest)
 
-    def written_since(self, before: CacheState) -> bool:
+    def written_since(self, before: CacheContents) -> bool:
         """Did the run write the cache (new files, new bytes or newer files)?"""
         return (self.files, self.bytes) != (before.files, before.bytes) or \
             self.newest_mtime > before.newest_mtime
@@ -90,10 +92,10 @@ def check_removable(path: Path, rust_dir: Path) -> Path:
     return resolved
 
 
-def remove_cache(path: Path, rust_dir: Path) -> CacheState:
+def remove_cache(path: Path, rust_dir: Path) -> CacheContents:
     """Remove burn's cache folder; returns what was there (files, bytes) for the record."""
     resolved = check_removable(path, rust_dir)
-    before = CacheState.of(resolved)
+    before = CacheContents.of(resolved)
     if resolved.exists():
         shutil.rmtree(resolved)
     return before

@@ -17,8 +17,9 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.data.records import BuildResult
 from orchestrator.errors import OrchestratorError
-from orchestrator.programs.cargo import Builder, BuildResult
+from orchestrator.programs.cargo import Builder
 from orchestrator.spec.config import ExperimentsFile
 from orchestrator.spec.plan import PlannedRun, builds_needed
 

@@ -14,12 +14,9 @@ from rich.progress import Progress as RichProgress
 from rich.text import Text
 
 from orchestrator.data.durations import format_duration
-from orchestrator.data.parse import ParseResult
-from orchestrator.programs.cargo import BuildResult
-from orchestrator.run.runner import RunRecord
-from orchestrator.spec.plan import RunDef
+from orchestrator.data.records import BuildResult, ParseResult, Role, RunDef, RunRecord, Status
 
-STYLE = {"ok": "green", "failed": "red", "skipped": "yellow"}
+STYLE = {Status.OK: "green", Status.FAILED: "red", Status.SKIPPED: "yellow"}
 HEADLINE_METHODS = ("with_sync", "device_time", "first_call_after_sync", "first_call",
                     "warmup_timed_run")
 
@@ -57,7 +54,7 @@ class Progress:
         self.console.print(Text(text, style="dim"))
 
     def build_done(self, result: BuildResult) -> None:
-        if result.status == "ok":
+        if result.status == Status.OK:
             self.console.print(Text.assemble(("  build ", "green"),
                                              f"{result.name}: {result.outcome}"))
         else:
@@ -74,12 +71,12 @@ class Progress:
         if not self.show:
             return
         style = STYLE.get(rec.status, "white")
-        role = " (priming)" if rec.role == "priming" else ""
-        detail = rec.reason if rec.status != "ok" else headline(parsed)
+        role = " (priming)" if rec.role == Role.PRIMING else ""
+        detail = rec.reason if rec.status != Status.OK else headline(parsed)
         self.console.print(Text.assemble((f"{rec.status:7} ", style),
                                          f"{rec.run.describe()}{role}"
                                          f"{': ' + detail if detail else ''}"))
-        if self.bar is not None and self.task is not None and rec.role == "measure":
+        if self.bar is not None and self.task is not None and rec.role == Role.MEASURE:
             self.bar.advance(self.task)
             self.bar.refresh()
 

@@ -1,30 +1,32 @@
-"""Run one benchmark process: explicit environment, chosen folder, cache action, timeout.
+"""Run one benchmark: explicit environment, chosen folder, cache action, timeout, record.
 
-The orchestrator does nothing while a measured program runs: output goes to files (no pipe to
-drain, no thread), and the parent only waits. A crash, a non-zero exit, a signal, a timeout
-(the whole process group is killed), empty, partial or over-long output becomes a failed record
-with the stderr tail, never an exception that stops the sweep.
+The process itself is `process.spawn`'s; whether the run failed is `records.classify`'s. A
+crash, a non-zero exit, a signal, a timeout, empty, partial or over-long output becomes a failed
+record with the stderr tail, never an exception that stops the sweep.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import select
 import shutil
-import signal
-import subprocess
-import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator import signals
+from orchestrator.data.records import (
+    CacheAction,
+    CacheState,
+    Role,
+    RunDef,
+    RunRecord,
+    Status,
+    classify,
+)
 from orchestrator.errors import CacheSafetyError
-from orchestrator.run.cache import CacheState, cache_dir_for, config_override, remove_cache
+from orchestrator.run.cache import CacheContents, cache_dir_for, config_override, remove_cache
 from orchestrator.run.machine import Load
-from orchestrator.spec.plan import RunDef
+from orchestrator.run.process import spawn
 
 # What a measured process inherits from the orchestrator's environment; everything else is set
 # explicitly per run, so nothing leaks from one run (or from the user's shell) into the next.
@@ -33,73 +35,6 @@ PASS_THROUGH = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE",
                 "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "SYSTEMROOT")
 TORCH_THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                      "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
-OUTPUT_CAP = 32 * 1024 * 1024  # bytes of stdout/stderr kept per run
-STDERR_TAIL = 2000
-
-
-@dataclass
-class Outcome:
-    """What one process did."""
-
-    returncode: int | None
-    timed_out: bool
-    wall_s: float
-    stdout: bytes
-    stderr: bytes
-    truncated: bool = False
-
-    def failure(self, timeout_s: float) -> str | None:
-        if self.timed_out:
-            return f"timed out after {timeout_s:g} s (process group killed)"
-        if self.returncode is None:
-            return "did not start"
-        if self.returncode < 0:
-            try:
-                name = signal.Signals(-self.returncode).name
-            except ValueError:
-                name = str(-self.returncode)
-            return f"killed by signal {name}"
-        if self.returncode != 0:
-            return f"exited with status {self.returncode}"
-        if self.truncated:  # the figures after the cut are lost: the run cannot be trusted
-            return f"output cut at {OUTPUT_CAP} bytes (the rest is lost)"
-        if not self.stdout.strip():
-            return "printed nothing"
-        if not self.stdout.endswith(b"\n"):
-            return "output ends in a partial line"
-        return None
-
-
-@dataclass
-class RunRecord:
-    """Everything kept about one run, measured or not."""
-
-    run: RunDef
-    role: str = "measure"  # measure | priming
-    status: str = "ok"  # ok | failed | skipped
-    reason: str = ""
-    started_at: float = 0.0
-    ended_at: float = 0.0
-    wall_s: float | None = None
-    returncode: int | None = None
-    load_before: dict[str, float] | None = None
-    load_after: dict[str, float] | None = None
-    gate: dict[str, Any] | None = None
-    argv: list[str] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
-    cwd: str = ""
-    cache: dict[str, Any] | None = None
-    stdout: bytes = b""
-    stderr: bytes = b""
-    artifacts: dict[str, bytes] = field(default_factory=dict)
-    expect_failure: bool = False
-
-    @property
-    def run_id(self) -> str:
-        return self.run.run_id + ("-prime" if self.role == "priming" else "")
-
-    def stderr_tail(self) -> str:
-        return self.stderr[-STDERR_TAIL:].decode("utf-8", "replace").strip()
 
 
 @dataclass(frozen=True)
@@ -148,90 +83,6 @@ def program_argv(run: RunDef, ctx: RunContext, out_dir: Path | None) -> list[str
     return argv
 
 
-def spawn(argv: list[str], env: dict[str, str], cwd: Path, timeout_s: float) -> Outcome:
-    """Run a process in its own group with output to files; kill the group on timeout/Ctrl-C."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        with signals.deferred() as noted:
-            try:
-                proc: subprocess.Popen[bytes] | None = subprocess.Popen(
-                    argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                    start_new_session=True)
-            except OSError as exc:
-                proc, error = None, f"cannot start {argv[0]}: {exc}"
-        if noted:  # Ctrl-C while it started: acted on now that its group is known
-            if proc is not None:
-                _kill_group(proc)
-            raise KeyboardInterrupt
-        if proc is None:
-            return Outcome(None, False, 0.0, b"", error.encode())
-        timed_out = False
-        try:
-            timed_out = not _wait_exit(proc, timeout_s)
-        finally:
-            wall = time.perf_counter() - start
-            _kill_group(proc)  # also reaps children a finished program left behind
-        outcome = []
-        for fh in (out, err):
-            fh.seek(0)
-            # read what is there: read(n) allocates n bytes up front (32 MiB, every run)
-            data = fh.read(min(os.fstat(fh.fileno()).st_size, OUTPUT_CAP + 1))
-            outcome.append((data[:OUTPUT_CAP], len(data) > OUTPUT_CAP))
-    (stdout, cut_out), (stderr, cut_err) = outcome
-    return Outcome(proc.returncode, timed_out, wall, stdout, stderr, cut_out or cut_err)
-
-
-def _wait_exit(proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
-    """Sleep in the kernel until `proc` exits (True) or `timeout_s` passes (False).
-
-    `Popen.wait(timeout)` polls: it wakes up to 20 times a second while the program runs and
-    notices the exit up to 50 ms late, which both disturbs the measured program and inflates
-    `wall_s`. A pidfd (Linux) or a kqueue exit event (macOS) wakes us exactly once, at the exit.
-    """
-    if hasattr(os, "pidfd_open"):
-        try:
-            fd = os.pidfd_open(proc.pid)
-        except OSError:  # a kernel without pidfds (< 5.3): poll the old way
-            return _poll_exit(proc, timeout_s)
-        try:
-            poller = select.poll()
-            poller.register(fd, select.POLLIN)
-            if not poller.poll(min(timeout_s * 1000, 2**31 - 1)):  # ms, as poll() takes
-                return False
-        finally:
-            os.close(fd)
-    elif hasattr(select, "kqueue"):
-        queue = select.kqueue()
-        try:
-            event = select.kevent(proc.pid, select.KQ_FILTER_PROC,
-                                  select.KQ_EV_ADD | select.KQ_EV_ONESHOT, select.KQ_NOTE_EXIT)
-            if not queue.control([event], 1, timeout_s):
-                return False
-        except ProcessLookupError:  # it exited before the event was added
-            pass
-        finally:
-            queue.close()
-    else:
-        return _poll_exit(proc, timeout_s)
-    proc.wait()  # it has exited: this only reaps it
-    return True
-
-
-def _poll_exit(proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
-    try:
-        proc.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        return False
-    return True
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=10)
-
-
 def wait_quiet(max_load1: float | None, max_wait_s: float, poll_s: float) -> dict[str, Any]:
     """Wait until the 1-minute load is under `max_load1` (bounded); record what happened."""
     start = time.monotonic()
@@ -247,7 +98,7 @@ def wait_quiet(max_load1: float | None, max_wait_s: float, poll_s: float) -> dic
 
 def prepare_cache(run: RunDef, project: Path) -> dict[str, Any] | None:
     """Apply the run's cache action; the record says what was removed. Raises CacheSafetyError."""
-    if run.program != "burn" or run.cache == "none":
+    if run.program != "burn" or run.cache is CacheState.NONE:
         return None
     cwd = program_cwd(run, project)
     override = config_override(cwd)
@@ -255,9 +106,9 @@ def prepare_cache(run: RunDef, project: Path) -> dict[str, Any] | None:
         raise CacheSafetyError(f"{override} may move burn's cache; remove it for cache sweeps")
     path = cache_dir_for(cwd)
     info: dict[str, Any] = {"path": str(path), "action": run.cache_action}
-    if run.cache_action == "delete":
+    if run.cache_action is CacheAction.DELETE:
         info["removed"] = asdict(remove_cache(path, project / "bench_rust"))
-    info["before"] = asdict(CacheState.of(path))
+    info["before"] = asdict(CacheContents.of(path))
     return info
 
 
@@ -271,42 +122,37 @@ def _fresh_dir(path: Path) -> str | None:
     return None
 
 
-def execute(run: RunDef, ctx: RunContext, role: str = "measure",
+def execute(run: RunDef, ctx: RunContext, role: Role = Role.MEASURE,
             gate: dict[str, Any] | None = None) -> RunRecord:
     """Run one program to the end and return its record (never raises for program faults)."""
     record = RunRecord(run=run, role=role, gate=gate, cwd=str(program_cwd(run, ctx.project)))
     try:
-        record.cache = prepare_cache(run, ctx.project) if role == "measure" else None
+        record.cache = prepare_cache(run, ctx.project) if role == Role.MEASURE else None
     except CacheSafetyError as exc:
-        record.status, record.reason = "failed", str(exc)
+        record.status, record.reason = Status.FAILED, str(exc)
         return record
     out_dir = ctx.scratch / record.run_id if run.mode == "accuracy" else None
     problem = _fresh_dir(out_dir) if out_dir is not None else None
     if problem is not None:
-        record.status, record.reason = "failed", problem
+        record.status, record.reason = Status.FAILED, problem
         return record
     record.argv = program_argv(run, ctx, out_dir)
     record.env = program_env(run)
     record.load_before = asdict(Load.now())
     record.started_at = time.time()
-    outcome = spawn(record.argv, record.env, Path(record.cwd), run.timeout_s)
+    record.outcome = outcome = spawn(record.argv, record.env, Path(record.cwd), run.timeout_s)
     record.ended_at = time.time()
     record.load_after = asdict(Load.now())
     record.wall_s, record.returncode = outcome.wall_s, outcome.returncode
     record.stdout, record.stderr = outcome.stdout, outcome.stderr
     if record.cache is not None:
-        after = CacheState.of(Path(record.cache["path"]))
-        before = CacheState(**record.cache["before"])
+        after = CacheContents.of(Path(record.cache["path"]))
+        before = CacheContents(**record.cache["before"])
         record.cache["after"] = asdict(after)
         record.cache["wrote"] = after.written_since(before)
-    failure = outcome.failure(run.timeout_s)
     if out_dir is not None:
         record.artifacts = {p.name: p.read_bytes() for p in sorted(out_dir.glob("*.npy"))}
         shutil.rmtree(out_dir, ignore_errors=True)
-        if failure is None and not record.artifacts:
-            failure = "wrote no .npy arrays"
-    if failure is not None:
-        tail = record.stderr_tail()
-        record.status = "failed"
-        record.reason = failure + (f": {tail.splitlines()[-1]}" if tail else "")
+    # what the process did; its figures are checked once the sweep has parsed them
+    record.status, record.reason = classify(record)
     return record

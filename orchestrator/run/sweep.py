@@ -13,16 +13,27 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from orchestrator.data.parse import Context, ParseResult, parse_text
+from orchestrator.data.parse import parse_text
+from orchestrator.data.records import (
+    BuildResult,
+    CacheAction,
+    Context,
+    ParseResult,
+    Role,
+    RunDef,
+    RunRecord,
+    Status,
+    classify,
+)
 from orchestrator.data.store import Store
 from orchestrator.errors import CacheSafetyError, InputError
-from orchestrator.programs.cargo import Builder, BuildResult
-from orchestrator.run.cache import CacheState, cache_dir_for, config_override
+from orchestrator.programs.cargo import Builder
+from orchestrator.run.cache import CacheContents, cache_dir_for, config_override
 from orchestrator.run.machine import capabilities, cpu_count, host_facts
 from orchestrator.run.progress import Progress
-from orchestrator.run.runner import RunContext, RunRecord, execute, program_cwd, wait_quiet
+from orchestrator.run.runner import RunContext, execute, program_cwd, wait_quiet
 from orchestrator.spec import config as config_mod
-from orchestrator.spec.plan import PlannedRun, RunDef, builds_needed, expand
+from orchestrator.spec.plan import PlannedRun, builds_needed, expand
 
 
 class Interrupted(Exception):
@@ -42,37 +53,42 @@ class SweepSummary:
     def exit_code(self) -> int:
         # runs that failed before a resume count too: the exit code describes the sweep, not
         # where it happened to be interrupted
-        return 1 if self.counts["failed"] or self.counts["failed earlier"] else 0
+        return 1 if self.counts[Status.FAILED] or self.counts["failed earlier"] else 0
 
 
 def parse_record(rec: RunRecord) -> ParseResult:
     run = rec.run
-    context = Context(framework=run.program, threads=None,
-                      cache=None if run.cache == "none" else run.cache,
+    context = Context(framework=run.program, threads=None, cache=run.cache,
                       process=run.process, warmup=run.warmup)
     return parse_text(rec.stdout.decode("utf-8", "replace"), context)
 
 
-def check_figures(rec: RunRecord, parsed: ParseResult) -> None:
-    """A run that exited 0 but printed no figure measured nothing: that is a failure."""
-    if rec.status == "ok" and rec.run.mode != "accuracy" and not parsed.figures:
-        rec.status = "failed"
-        rec.reason = f"printed no figures ({len(parsed.unknown)} unknown lines)"
-        tail = rec.stderr_tail()
-        if tail:  # a program that measured nothing usually says why on stderr
-            rec.reason += f": {tail.splitlines()[-1]}"
+def plan(config_path: Path, only: list[str] | None = None, python: str = sys.executable,
+         assume: list[str] | None = None) -> tuple[config_mod.ExperimentsFile,
+                                                   list[PlannedRun]]:
+    """The runs of the selected experiments on this machine; no results folder needed.
+
+    `assume` pretends capabilities are present (to build for another machine)."""
+    config = config_mod.load(config_path)
+    unknown = [name for name in only or [] if name not in config.experiments]
+    if unknown:
+        raise InputError(f"--only: no experiment named {', '.join(unknown)} in "
+                         f"{config_path} (known: {', '.join(config.experiments)})")
+    caps = capabilities(python)
+    caps.update(dict.fromkeys(assume or []))
+    return config, expand(config, caps, cpu_count(), only)
 
 
 def _needs_priming(planned: PlannedRun, project: Path) -> bool:
     run = planned.run
-    if run.cache_action != "ensure":
+    if run.cache_action is not CacheAction.ENSURE:
         return False
     cwd = program_cwd(run, project)
     try:
         cache = cache_dir_for(cwd)
     except CacheSafetyError:
         return False  # the measured run fails with the reason; priming would be wasted
-    return config_override(cwd) is None and CacheState.of(cache).files == 0
+    return config_override(cwd) is None and CacheContents.of(cache).files == 0
 
 
 class Sweep:
@@ -86,16 +102,8 @@ class Sweep:
     def plan(self, config_path: Path, only: list[str] | None,
              assume: list[str] | None = None) -> tuple[config_mod.ExperimentsFile,
                                                        list[PlannedRun]]:
-        """The runs of the selected experiments; `assume` pretends capabilities are present
-        (to build for another machine)."""
-        config = config_mod.load(config_path)
-        unknown = [name for name in only or [] if name not in config.experiments]
-        if unknown:
-            raise InputError(f"--only: no experiment named {', '.join(unknown)} in "
-                             f"{config_path} (known: {', '.join(config.experiments)})")
-        caps = capabilities(self.python)
-        caps.update(dict.fromkeys(assume or []))
-        return config, expand(config, caps, cpu_count(), only)
+        """The module's `plan` with this sweep's Python."""
+        return plan(config_path, only, self.python, assume)
 
     def run(self, config_path: Path, only: list[str] | None = None, new: bool = False,
             retry_failed: bool = False) -> SweepSummary:
@@ -121,12 +129,12 @@ class Sweep:
         store, sweep_id = self.store, summary.sweep_id
         finished = store.finished_runs(sweep_id)
         todo = [p for p in planned if p.run.run_id not in finished or
-                (retry_failed and finished[p.run.run_id] == "failed")]
+                (retry_failed and finished[p.run.run_id] == Status.FAILED)]
         summary.counts["already done"] = len(planned) - len(todo)
         redo = {p.run.run_id for p in todo}
         summary.counts["failed earlier"] = sum(
             1 for p in planned if p.run.run_id not in redo and not p.expect_failure
-            and finished[p.run.run_id] == "failed")
+            and finished[p.run.run_id] == Status.FAILED)
         runnable = [p for p in todo if p.skip_reason is None]
         builds = self._builds(config, runnable, sweep_id)
         binaries = {n: b.binary for n, b in builds.items() if b.binary is not None}
@@ -143,11 +151,11 @@ class Sweep:
 
     @staticmethod
     def _count(rec: RunRecord, summary: SweepSummary) -> None:
-        status = rec.status
-        if status == "failed" and rec.expect_failure:
+        status: str = rec.status
+        if status == Status.FAILED and rec.expect_failure:
             status = "failed (expected)"
         summary.counts[status] += 1
-        if status == "failed":
+        if status == Status.FAILED:
             summary.failures.append(f"{rec.run.describe()}: {rec.reason}")
 
     def _builds(self, config: config_mod.ExperimentsFile, runnable: list[PlannedRun],
@@ -168,30 +176,28 @@ class Sweep:
         self.progress.begin(run)
         build = builds.get(run.build or "")
         if planned.skip_reason is not None:
-            rec = RunRecord(run=run, status="skipped", reason=planned.skip_reason)
-        elif build is not None and build.status != "ok":
+            rec = RunRecord(run=run, status=Status.SKIPPED, reason=planned.skip_reason)
+        elif build is not None and build.status != Status.OK:
             first = build.error.splitlines()[0] if build.error else "no error text"
-            rec = RunRecord(run=run, status="failed", reason=f"build {build.name} failed: {first}")
+            rec = RunRecord(run=run, status=Status.FAILED,
+                            reason=f"build {build.name} failed: {first}")
         else:
             if _needs_priming(planned, self.project):
-                self._record(self._measure(replace(run), ctx, config, "priming"), sweep_id)
-            rec = self._measure(run, ctx, config, "measure")
+                self._record(self._measure(replace(run), ctx, config, Role.PRIMING), sweep_id)
+            rec = self._measure(run, ctx, config, Role.MEASURE)
         rec.expect_failure = planned.expect_failure
         self._record(rec, sweep_id)
         return rec
 
     def _measure(self, run: RunDef, ctx: RunContext, config: config_mod.ExperimentsFile,
-                 role: str) -> RunRecord:
+                 role: Role) -> RunRecord:
         quiet = config.defaults.quiet
         gate = wait_quiet(quiet.max_load1, quiet.max_wait_s, quiet.poll_s)
         return execute(run, ctx, role=role, gate=gate)
 
     def _record(self, rec: RunRecord, sweep_id: str) -> None:
         parsed = parse_record(rec) if rec.stdout else None
-        if parsed is not None:
-            check_figures(rec, parsed)
-        elif rec.status == "ok" and rec.run.mode != "accuracy":
-            rec.status, rec.reason = "failed", "printed nothing"
+        rec.status, rec.reason = classify(rec, parsed)
         self.store.record_run(sweep_id, rec, parsed)
         self.progress.run_done(rec, parsed)
 

@@ -6,14 +6,13 @@ measurement and the run is new; keep it and a resumed sweep knows the run is alr
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field, fields
-from functools import cached_property
-from typing import Any
+from dataclasses import dataclass
 
+from orchestrator.data.records import CacheAction, CacheState, RunDef
 from orchestrator.spec.config import Build, Experiment, ExperimentsFile, Target
+
+__all__ = ["PlannedRun", "RunDef", "builds_needed", "expand"]
 
 # Devices whose runs need something the host may lack, beyond the target's own `requires`.
 DEVICE_NEEDS = {
@@ -31,85 +30,23 @@ CACHED_DEVICES = ("cuda", "metal", "vulkan")
 
 
 @dataclass(frozen=True)
-class RunDef:
-    """Everything that defines one measured process."""
-
-    experiment: str
-    program: str
-    device: str
-    mode: str
-    shape: tuple[int, int]
-    reps: int
-    build: str | None = None
-    crate: str | None = None
-    features: tuple[str, ...] = ()
-    threads: int | None = None
-    cache: str = "none"  # the state the process should find: cold | warm | none
-    cache_action: str = "none"  # delete | ensure | none, done before the process starts
-    warmup: str | None = None
-    timed_runs: int | None = None
-    process: int = 1
-    processes: int = 1
-    samples: bool = True
-    env: tuple[tuple[str, str], ...] = ()
-    timeout_s: float = field(default=600, compare=False)
-
-    def definition(self) -> dict[str, Any]:
-        """The fields as a dict. Every field is a string, a number or a tuple of them, so this
-        equals `dataclasses.asdict` without its deep copy (a sixth of the cost, paid per run)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    @classmethod
-    def from_definition(cls, definition: dict[str, Any]) -> RunDef:
-        """The run a stored `definition()` describes (JSON turned the tuples into lists)."""
-        fixed = dict(definition)
-        fixed["shape"] = tuple(fixed["shape"])
-        fixed["features"] = tuple(fixed["features"])
-        fixed["env"] = tuple(tuple(pair) for pair in fixed["env"])
-        return cls(**fixed)
-
-    @cached_property  # asked for several times per run; the fields are frozen
-    def run_id(self) -> str:
-        definition = self.definition()
-        definition.pop("timeout_s")  # a longer timeout measures the same thing
-        blob = json.dumps(definition, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-    @property
-    def shape_text(self) -> str:
-        return f"{self.shape[0]}x{self.shape[1]}"
-
-    def describe(self) -> str:
-        """One human line: what this run is."""
-        what = f"burn {self.build}" if self.program == "burn" else "torch"
-        parts = [f"{self.experiment}: {what} {self.device} {self.mode} {self.shape_text}"]
-        if self.threads is not None:
-            parts.append(f"threads {self.threads}")
-        if self.cache != "none":
-            parts.append(f"{self.cache} cache")
-        if self.warmup:
-            parts.append(f"warm-up {self.warmup}")
-        if self.processes > 1:
-            parts.append(f"process {self.process}/{self.processes}")
-        return ", ".join(parts)
-
-
-@dataclass(frozen=True)
 class PlannedRun:
     run: RunDef
     skip_reason: str | None = None
     expect_failure: bool = False
 
 
-def _cache_series(state: str, processes: int) -> Iterator[tuple[int, str, str]]:
+def _cache_series(state: CacheState,
+                  processes: int) -> Iterator[tuple[int, CacheState, CacheAction]]:
     """(process, cache label, action): a cold series is cold only before its first process."""
     for process in range(1, processes + 1):
-        if state == "none":
-            yield process, "none", "none"
+        if state is CacheState.NONE:
+            yield process, CacheState.NONE, CacheAction.NONE
         elif process == 1:
-            yield process, state, "delete" if state == "cold" else "ensure"
+            yield process, state, (CacheAction.DELETE if state is CacheState.COLD
+                                   else CacheAction.ENSURE)
         else:
-            yield process, "warm", "none"
+            yield process, CacheState.WARM, CacheAction.NONE
 
 
 def _threads(target: Target, exp: Experiment, cores: int) -> list[int | None]:
@@ -147,7 +84,7 @@ def _expand_experiment(config: ExperimentsFile, name: str, exp: Experiment,
         build = config.builds[target.build] if target.build else None
         reason = _skip_reason(target, build, caps)
         cached = target.program == "burn" and target.device in CACHED_DEVICES
-        caches = exp.cache if cached else ("none",)
+        caches = [CacheState(c) for c in exp.cache] if cached else [CacheState.NONE]
         warmups: tuple[str | None, ...] = exp.warmup if exp.mode == "warm" else (None,)
         for shape in exp.shapes or (d.shape,):
             for threads in _threads(target, exp, cores):

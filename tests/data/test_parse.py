@@ -10,6 +10,7 @@ import random
 import pytest
 
 from orchestrator.data.parse import Context, Figure, Header, Samples, parse_lines, parse_text
+from orchestrator.data.records import CacheState
 
 from ..conftest import PROJECT
 
@@ -110,7 +111,8 @@ def test_chapter_accuracy_table(chapter: list[Figure]) -> None:
     fig = one(rows, stat="max_abs_ref")
     assert (fig.label, fig.device, fig.framework, fig.value) == ("", "", None, 1.095)
     # The table speaks for many builds: no single run's threads leak into its rows.
-    assert {(f.threads, f.process, f.cache, f.runs) for f in rows} == {(None, None, None, None)}
+    assert {(f.threads, f.process, f.cache, f.runs) for f in rows} == {
+        (None, None, CacheState.NONE, None)}
 
 
 def test_chapter_warmup_puzzle(chapter: list[Figure]) -> None:
@@ -216,10 +218,11 @@ def test_samples() -> None:
                         "# samples cuda 8x8 matmul with sync:\n")
     first, second, empty = result.samples
     assert first == Samples("mps", "1024x1024", "matmul", "no_sync", "no sync",
-                            (2.8166e-05, 3.5458e-05, 4e-05), 2, None, "torch")
+                            (2.8166e-05, 3.5458e-05, 4e-05), 2, None, "torch", 1)
     assert type(first) is Samples
     assert (second.method, second.framework, second.values) == ("readback", "burn", (0.5,))
     assert empty.values == ()
+    assert second.summary_line is None and empty.summary_line is None  # no summary line above
     assert len(result.figures) == 2 and result.unknown == []
 
 
@@ -261,13 +264,13 @@ def test_accuracy_forms() -> None:
 @pytest.mark.parametrize(
     ("section", "want"),
     [
-        ("### burn cuda process 3", ("burn", None, None, 3, None)),
-        ("### torch cpu threads 4", ("torch", 4, None, None, None)),
-        ("### PyTorch, OMP_NUM_THREADS=2", ("torch", 2, None, None, None)),
+        ("### burn cuda process 3", ("burn", None, CacheState.NONE, 3, None)),
+        ("### torch cpu threads 4", ("torch", 4, CacheState.NONE, None, None)),
+        ("### PyTorch, OMP_NUM_THREADS=2", ("torch", 2, CacheState.NONE, None, None)),
         ("### RAYON_NUM_THREADS=16, warm cache", (None, 16, "warm", None, None)),
         ("### Cold cache, warm-up KEPT", (None, None, "cold", None, "kept")),
-        ("### torch vs burn", (None, None, None, None, None)),
-        ("###", (None, None, None, None, None)),
+        ("### torch vs burn", (None, None, CacheState.NONE, None, None)),
+        ("###", (None, None, CacheState.NONE, None, None)),
     ],
 )
 def test_section_context(section: str, want: tuple[object, ...]) -> None:
@@ -413,7 +416,7 @@ def test_figures_are_real_frozen_figures() -> None:
     fig = parse_text("mps: device init 1ms").figures[0]
     assert type(fig) is Figure
     assert fig == Figure("torch", "mps", "mps", None, None, "device_init", "device init", "value",
-                         1e-3, None, None, None, None, None, None, None, 1)
+                         1e-3, None, None, CacheState.NONE, None, None, None, None, 1)
     assert hash(fig) == hash(dataclasses.replace(fig))
     with pytest.raises(dataclasses.FrozenInstanceError):
         fig.value = 2.0  # type: ignore[misc]

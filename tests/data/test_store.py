@@ -12,10 +12,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator.data.parse import parse_text
+from orchestrator.data.records import RunDef, RunRecord
 from orchestrator.data.store import Store
 from orchestrator.errors import InputError, StoreBusyError, StoreError
-from orchestrator.run.runner import RunRecord
-from orchestrator.spec.plan import RunDef
 
 from ..conftest import PROJECT
 

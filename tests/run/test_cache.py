@@ -9,7 +9,7 @@ import pytest
 
 from orchestrator.errors import CacheSafetyError
 from orchestrator.run.cache import (
-    CacheState,
+    CacheContents,
     cache_dir_for,
     check_removable,
     config_override,
@@ -95,11 +95,11 @@ def test_symlinks_out_are_refused(tmp_path: Path) -> None:
 def test_cache_state_sees_a_write(tmp_path: Path) -> None:
     rust = _tree(tmp_path)
     cache = rust / "target" / "environment"
-    before = CacheState.of(cache)
+    before = CacheContents.of(cache)
     (cache / "autotune" / "new.json").write_text("{}")
-    after = CacheState.of(cache)
+    after = CacheContents.of(cache)
     assert after.written_since(before) and after.files == 2
-    assert not CacheState.of(cache).written_since(after)
+    assert not CacheContents.of(cache).written_since(after)
     check_removable(cache, rust)  # the real cache is accepted
 
 

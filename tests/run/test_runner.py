@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from orchestrator.run import runner
+from orchestrator.run import process
 from orchestrator.run.runner import RunContext, execute, program_argv, program_env
 from orchestrator.spec.plan import RunDef
 
@@ -72,29 +69,11 @@ def test_invalid_utf8_is_kept_verbatim(tmp_path: Path) -> None:
 
 
 def test_huge_output_is_capped_not_fatal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner, "OUTPUT_CAP", 1_000_000)
+    monkeypatch.setattr(process, "OUTPUT_CAP", 1_000_000)
     rec = run_fake(tmp_path, "for _ in range(5000): sys.stdout.write('x' * 999 + '\\n')")
     assert len(rec.stdout) == 1_000_000
     assert rec.status == "failed"  # what came after the cut (figures too) is lost
     assert rec.reason.startswith("output cut at 1000000 bytes")
-
-
-def test_ctrl_c_while_a_program_starts_still_kills_it(tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    started: list[subprocess.Popen[bytes]] = []
-    real_popen = subprocess.Popen
-
-    def popen_then_ctrl_c(*args: Any, **kw: Any) -> subprocess.Popen[bytes]:
-        started.append(real_popen(*args, **kw))
-        os.kill(os.getpid(), signal.SIGINT)  # arrives before Popen() has returned the pid
-        return started[-1]
-
-    monkeypatch.setattr(runner.subprocess, "Popen", popen_then_ctrl_c)
-    program = fake(tmp_path, "time.sleep(300)")
-    with pytest.raises(KeyboardInterrupt):
-        runner.spawn([str(program)], {}, tmp_path, 60)
-    assert started and _dead(started[0].pid), "the program outlived the Ctrl-C"
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_unwritable_scratch_is_a_failed_accuracy_run(tmp_path: Path) -> None:
@@ -157,30 +136,6 @@ def test_argv_of_each_mode() -> None:
     assert program_argv(acc, ctx, Path("/out")) == [
         "/py", str(PROJECT / "bench_py" / "exec_gpu.py"), "--device", "cpu", "--mode",
         "accuracy", "--shape", "256x256", "--reps", "1", "--threads", "1", "--out", "/out"]
-
-
-def test_wait_is_one_kernel_sleep_and_falls_back_to_polling(tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """The exit wait blocks on a pidfd (Linux) or kqueue (macOS): a timeout, an exit and a
-    kernel without pidfds all give the same answers as Popen.wait(timeout)."""
-    sleeper = subprocess.Popen(["sleep", "300"], start_new_session=True)
-    try:
-        assert runner._wait_exit(sleeper, 0.2) is False  # still running: a timeout
-        sleeper.kill()
-        assert runner._wait_exit(sleeper, 60) is True
-        assert sleeper.returncode == -signal.SIGKILL
-    finally:
-        sleeper.kill()
-        sleeper.wait()
-
-    def no_pidfd(pid: int) -> int:
-        raise OSError(38, "Function not implemented")
-
-    monkeypatch.setattr(runner.os, "pidfd_open", no_pidfd, raising=False)
-    out = runner.spawn(["sh", "-c", "echo done"], {"PATH": os.environ["PATH"]}, tmp_path, 60)
-    assert (out.returncode, out.timed_out, out.stdout) == (0, False, b"done\n")
-    out = runner.spawn(["sleep", "300"], {"PATH": os.environ["PATH"]}, tmp_path, 0.2)
-    assert out.timed_out and out.returncode == -signal.SIGKILL
 
 
 def test_quiet_gate_waits_bounded_and_records_it() -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import get_args
 
 from orchestrator.spec import config
+from orchestrator.spec.config import Capability
 from orchestrator.spec.plan import builds_needed, expand
 
 from ..conftest import PROJECT
@@ -74,3 +77,13 @@ def test_builds_needed_only_for_runnable_runs(tmp_path: Path) -> None:
     assert list(builds_needed(cfg, planned)) == ["template", "default", "x86-v4", "accelerate"]
     cfg, planned = _plan(NVIDIA, only=["methods"])
     assert list(builds_needed(cfg, planned)) == ["cuda"]
+
+
+def test_run_ids_of_the_experiments_file_never_change() -> None:
+    """A run id hashes the run's definition: resume and the committed stores depend on it.
+    tests/data/plan_run_ids.json was computed before the records moved into data/records.py
+    (every capability present, 8 cores); the same file must give the same ids, in order."""
+    want = json.loads((PROJECT / "tests" / "data" / "plan_run_ids.json").read_text())
+    caps: dict[str, str | None] = dict.fromkeys(get_args(Capability))
+    planned = expand(config.load(PROJECT / "experiments.yaml"), caps, 8)
+    assert [[p.run.run_id, p.run.describe()] for p in planned] == want

@@ -1,0 +1,58 @@
+"""One process: started in its own group, waited for in one kernel sleep, killed with its
+group, Ctrl-C while it starts included (fake programs)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orchestrator.run import process
+
+from .test_runner import _dead, fake
+
+
+def test_ctrl_c_while_a_program_starts_still_kills_it(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[subprocess.Popen[bytes]] = []
+    real_popen = subprocess.Popen
+
+    def popen_then_ctrl_c(*args: Any, **kw: Any) -> subprocess.Popen[bytes]:
+        started.append(real_popen(*args, **kw))
+        os.kill(os.getpid(), signal.SIGINT)  # arrives before Popen() has returned the pid
+        return started[-1]
+
+    monkeypatch.setattr(process.subprocess, "Popen", popen_then_ctrl_c)
+    program = fake(tmp_path, "time.sleep(300)")
+    with pytest.raises(KeyboardInterrupt):
+        process.spawn([str(program)], {}, tmp_path, 60)
+    assert started and _dead(started[0].pid), "the program outlived the Ctrl-C"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_wait_is_one_kernel_sleep_and_falls_back_to_polling(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exit wait blocks on a pidfd (Linux) or kqueue (macOS): a timeout, an exit and a
+    kernel without pidfds all give the same answers as Popen.wait(timeout)."""
+    sleeper = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        assert process._wait_exit(sleeper, 0.2) is False  # still running: a timeout
+        sleeper.kill()
+        assert process._wait_exit(sleeper, 60) is True
+        assert sleeper.returncode == -signal.SIGKILL
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+    def no_pidfd(pid: int) -> int:
+        raise OSError(38, "Function not implemented")
+
+    monkeypatch.setattr(process.os, "pidfd_open", no_pidfd, raising=False)
+    out = process.spawn(["sh", "-c", "echo done"], {"PATH": os.environ["PATH"]}, tmp_path, 60)
+    assert (out.returncode, out.timed_out, out.stdout) == (0, False, b"done\n")
+    out = process.spawn(["sleep", "300"], {"PATH": os.environ["PATH"]}, tmp_path, 0.2)
+    assert out.timed_out and out.returncode == -signal.SIGKILL
