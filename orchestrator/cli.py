@@ -223,7 +223,9 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     result = compare.compare(compare.load_side(args.a), compare.load_side(args.b),
                              args.min_effect)
     written = compare_output.write(result, args.out)
-    compare_output.show(result, Console(highlight=False))
+    # a table for a wide terminal; piped (CI logs) rich would squeeze it into 80 columns
+    compare_output.show(result, Console(highlight=False,
+                                        width=None if sys.stdout.isatty() else 160))
     console.print(f"wrote {', '.join(str(p) for p in written)}", markup=False)
     return 1 if any(result.verdicts()[v] for v in args.fail_on) else 0
 

@@ -1,0 +1,183 @@
+"""What `compare` lists before any verdict: how the two sides' machines and settings differ.
+
+A side's facts come from its sweep's host facts (OS, CPU, GPUs and driver, torch and its BLAS,
+burn), the program headers it printed (torch and burn versions, burn's enabled features, which
+name its backend), its figures (the accelerators it ran on, precision, CPU thread counts) and
+its runs (1-minute load before each run; CPU governor and GPU clocks where a sweep recorded
+them). A captured log has no host facts: those read 'not recorded'. A fact neither side recorded
+is not listed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from orchestrator.data.dataset import Dataset
+from orchestrator.data.records import Header
+
+NOT_RECORDED = "not recorded"
+
+
+@dataclass
+class Side:
+    """One side of a comparison: where it came from, its dataset and its program headers."""
+
+    spec: str  # as the user wrote it
+    name: str  # 'h200@20261130-154152-599978', 'chapter_listings.log'
+    data: Dataset
+    headers: list[Header]
+    kind: str  # 'store' | 'log'
+    sweep: str | None = None
+
+
+@dataclass
+class Fact:
+    what: str
+    a: str
+    b: str
+
+    @property
+    def differs(self) -> bool:
+        return self.a != self.b
+
+
+def _join(values: Any) -> str | None:
+    found = sorted({str(v) for v in values if v is not None and str(v) not in ("", "nan")})
+    return ", ".join(found) if found else None
+
+
+def _gpus(side: Side) -> str | None:
+    return _join(g.get("name") for g in side.data.host.get("gpus") or [])
+
+
+def _driver(side: Side) -> str | None:
+    return _join(g.get("driver") for g in side.data.host.get("gpus") or [])
+
+
+def _accelerators(side: Side) -> str | None:
+    fig = side.data.figures
+    if fig.empty:
+        return None
+    devices = fig.loc[fig["status"].fillna("ok").eq("ok") & fig["value_s"].notna(), "device"]
+    return _join(d for d in devices if d not in ("cpu", "flex"))
+
+
+def _cpu(side: Side) -> str | None:
+    host = side.data.host
+    if not host.get("cpu_model"):
+        return None
+    cores = host.get("cores_usable") or host.get("cores_logical")
+    return f"{host['cpu_model']}" + (f", {cores} cores" if cores else "")
+
+
+def _os(side: Side) -> str | None:
+    host = side.data.host
+    return " ".join(str(host[k]) for k in ("os", "arch") if host.get(k)) or None
+
+
+def _header_versions(side: Side, kind: str) -> str | None:
+    return _join(h.version for h in side.headers if h.kind == kind)
+
+
+def _torch(side: Side) -> str | None:
+    return _header_versions(side, "torch") or (side.data.host.get("torch") or {}).get("version")
+
+
+def _torch_cuda(side: Side) -> str | None:
+    return (side.data.host.get("torch") or {}).get("cuda")
+
+
+def _blas(side: Side) -> str | None:
+    printed = _join(h.blas for h in side.headers if h.kind == "torch_blas")
+    return printed or (side.data.host.get("torch") or {}).get("blas")
+
+
+def _burn(side: Side) -> str | None:
+    return _header_versions(side, "burn") or side.data.host.get("burn")
+
+
+def _burn_features(side: Side) -> str | None:
+    sets = {", ".join(h.features) for h in side.headers if h.kind == "burn" and h.features}
+    return " | ".join(f"[{s}]" for s in sorted(sets)) or None
+
+
+def _precision(side: Side) -> str | None:
+    fig = side.data.figures
+    return _join(fig["precision"]) if "precision" in fig else None
+
+
+def _cpu_threads(side: Side) -> str | None:
+    fig = side.data.figures
+    if fig.empty:
+        return None
+    cpu = fig[fig["device"].isin(["cpu", "flex"]) & fig["value_s"].notna()]
+    return _join(int(t) for t in cpu["threads"].dropna())
+
+
+def _load(side: Side) -> str | None:
+    runs = side.data.runs
+    if runs.empty or "load1_before" not in runs:
+        return None
+    load = runs["load1_before"].dropna()
+    if load.empty:
+        return None
+    low, high = float(load.min()), float(load.max())
+    return f"{low:.2f}" if low == high else f"{low:.2f} – {high:.2f}"
+
+
+def _find(value: Any, word: str, path: str = "") -> Iterator[tuple[str, Any]]:
+    """(path, value) of every scalar whose key contains `word`, in nested dicts and lists."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _find(v, word, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, list):
+        for v in value:
+            yield from _find(v, word, path)
+    elif word in path.rsplit(".", 1)[-1].lower() and value not in (None, ""):
+        yield path, value
+
+
+def _recorded(word: str) -> Callable[[Side], str | None]:
+    """Host facts and per-run columns whose name contains `word` (governor, clock): whichever
+    names a sweep used for them, they are listed when present."""
+    def read(side: Side) -> str | None:
+        found = [f"{k}={v}" for k, v in _find(side.data.host, word)]
+        runs = side.data.runs
+        for col in [c for c in runs.columns if word in c.lower()] if not runs.empty else []:
+            values = runs[col].dropna()
+            if not values.empty:
+                found.append(f"{col}={_join(values)}")
+        return _join(found)
+    return read
+
+
+FACTS: list[tuple[str, Callable[[Side], str | None]]] = [
+    ("accelerators (devices of the figures)", _accelerators),
+    ("GPU", _gpus),
+    ("GPU driver", _driver),
+    ("CPU", _cpu),
+    ("OS", _os),
+    ("torch", _torch),
+    ("torch CUDA", _torch_cuda),
+    ("torch BLAS", _blas),
+    ("burn", _burn),
+    ("burn features (backend)", _burn_features),
+    ("precision", _precision),
+    ("CPU thread counts", _cpu_threads),
+    ("1-minute load before runs", _load),
+    ("CPU governor", _recorded("governor")),
+    ("GPU clocks", _recorded("clock")),
+]
+
+
+def machine_facts(a: Side, b: Side) -> list[Fact]:
+    """Every fact at least one side recorded, those that differ first."""
+    facts = []
+    for what, read in FACTS:
+        va, vb = read(a), read(b)
+        if va is None and vb is None:
+            continue
+        facts.append(Fact(what, va or NOT_RECORDED, vb or NOT_RECORDED))
+    return sorted(facts, key=lambda f: not f.differs)

@@ -1,0 +1,205 @@
+"""What `compare` writes: compare.md, compare.csv, compare.png, and a rich table on the terminal.
+
+compare.md lists the differences between the two machines and settings first, then one table
+per chapter section (methods, first call, CPU, warm-up), the figures set apart (different
+arithmetic or thread count: no verdict), the plain A/B values (counts, accuracy) and what only
+one side measured. compare.csv has one row per matched figure; compare.png draws each ratio B/A
+with its 95% interval on a log axis. A file of those names that `compare` did not write is
+never overwritten.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+from matplotlib.figure import Figure  # the object API: Agg renders the PNG, no pyplot state
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from orchestrator.data.durations import format_duration
+from orchestrator.errors import InputError
+from orchestrator.report.compare import SECTIONS, Comparison, Row
+
+MARK = "<!-- written by `python -m orchestrator compare` -->"
+PNG_SOFTWARE = "orchestrator compare"
+CSV_FIELDS = ["section", "figure", "stat", "a", "b", "a_min", "b_min", "ratio", "ci_low",
+              "ci_high", "basis", "detectable", "verdict", "apart", "note"]
+NAMES = {"md": "compare.md", "csv": "compare.csv", "png": "compare.png"}
+COLOURS = {"same": "green", "faster": "cyan", "slower": "red", "inconclusive": "yellow"}
+PLOT_COLOURS = {"same": "tab:green", "faster": "tab:blue", "slower": "tab:red",
+                "inconclusive": "tab:orange"}
+
+
+# ---- cells ------------------------------------------------------------------------------------
+
+
+def value_cell(row: Row, value: float | None) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if row.stat in ("median", "value"):
+        return format_duration(value) if value >= 0 else f"{value:.3g} s"
+    return f"{value:.4g}"
+
+
+def _pair(row: Row, a: float | None, b: float | None) -> str:
+    return f"{value_cell(row, a)} / {value_cell(row, b)}" if a is not None else ""
+
+
+def ratio_cell(row: Row) -> str:
+    return "" if row.ratio is None else f"{row.ratio:.3g}×"
+
+
+def ci_cell(row: Row) -> str:
+    return "" if row.lo is None or row.hi is None else f"{row.lo:.3g} – {row.hi:.3g}"
+
+
+def detectable_cell(row: Row) -> str:
+    return "" if row.detectable is None else f"±{100 * row.detectable:.1f}%"
+
+
+def _is_verdict_row(row: Row) -> bool:
+    return bool(row.verdict)
+
+
+# ---- Markdown ---------------------------------------------------------------------------------
+
+
+def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    return [line(head), line(["---"] * len(head)), *(line(r) for r in rows), ""]
+
+
+def render_markdown(c: Comparison) -> str:
+    e = c.min_effect
+    out = [MARK, f"# compare: A = {c.a.name}, B = {c.b.name}", "",
+           f"Ratio B/A of medians; verdict with a minimum effect of {e:.0%} (same: the 95% "
+           f"interval lies inside [{1 / (1 + e):.3f}, {1 + e:.3f}]; slower/faster: entirely "
+           "above/below it; else inconclusive). `one figure`: a side without raw samples, the "
+           "plain ratio against the effect only.", "", "## Machines and settings", ""]
+    facts = [[f.what, f.a, f.b, "differs" if f.differs else "same"] for f in c.facts]
+    out += _md_table(["what", "A", "B", ""], facts)
+    out += [f"- compared as one figure: {p}" for p in c.pairings] + ([""] if c.pairings else [])
+    counts = ", ".join(f"{n} {v}" for v, n in c.verdicts().items())
+    out += [f"Verdicts: {counts}.", ""]
+    for section in SECTIONS[:4]:
+        rows = [r for r in c.rows if r.section == section and _is_verdict_row(r)]
+        if rows:
+            out += [f"## {section}", ""]
+            out += _md_table(["figure", "A", "B", "B/A", "95% CI", "basis", "detectable",
+                              "verdict", "A min / B min", "note"],
+                             [[r.figure, value_cell(r, r.a), value_cell(r, r.b), ratio_cell(r),
+                               ci_cell(r), r.basis, detectable_cell(r), f"**{r.verdict}**",
+                               _pair(r, r.a_min, r.b_min), r.note] for r in rows])
+    apart = [r for r in c.rows if r.apart]
+    if apart:
+        out += ["## Set apart: not the same measurement (no verdict)", ""]
+        out += _md_table(["section", "figure", "A", "B", "B/A", "why"],
+                         [[r.section, r.figure, value_cell(r, r.a), value_cell(r, r.b),
+                           ratio_cell(r), r.apart] for r in apart])
+    plain = [r for r in c.rows if not r.verdict and not r.apart]
+    if plain:
+        out += ["## Plain values (counts, accuracy: no verdict)", ""]
+        out += _md_table(["section", "figure", "A", "B", "note"],
+                         [[r.section, r.figure, value_cell(r, r.a), value_cell(r, r.b),
+                           r.basis or r.note] for r in plain])
+    for side, names in (("A", c.only_a), ("B", c.only_b)):
+        if names:
+            out += [f"## Only in {side} ({len(names)})", "", "; ".join(names), ""]
+    return "\n".join(out)
+
+
+# ---- CSV, PNG --------------------------------------------------------------------------------
+
+
+def write_csv(c: Comparison, path: Path) -> None:
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(CSV_FIELDS)
+        for r in c.rows:
+            writer.writerow([r.section, r.figure, r.stat, _num(r.a), _num(r.b), _num(r.a_min),
+                             _num(r.b_min), _num(r.ratio), _num(r.lo), _num(r.hi), r.basis,
+                             _num(r.detectable), r.verdict, r.apart, r.note])
+
+
+def _num(value: float | None) -> str:
+    return "" if value is None else f"{value:.9g}"
+
+
+def write_png(c: Comparison, path: Path) -> None:
+    rows = [r for r in c.rows if r.verdict and r.ratio and r.ratio > 0]
+    fig = Figure(figsize=(9, 1.5 + 0.28 * max(len(rows), 1)))
+    ax = fig.add_subplot()
+    e = c.min_effect
+    ax.axvspan(1 / (1 + e), 1 + e, color="0.9", label=f"±{e:.0%}: no effect")
+    ax.axvline(1, color="0.5", lw=0.8)
+    for y, r in enumerate(rows):
+        colour = PLOT_COLOURS[r.verdict]
+        if r.lo is not None and r.hi is not None:
+            ax.plot([r.lo, r.hi], [y, y], color=colour, lw=2)
+        ax.plot([r.ratio], [y], "o" if r.lo is not None else "D", color=colour, ms=4)
+    ax.set_yticks(range(len(rows)), [f"{r.section}: {r.figure}" for r in rows], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.set_xlabel("B / A (median; above 1: B is slower); line: 95% CI, diamond: one figure")
+    ax.set_title(f"A = {c.a.name}   B = {c.b.name}", fontsize=9)
+    ax.legend(loc="lower right", fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, metadata={"Software": PNG_SOFTWARE})
+
+
+# ---- writing, refusing what is not ours ---------------------------------------------------------
+
+
+def _ours(path: Path) -> bool:
+    """Whether an existing file is one that `compare` wrote (its mark, header or PNG tag)."""
+    try:
+        head = path.read_bytes()[:4096]
+    except OSError:
+        return False
+    if path.name == NAMES["md"]:
+        return head.startswith(MARK.encode())
+    if path.name == NAMES["csv"]:
+        return head.split(b"\n", 1)[0].strip() == ",".join(CSV_FIELDS).encode()
+    return head.startswith(b"\x89PNG") and PNG_SOFTWARE.encode() in head
+
+
+def write(c: Comparison, out: Path) -> list[Path]:
+    """compare.md, compare.csv and compare.png in `out`; refuse files that are not ours."""
+    paths = {kind: out / name for kind, name in NAMES.items()}
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out}: not a folder")
+    for path in paths.values():
+        if path.is_symlink() or (path.exists() and (not path.is_file() or not _ours(path))):
+            raise InputError(f"{path}: exists and was not written by compare; not overwriting "
+                             "it (choose another --out)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        paths["md"].write_text(render_markdown(c), encoding="utf-8")
+        write_csv(c, paths["csv"])
+        write_png(c, paths["png"])
+    except OSError as exc:
+        raise InputError(f"--out {out}: cannot write: {exc.strerror}") from None
+    return list(paths.values())
+
+
+def show(c: Comparison, console: Console) -> None:
+    """The verdict rows on the terminal, the verdict coloured; the machine differences first."""
+    facts = Table("what", "A", "B", title=f"A = {c.a.name}   B = {c.b.name}: what differs")
+    for f in c.facts:
+        if f.differs:
+            facts.add_row(f.what, Text(f.a), Text(f.b))  # Text: '[std, flex]' is no markup
+    console.print(facts)
+    table = Table("section", "figure", "A", "B", "B/A", "95% CI", "basis", "verdict")
+    for r in c.rows:
+        verdict = Text(r.verdict, style=COLOURS[r.verdict]) if r.verdict else \
+            Text("apart: " + r.apart if r.apart else "", style="dim")
+        if r.verdict or r.apart:
+            table.add_row(r.section, Text(r.figure), value_cell(r, r.a), value_cell(r, r.b),
+                          ratio_cell(r), ci_cell(r), r.basis, verdict)
+    console.print(table)
+    console.print(", ".join(f"{n} {v}" for v, n in c.verdicts().items()))

@@ -1,0 +1,224 @@
+"""`compare`: matching, verdicts at their edges, the comparability list, outputs, bad input.
+
+The chapter's own listings (tests/data/chapter_listings.log) against the committed H200 store;
+hand-made logs in the printed-line contract with hand-made sample arrays for the verdict edges;
+and real CPU sweeps (PyTorch and the burn template build) made here, one of them slowed on
+purpose with a knob that changes how fast MKL multiplies, not what is multiplied.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from orchestrator.cli import main
+from orchestrator.data.durations import format_duration
+from orchestrator.report import compare, compare_output
+from orchestrator.report.compare import judge, load_side, verdict
+
+from ..conftest import PROJECT, write
+
+CHAPTER = PROJECT / "tests" / "data" / "chapter_listings.log"
+H200 = PROJECT / "docs" / "results" / "h200"
+
+
+# ---- the chapter's M2 Max listings against the H200 store ------------------------------------
+
+
+@pytest.fixture(scope="module")
+def chapter_vs_h200() -> compare.Comparison:
+    return compare.compare(load_side(str(CHAPTER)), load_side(str(H200)))
+
+
+def _h200_csv(**where: str) -> float:
+    """A figure straight from the committed dataset.csv (not through the code under test)."""
+    with (H200 / "dataset.csv").open(encoding="utf-8") as fh:
+        found = [r for r in csv.DictReader(fh) if all(r[k] == v for k, v in where.items())]
+    assert len(found) == 1, where
+    return float(found[0]["value_s"])
+
+
+def _row(c: compare.Comparison, figure: str) -> compare.Row:
+    found = [r for r in c.rows if r.figure == figure]
+    assert len(found) == 1, (figure, [r.figure for r in c.rows])
+    return found[0]
+
+
+def test_comparability_list_comes_first_and_names_both_machines(chapter_vs_h200) -> None:
+    facts = {f.what: f for f in chapter_vs_h200.facts}
+    assert (facts["accelerators (devices of the figures)"].a,
+            facts["accelerators (devices of the figures)"].b) == ("metal, mps", "cuda")
+    # the log carries no host facts: they read 'not recorded', never a guess
+    assert (facts["GPU"].a, facts["GPU"].b) == ("not recorded", "NVIDIA H200")
+    assert facts["CPU"].a == "not recorded" and "Xeon" in facts["CPU"].b
+    assert (facts["torch"].a, facts["torch"].b) == ("2.15.0", "2.11.0+cu130")
+    assert "cuda-nvrtc" in facts["burn features (backend)"].b
+    assert (facts["CPU thread counts"].a, facts["CPU thread counts"].b) == ("1, 8", "1, 16")
+    differs = [f.differs for f in chapter_vs_h200.facts]
+    assert differs == sorted(differs, reverse=True)  # the differences first
+    assert "torch accelerator: mps (A) compared with cuda (B)" in chapter_vs_h200.pairings
+    assert "burn accelerator: metal (A) compared with cuda (B)" in chapter_vs_h200.pairings
+    text = compare_output.render_markdown(chapter_vs_h200)
+    assert text.index("## Machines and settings") < text.index("## methods")
+    assert "| GPU | not recorded | NVIDIA H200 | differs |" in text
+
+
+def test_the_table_can_be_checked_by_hand(chapter_vs_h200) -> None:
+    # chapter: 'mps 1024x1024 matmul with sync, 20 runs: min 535.250µs median 1.118ms'
+    row = _row(chapter_vs_h200, "torch mps/cuda with sync")
+    h200 = _h200_csv(experiment="methods", framework="torch", method="with_sync",
+                     stat="median")
+    assert (row.a, row.b) == (pytest.approx(1.118e-3), pytest.approx(h200))
+    assert row.ratio == pytest.approx(h200 / 1.118e-3)
+    assert (row.basis, row.verdict, row.section) == ("one figure", "faster", "methods")
+    # chapter: 'metal 1024x1024 matmul first call: returned 10.875µs, after sync 3.600s' in
+    # 'burn metal process 1'; the H200's process 1 of the first-call series was cold
+    row = _row(chapter_vs_h200, "burn metal/cuda cold cache process 1 first call after sync")
+    h200 = _h200_csv(experiment="first-call", framework="burn", method="first_call_after_sync",
+                     process="1")
+    assert row.ratio == pytest.approx(h200 / 3.6)
+    assert "cache not recorded in A" in row.note
+    # thread counts 8 and 16 are not the same measurement: apart, no verdict
+    row = _row(chapter_vs_h200, "torch cpu 8/16 threads with sync")
+    assert (row.verdict, row.apart) == ("", "threads 8 vs 16")
+    row = _row(chapter_vs_h200, "torch cpu 1 thread with sync")
+    h200 = _h200_csv(experiment="cpu", framework="torch", method="with_sync", stat="median",
+                     threads="1")
+    assert row.ratio == pytest.approx(h200 / 863.750e-6) and row.verdict == "slower"
+    # accuracy is listed, never judged
+    acc = [r for r in chapter_vs_h200.rows if r.section == "accuracy"]
+    assert acc and all(r.verdict == "" and r.ratio is None for r in acc)
+
+
+def test_writes_markdown_csv_png_and_keeps_to_its_own_files(chapter_vs_h200,
+                                                            tmp_path: Path) -> None:
+    out = tmp_path / "cmp"
+    written = compare_output.write(chapter_vs_h200, out)
+    assert [p.name for p in written] == ["compare.md", "compare.csv", "compare.png"]
+    with (out / "compare.csv").open(encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == len(chapter_vs_h200.rows)
+    assert {r["verdict"] for r in rows} >= {"faster", "slower", ""}
+    assert (out / "compare.png").read_bytes()[:4] == b"\x89PNG"
+    compare_output.write(chapter_vs_h200, out)  # ours: written again
+    (out / "compare.md").write_text("my notes\n", encoding="utf-8")
+    with pytest.raises(compare.InputError, match="not written by compare"):
+        compare_output.write(chapter_vs_h200, out)
+    assert (out / "compare.md").read_text(encoding="utf-8") == "my notes\n"
+
+
+# ---- verdict edges with hand-made samples ----------------------------------------------------
+
+
+def _log(path: Path, runs: dict[str, np.ndarray | float]) -> Path:
+    """A torch cpu program's lines (docs/LINES.md) for each method, with `# samples` lines
+    when the value is an array, a bare summary line when it is one number."""
+    lines = ["### torch cpu threads 1", "torch 2.15.0, threads 1"]
+    for method, values in runs.items():
+        arr = np.atleast_1d(np.asarray(values, dtype=float))
+        summary = f"cpu 256x256 matmul {method}, {max(len(arr), 20)} runs: min " \
+                  f"{format_duration(arr.min())} median {format_duration(np.median(arr))}"
+        lines.append(summary)
+        if arr.size > 1:
+            lines.append(f"# samples cpu 256x256 matmul {method}: "
+                         + " ".join(repr(float(v)) for v in arr))
+    return write(path, "\n".join(lines) + "\n")
+
+
+RNG = np.random.default_rng(7)
+BASE = 300e-6 * (1 + 0.01 * RNG.standard_normal(20))  # 1% spread around 300 µs
+
+
+def _verdicts(tmp_path: Path, a: dict[str, np.ndarray | float],
+              b: dict[str, np.ndarray | float]) -> dict[str, compare.Row]:
+    c = compare.compare(load_side(str(_log(tmp_path / "a.log", a))),
+                        load_side(str(_log(tmp_path / "b.log", b))))
+    return {r.figure.rsplit(" ", 2)[-2] + " " + r.figure.rsplit(" ", 2)[-1]: r for r in c.rows}
+
+
+def test_identical_samples_are_the_same(tmp_path: Path) -> None:
+    rows = _verdicts(tmp_path, {"with sync": BASE}, {"with sync": BASE.copy()})
+    row = rows["with sync"]
+    assert (row.verdict, row.basis) == ("same", "samples n=20/20")
+    assert row.ratio == pytest.approx(1.0)
+    assert row.lo <= 1.0 <= row.hi and 0 < row.detectable < 0.05
+
+
+def test_far_apart_samples_are_slower_and_faster(tmp_path: Path) -> None:
+    rows = _verdicts(tmp_path, {"with sync": BASE, "no sync": BASE * 2},
+                     {"with sync": BASE * 2, "no sync": BASE})
+    assert rows["with sync"].verdict == "slower" and rows["with sync"].lo > 1.05
+    assert rows["no sync"].verdict == "faster" and rows["no sync"].hi < 1 / 1.05
+
+
+def test_a_change_below_the_minimum_effect_is_the_same(tmp_path: Path) -> None:
+    rows = _verdicts(tmp_path, {"with sync": BASE}, {"with sync": BASE * 1.01})
+    assert rows["with sync"].verdict == "same"
+    assert rows["with sync"].ratio == pytest.approx(1.01, rel=1e-6)
+
+
+def test_wide_overlapping_samples_are_inconclusive(tmp_path: Path) -> None:
+    wide = 300e-6 * np.exp(0.4 * RNG.standard_normal(20))
+    rows = _verdicts(tmp_path, {"with sync": wide}, {"with sync": wide[::-1] * 1.08})
+    row = rows["with sync"]
+    assert row.verdict == "inconclusive"
+    assert row.lo < 1 / 1.05 or row.hi > 1.05
+    assert row.detectable > 0.05
+
+
+def test_a_side_without_samples_rests_on_one_figure(tmp_path: Path) -> None:
+    rows = _verdicts(tmp_path, {"with sync": 300e-6, "no sync": 300e-6},
+                     {"with sync": BASE * 1.3, "no sync": BASE * 1.02})
+    assert rows["with sync"].basis == "one figure" and rows["with sync"].verdict == "slower"
+    assert rows["no sync"].verdict == "same"
+    assert rows["no sync"].lo is None and rows["no sync"].detectable is None
+
+
+def test_verdict_rule_at_its_bounds() -> None:
+    assert verdict(1 / 1.05, 1.05, 0.05) == "same"
+    assert verdict(1.0501, 1.2, 0.05) == "slower"
+    assert verdict(0.5, 0.95, 0.05) == "faster"
+    assert verdict(0.99, 1.06, 0.05) == "inconclusive"
+    assert judge(1.0, 2.0, None, None, 0.05)["basis"] == "one figure"
+
+
+# ---- the command: --fail-on, bad input --------------------------------------------------------
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[str]]:
+    code = main(["compare", *argv])
+    return code, capsys.readouterr().err.strip().splitlines()
+
+
+def test_fail_on_slower_exits_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = _log(tmp_path / "a.log", {"with sync": BASE})
+    b = _log(tmp_path / "b.log", {"with sync": BASE * 1.5})
+    out = str(tmp_path / "out")
+    assert _run(capsys, str(a), str(b), "--out", out)[0] == 0
+    assert _run(capsys, str(a), str(b), "--out", out, "--fail-on", "slower")[0] == 1
+    assert _run(capsys, str(b), str(a), "--out", out, "--fail-on", "slower")[0] == 0
+
+
+@pytest.mark.parametrize("case", ["nothing in common", "unknown sweep", "no store", "no log",
+                                  "not a log", "bad effect"])
+def test_bad_input_is_one_line_and_exit_two(case: str, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    torch_log = str(_log(tmp_path / "a.log", {"with sync": BASE}))
+    burn_log = str(write(tmp_path / "b.log",
+                         "metal 1024x1024 matmul with sync, 20 runs: min 1.0ms median 1.1ms\n"))
+    (tmp_path / "empty").mkdir()
+    argv = {
+        "nothing in common": ([torch_log, burn_log], "no figure in common"),
+        "unknown sweep": ([f"{H200}@20990101-000000-abcdef", torch_log], "no sweep"),
+        "no store": ([str(tmp_path / "empty"), torch_log], "holds no results store"),
+        "no log": ([str(tmp_path / "missing.log"), torch_log], "no such results folder"),
+        "not a log": ([str(PROJECT / "pyproject.toml"), torch_log], "no figures in this log"),
+        "bad effect": ([torch_log, torch_log, "--min-effect", "0"], "--min-effect"),
+    }[case]
+    code, err = _run(capsys, *argv[0], "--out", str(tmp_path / "out"))
+    assert code == 2
+    assert len(err) == 1 and err[0].startswith("error: ") and argv[1] in err[0], err
+    assert not (tmp_path / "out").exists()
