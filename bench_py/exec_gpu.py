@@ -1,8 +1,8 @@
 """Time one f32 matmul in PyTorch the right and the wrong ways (the chapter's ``exec_gpu.py``).
 
-Standalone: standard library, ``torch`` and ``numpy`` only; it does not import the
-orchestrator. Every line it prints on stdout follows ``docs/LINES.md``; diagnostics and errors
-go to stderr.
+Standalone: standard library, ``torch`` and ``numpy`` only (``pynvml`` optional, imported only
+by ``--energy``); it does not import the orchestrator. Every line it prints on stdout follows
+``docs/LINES.md``; diagnostics and errors go to stderr.
 
 Modes
 -----
@@ -11,6 +11,12 @@ Modes
 
 * ``torch VERSION, threads N`` and ``torch BLAS_INFO=...`` (parsed from
   ``torch.__config__.show()``); ``N`` is ``torch.get_num_threads()`` after ``--threads``.
+* ``torch precision fp32|tf32``: the arithmetic of an f32 matmul. On CUDA it is read back from
+  torch after ``--precision`` set it (``torch.backends.cuda.matmul.allow_tf32``, the flag
+  cuBLAS reads, checked against ``fp32_precision`` where torch >= 2.9 has it). The CPU and MPS
+  always print ``fp32``: there is no TF32 switch for them (the CPU BLAS computes in f32; Apple
+  GPUs have no TF32 format and torch's TF32 settings do not reach MPS), so ``--precision tf32``
+  is refused there.
 * ``LABEL: device init DUR``: wall time from just before the first operation that touches the
   device (creating ``a`` and ``b`` there with ``torch.rand``) to just after the first
   synchronize. On an accelerator this is the lazy initialisation of the device (context,
@@ -31,6 +37,30 @@ Modes
   synchronizes the accelerator around its clock reads; it runs two untimed warm-up calls
   before each timed one, as ``timeit`` does).
 
+Beyond the chapter, CUDA only (each in a loop of its own, so it perturbs none of the above):
+
+* ``cuda.Event time (queued)``, printed right after ``cuda.Event time`` but measured after its
+  loop: the same event pair around one matmul, with the launch gap kept out. A spin kernel
+  (``torch.cuda._sleep``) holds the stream while start event, matmul and end event are queued,
+  so the GPU reaches them back to back (nvbench's blocking kernel). The spin is calibrated once
+  (events around a ``_sleep`` give cycles per µs at the clock of the moment) to last 5x the
+  host's time to queue the three, at least 200 µs. Proof per run: right after the end event is
+  queued, ``start.query()`` must still be False (the GPU has not reached the start event); the
+  runs where it was True are counted in a ``note:`` on stderr.
+* ``kernel time (cupti)``, after ``benchmark.Timer``: ``torch.profiler`` with CUDA activities
+  (CUPTI) around ``--reps`` back-to-back matmuls (one warm-up matmul before it starts); each
+  matmul's figure is the sum of the device kernels it launched, found by launch order (every
+  matmul launches the same sequence of k kernels, k = kernels / reps). Then one ``# kernel``
+  line per distinct kernel name (launches, min, median). ``--dump-kernels FILE`` writes the
+  profiler's device events as JSON (``kernel_events``) so a test fixture can be captured.
+* ``energy (nvml)``, with ``--energy SECONDS``, after everything else: matmuls back to back
+  until SECONDS have passed and NVML's total-energy counter has moved; joules, matmuls, wall
+  time between the two syncs before the two counter reads. ``pynvml`` (nvidia-ml-py) is
+  imported only there.
+
+Where one of these cannot be measured (no ``torch.cuda._sleep``, no CUPTI, no NVML, not CUDA)
+the program says so in a ``note:`` on stderr, prints no line for it, and still exits 0.
+
 ``--mode accuracy``: ``a[i, j] = sin(i*N + j)`` and ``b[i, j] = cos(i*M + j)``, the index cast to
 float32 and the sine/cosine evaluated in float32 on the CPU, then moved to the device;
 ``c = a @ b`` on the device. Writes ``a.npy``, ``b.npy`` and ``c.npy`` (float32, C order) to
@@ -43,7 +73,8 @@ Host clocks are ``time.perf_counter_ns()`` (the clock of the chapter's ``time.pe
 in integer nanoseconds). Device time comes from ``torch.Event(enable_timing=True)`` where the
 installed torch has it, else ``torch.cuda.Event`` / ``torch.mps.Event``; synchronization from
 ``torch.accelerator.synchronize()`` where available, else ``torch.cuda.synchronize()`` /
-``torch.mps.synchronize()``. On CUDA, TF32 is switched off so the matmul is a real f32 matmul.
+``torch.mps.synchronize()``. On CUDA, TF32 is switched off so the matmul is a real f32 matmul
+(``--precision fp32``, the default), or allowed for f32 matmuls with ``--precision tf32``.
 
 The median of an even number of samples is the mean of the two middle ones. Durations are
 printed as Rust prints ``{:.3?}`` for ``std::time::Duration`` (see ``format_duration_ns``):
@@ -56,11 +87,13 @@ Exit status: 0 on success; an expected failure prints one line ``error: ...`` on
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import re
 import sys
 import time
 import timeit
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -71,6 +104,7 @@ if TYPE_CHECKING:  # torch is imported lazily so that --help and bad arguments s
 OP = "matmul"
 DEVICES = ("cpu", "cuda", "mps", "auto")
 MODES = ("mm", "warm", "accuracy")
+PRECISIONS = ("fp32", "tf32")
 DEFAULT_SHAPE = {"mm": (1024, 1024), "accuracy": (256, 256)}
 
 NANOS_PER_SEC = 1_000_000_000
@@ -204,6 +238,16 @@ def _shape(text: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds >= 0, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected seconds >= 0, got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="exec_gpu.py",
@@ -257,6 +301,28 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="N",
         help="torch.set_num_threads(N) before anything else (default: torch's own choice)",
+    )
+    parser.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="fp32",
+        help="f32 matmul arithmetic: fp32 (TF32 off, default) or tf32 (TF32 allowed; cuda only)",
+    )
+    parser.add_argument(
+        "--energy",
+        type=_seconds,
+        default=0.0,
+        metavar="SECONDS",
+        help="after everything, matmuls back to back for at least SECONDS, energy from NVML "
+        "(cuda with pynvml; default 0: no energy block)",
+    )
+    parser.add_argument(
+        "--dump-kernels",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="cuda, mm mode: write the kernel-time block's profiler device events as JSON "
+        "(to capture a test fixture)",
     )
     return parser
 
@@ -368,6 +434,51 @@ def disable_tf32() -> None:
         torch.set_float32_matmul_precision("highest")
 
 
+def enable_tf32() -> None:
+    """Allow TF32 tensor cores for f32 matmuls on CUDA (``--precision tf32``).
+
+    Both of torch's switches are set, and set to agree: torch >= 2.9 refuses (RuntimeError,
+    "mix of the legacy and new APIs") to read a state where its per-backend
+    ``fp32_precision`` and the legacy matmul precision disagree, and cuBLAS reads that state.
+    """
+    import torch
+
+    matmul = torch.backends.cuda.matmul
+    if hasattr(torch.backends, "fp32_precision"):  # torch >= 2.9: the new settings
+        matmul.fp32_precision = "tf32"
+    else:
+        matmul.allow_tf32 = True
+    torch.set_float32_matmul_precision("high")
+
+
+def set_precision(precision: str) -> None:
+    """Apply ``--precision`` to CUDA f32 matmuls."""
+    if precision == "tf32":
+        enable_tf32()
+    else:
+        disable_tf32()
+
+
+def cuda_matmul_precision() -> str:
+    """``fp32`` or ``tf32``: what torch reports now for CUDA f32 matmuls (read back, not assumed).
+
+    ``allow_tf32`` is the flag torch's cuBLAS calls consult (in torch >= 2.9 it raises when the
+    two APIs disagree); where the new ``fp32_precision`` exists it must say the same.
+    """
+    import torch
+
+    matmul = torch.backends.cuda.matmul
+    allowed = bool(matmul.allow_tf32)
+    if hasattr(torch.backends, "fp32_precision"):
+        new = str(matmul.fp32_precision)
+        if (new == "tf32") != allowed:
+            raise BenchError(
+                f"torch {torch.__version__} reports allow_tf32={allowed} but "
+                f"torch.backends.cuda.matmul.fp32_precision={new!r}"
+            )
+    return "tf32" if allowed else "fp32"
+
+
 def _event_factory(dev: Device) -> Callable[[], Any]:
     """A maker of timing events: ``torch.Event`` where usable, else ``torch.<kind>.Event``."""
     import torch
@@ -402,12 +513,19 @@ def emit(line: str) -> None:
     print(line, flush=True)
 
 
-def print_headers() -> None:
+def print_headers(precision: str = "fp32") -> None:
+    """The header lines; ``precision`` is what ``cuda_matmul_precision`` read (fp32 elsewhere)."""
     import torch
 
     emit(f"torch {torch.__version__}, threads {torch.get_num_threads()}")
     match = re.search(r"BLAS_INFO=([^,\s]+)", torch.__config__.show())
     emit(f"torch BLAS_INFO={match.group(1) if match else 'unknown'}")
+    emit(f"torch precision {precision}")
+
+
+def note(text: str) -> None:
+    """A diagnostic on stderr: never a contract line, never a failure."""
+    print(f"note: {text}", file=sys.stderr, flush=True)
 
 
 def report(
@@ -430,11 +548,405 @@ def _ns_to_s(values: Sequence[int]) -> list[float]:
 
 
 # --------------------------------------------------------------------------------------------
+# CUDA beyond the chapter (1): the device timer with the launch gap kept out
+# --------------------------------------------------------------------------------------------
+
+QUEUED_METHOD = "Event time (queued)"  # printed as `cuda.Event time (queued)`
+SPIN_FACTOR = 5.0  # the spin lasts this many times the host's time to queue start+matmul+end
+MIN_SPIN_US = 200.0
+CALIBRATION_CYCLES = 1_000_000  # ~0.5 ms at 2 GHz: long against the event resolution (~0.5 µs)
+HOST_SAMPLES = 5
+CALIBRATION_ROUNDS = 3
+
+
+def spin_cycles(host_enqueue_ns: Sequence[int], cycles_per_us: float) -> int:
+    """Cycles for ``torch.cuda._sleep`` so the spin outlasts the host's queueing of one run.
+
+    ``SPIN_FACTOR`` times the slowest measured queueing, at least ``MIN_SPIN_US``; the rate is
+    the fastest one measured, so a clock that rises only makes the spin longer than asked.
+    """
+    if not host_enqueue_ns or cycles_per_us <= 0:
+        raise ValueError("spin_cycles needs host timings and a positive clock rate")
+    spin_us = max(MIN_SPIN_US, SPIN_FACTOR * max(host_enqueue_ns) / NANOS_PER_MICRO)
+    return math.ceil(spin_us * cycles_per_us)
+
+
+def queued_note(label: str, reached: Sequence[bool]) -> str | None:
+    """The stderr note for the runs whose start event the GPU had reached too early, if any.
+
+    ``reached[i]`` is ``start.query()`` of run i, read right after its end event was queued:
+    True means the spin had already ended, so part of the launch gap may be in that window.
+    """
+    early = sum(1 for flag in reached if flag)
+    if early == 0:
+        return None
+    return (
+        f"{label}.{QUEUED_METHOD}: in {early} of {len(reached)} runs the GPU had reached the "
+        "start event before the end event was queued (the spin ended too soon); those runs "
+        "may hold part of the launch gap"
+    )
+
+
+def _host_enqueue_ns(
+    a: torch.Tensor, b: torch.Tensor, make_event: Callable[[], Any], sync: Callable[[], None]
+) -> list[int]:
+    """Host time to queue start event, matmul and end event, a few times."""
+    clock = time.perf_counter_ns
+    samples: list[int] = []
+    for _ in range(HOST_SAMPLES):
+        start, end = make_event(), make_event()
+        t0 = clock()
+        start.record()
+        out = a @ b
+        end.record()
+        samples.append(clock() - t0)
+        sync()
+        del out
+    return samples
+
+
+def _cycles_per_us(make_event: Callable[[], Any], sleep: Callable[[int], None]) -> float:
+    """The spin kernel's cycles per µs now (the SM clock moves: measured after the warm-up)."""
+    rates: list[float] = []
+    for _ in range(CALIBRATION_ROUNDS):
+        start, end = make_event(), make_event()
+        sleep(CALIBRATION_CYCLES)  # holds the stream: the timed spin starts right at `start`
+        start.record()
+        sleep(CALIBRATION_CYCLES)
+        end.record()
+        end.synchronize()
+        rates.append(CALIBRATION_CYCLES / (start.elapsed_time(end) * 1e3))
+    return max(rates)
+
+
+def queued_event_times(
+    dev: Device, a: torch.Tensor, b: torch.Tensor, reps: int, make_event: Callable[[], Any]
+) -> list[float] | None:
+    """``reps`` device times (s) of one matmul queued behind a spin kernel; None if impossible."""
+    import torch
+
+    sleep = getattr(torch.cuda, "_sleep", None)
+    if sleep is None:
+        note(f"torch {torch.__version__} has no torch.cuda._sleep: no {dev.label}.{QUEUED_METHOD}")
+        return None
+    host_ns = _host_enqueue_ns(a, b, make_event, dev.sync)
+    cycles = spin_cycles(host_ns, _cycles_per_us(make_event, sleep))
+    times: list[float] = []
+    reached: list[bool] = []
+    for _ in range(reps):
+        start, end = make_event(), make_event()
+        sleep(cycles)
+        start.record()
+        out = a @ b
+        end.record()
+        reached.append(bool(start.query()))
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1e3)
+        del out
+    warning = queued_note(dev.label, reached)
+    if warning is not None:
+        note(warning)
+    return times
+
+
+# --------------------------------------------------------------------------------------------
+# CUDA beyond the chapter (2): kernel time from the profiler (CUPTI)
+# --------------------------------------------------------------------------------------------
+
+KERNEL_METHOD = "kernel time (cupti)"
+# Kineto's activity types of GPU work a matmul launches; device events of another known type
+# (a GPU-side annotation range, a sync record) are not work and are left out of the grouping.
+DEVICE_WORK_KINDS = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
+
+
+@dataclass
+class KernelStat:
+    """One distinct kernel name of the profiled block and the duration of each launch (µs)."""
+
+    name: str
+    durations_us: list[float]
+
+
+@dataclass
+class KernelGroups:
+    """The profiled block read as matmuls: per-matmul sums (µs) where the grouping holds."""
+
+    per_matmul_us: list[float] | None
+    kernels: list[KernelStat]
+    note: str | None
+
+
+def group_kernels(events: Sequence[Mapping[str, Any]], reps: int) -> KernelGroups:
+    """Group device events (``kernel_events`` dicts) into ``reps`` matmuls by launch order.
+
+    Every matmul of the block launches the same sequence of k kernels, so the events sorted by
+    start are k-long runs: k = len / reps must be whole and each run must carry the same names;
+    otherwise only the per-kernel statistics are given, with a note saying why. An event whose
+    ``kind`` is known and not in ``DEVICE_WORK_KINDS`` is left out.
+    """
+    if reps < 1:
+        raise ValueError(f"reps must be >= 1, got {reps}")
+    work = [event for event in events if event.get("kind") in (None, *DEVICE_WORK_KINDS)]
+    ordered = sorted(work, key=lambda event: float(event["start_us"]))
+    by_name: dict[str, list[float]] = {}
+    for event in ordered:
+        by_name.setdefault(str(event["name"]), []).append(float(event["duration_us"]))
+    kernels = [KernelStat(name, durations) for name, durations in by_name.items()]
+    if not ordered:
+        return KernelGroups(None, [], "the profiler recorded no device kernel")
+    if len(ordered) % reps:
+        why = f"{len(ordered)} kernels for {reps} matmuls is not a whole number per matmul"
+        return KernelGroups(None, kernels, f"{why}: per-kernel lines only")
+    k = len(ordered) // reps
+    runs = [ordered[i * k : (i + 1) * k] for i in range(reps)]
+    names = [[str(event["name"]) for event in run] for run in runs]
+    if any(sequence != names[0] for sequence in names[1:]):
+        why = f"the {reps} matmuls did not all launch the same {k} kernels in the same order"
+        return KernelGroups(None, kernels, f"{why}: per-kernel lines only")
+    per_matmul = [sum(float(event["duration_us"]) for event in run) for run in runs]
+    return KernelGroups(per_matmul, kernels, None)
+
+
+def event_record(event: Any) -> dict[str, Any]:
+    """One profiler ``FunctionEvent`` as a plain dict (times in µs from the trace start).
+
+    ``kind`` is Kineto's activity type (``kernel``, ``gpu_memset``, ...) where this torch's
+    events carry it (``activity_type``), else None. The duration is ``time_range.end -
+    time_range.start``, read directly: for a device event torch's own ``device_time_total``
+    (and ``self_device_time_total``) is that same difference but 0 whenever the event's
+    ``use_device`` is unset, and ``cuda_time`` is deprecated (torch 2.x source,
+    ``torch/autograd/profiler_util.py``).
+    """
+    start, end = float(event.time_range.start), float(event.time_range.end)
+    kind = getattr(event.device_type, "name", str(event.device_type)).lower()
+    return {
+        "name": str(event.name),
+        "start_us": start,
+        "duration_us": end - start,
+        "device": f"{kind}:{event.device_index}",
+        "kind": getattr(event, "activity_type", None),
+    }
+
+
+def kernel_events(prof: Any, device_index: int | None = None) -> list[dict[str, Any]]:
+    """The CUDA device events of a finished ``torch.profiler.profile`` as plain dicts.
+
+    Every device event of the window is kept (kernels, and memsets or copies if a matmul ran
+    any: they are GPU work it launched); ``device_index`` keeps one GPU's.
+    """
+    from torch.autograd import DeviceType
+
+    return [
+        event_record(event)
+        for event in prof.events()
+        if event.device_type == DeviceType.CUDA
+        and (device_index is None or event.device_index == device_index)
+    ]
+
+
+def _cuda_index(tensor: torch.Tensor) -> int:
+    """The CUDA device index a tensor lives on (``cuda`` alone means the current device)."""
+    import torch
+
+    index = tensor.device.index
+    return torch.cuda.current_device() if index is None else int(index)
+
+
+def _profile_matmuls(a: torch.Tensor, b: torch.Tensor, reps: int, sync: Callable[[], None]) -> Any:
+    """``reps`` back-to-back matmuls under torch.profiler with CUDA activities (CUPTI)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    warm = a @ b  # CUPTI and the kernel selection are not what is measured
+    sync()
+    del warm
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        outs = [a @ b for _ in range(reps)]  # each kept until the sync: no allocator reuse
+        sync()
+    del outs
+    return prof
+
+
+def _dump_kernels(path: Path, events: list[dict[str, Any]], meta: dict[str, Any]) -> None:
+    """Write the profiler's device events and what produced them, for a test fixture."""
+    path.write_text(json.dumps({**meta, "events": events}, indent=1) + "\n", encoding="utf-8")
+    note(f"--dump-kernels: wrote {len(events)} device events to {path}")
+
+
+def kernel_time_block(
+    dev: Device,
+    a: torch.Tensor,
+    b: torch.Tensor,
+    reps: int,
+    show_samples: bool,
+    dump: Path | None,
+    precision: str,
+) -> None:
+    """The kernel-time summary, its samples, and one ``# kernel`` line per kernel name."""
+    import torch
+
+    label, shape = dev.label, f"{a.shape[0]}x{a.shape[1]}"
+    try:
+        index = _cuda_index(a)
+        events = kernel_events(_profile_matmuls(a, b, reps, dev.sync), index)
+    except Exception as exc:  # no CUPTI, a profiler bug: the figure is optional, never fatal
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        note(f"torch.profiler failed ({type(exc).__name__}: {text}): no {KERNEL_METHOD} line")
+        return
+    if dump is not None:
+        meta = {
+            "torch": torch.__version__,
+            "gpu": torch.cuda.get_device_name(index),
+            "shape": shape,
+            "reps": reps,
+            "precision": precision,
+        }
+        _dump_kernels(dump, events, meta)
+    groups = group_kernels(events, reps)
+    if groups.note is not None:
+        note(f"{label} {shape} {OP} {KERNEL_METHOD}: {groups.note}")
+    if groups.per_matmul_us is not None:
+        per_matmul = [us / 1e6 for us in groups.per_matmul_us]
+        report(label, shape, KERNEL_METHOD, per_matmul, show_samples)
+    for kernel in groups.kernels:
+        seconds = [us / 1e6 for us in kernel.durations_us]
+        emit(
+            f"# kernel {label} {shape} {OP} {KERNEL_METHOD}: {len(seconds)} launches, "
+            f"min {format_duration(min(seconds))} median {format_duration(median(seconds))}: "
+            f"{kernel.name}"
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# CUDA beyond the chapter (3): energy from NVML
+# --------------------------------------------------------------------------------------------
+
+ENERGY_BATCH = 100  # matmuls between two looks at the clock (each look is a sync)
+ENERGY_GIVE_UP_S = 10.0  # beyond SECONDS: a counter that has not moved by then never will
+
+
+@dataclass
+class EnergyReading:
+    millijoules: int
+    runs: int
+    elapsed_ns: int
+
+
+def measure_energy(
+    run_batch: Callable[[], int],
+    sync: Callable[[], None],
+    read_mj: Callable[[], int],
+    seconds: float,
+    clock: Callable[[], int] = time.perf_counter_ns,
+) -> EnergyReading | None:
+    """Run batches until ``seconds`` have passed and the energy counter has moved.
+
+    The clock is read right after a sync, before each counter read, so the wall time spans
+    exactly the work between the two reads. None if the counter did not move within
+    ``seconds + ENERGY_GIVE_UP_S``.
+    """
+    wanted_ns = seconds_to_ns(seconds)
+    give_up_ns = seconds_to_ns(seconds + ENERGY_GIVE_UP_S)
+    sync()
+    t0 = clock()
+    first = read_mj()
+    runs = 0
+    while True:
+        runs += run_batch()
+        sync()
+        elapsed = clock() - t0
+        if elapsed < wanted_ns:
+            continue
+        last = read_mj()
+        if last != first:
+            return EnergyReading(last - first, runs, elapsed)
+        if elapsed >= give_up_ns:
+            return None
+
+
+def uuid_key(text: str | bytes) -> str:
+    """A GPU UUID as NVML (``GPU-…``, bytes in old pynvml) or torch (bare) writes it, compared."""
+    value = text.decode() if isinstance(text, bytes) else str(text)
+    value = value.strip().lower()
+    return value[4:] if value.startswith("gpu-") else value
+
+
+def _nvml_handle(pynvml: Any, index: int) -> Any:
+    """The NVML device of torch's CUDA device ``index``: by UUID, else NVML's index 0."""
+    import torch
+
+    wanted = uuid_key(str(getattr(torch.cuda.get_device_properties(index), "uuid", "")))
+    for nvml_index in range(pynvml.nvmlDeviceGetCount()):
+        handle = pynvml.nvmlDeviceGetHandleByIndex(nvml_index)
+        if wanted and uuid_key(pynvml.nvmlDeviceGetUUID(handle)) == wanted:
+            return handle
+    note(
+        f"energy: no NVML device has the UUID of cuda:{index} ({wanted or 'unknown'}); "
+        "reading NVML device 0"
+    )
+    return pynvml.nvmlDeviceGetHandleByIndex(0)
+
+
+def energy_block(dev: Device, a: torch.Tensor, b: torch.Tensor, seconds: float) -> None:
+    """``LABEL SHAPE matmul energy (nvml): J J, N runs, DUR``, or a note where NVML cannot."""
+    if dev.label != "cuda":
+        note(f"--energy: NVML reads NVIDIA GPUs only; no energy line on {dev.label}")
+        return
+    try:
+        import pynvml
+    except ImportError:
+        note("--energy: pynvml (the nvidia-ml-py package) is not installed; no energy line")
+        return
+    index = _cuda_index(a)
+
+    def run_batch() -> int:
+        for _ in range(ENERGY_BATCH):
+            _ = a @ b  # dropped at once: the allocator hands the same block back each time
+        return ENERGY_BATCH
+
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError as exc:
+        note(f"--energy: NVML did not start ({exc}); no energy line")
+        return
+    try:
+        handle = _nvml_handle(pynvml, index)
+
+        def read_mj() -> int:
+            return int(pynvml.nvmlDeviceGetTotalEnergyConsumption(handle))
+
+        reading = measure_energy(run_batch, dev.sync, read_mj, seconds)
+    except pynvml.NVMLError as exc:  # NotSupported before Volta, no permission, ...
+        note(f"--energy: NVML's energy counter cannot be read ({exc}); no energy line")
+        return
+    finally:
+        pynvml.nvmlShutdown()
+    if reading is None:
+        note(f"--energy: NVML's energy counter did not move in {seconds + ENERGY_GIVE_UP_S:g} s")
+        return
+    shape = f"{a.shape[0]}x{a.shape[1]}"
+    emit(
+        f"{dev.label} {shape} {OP} energy (nvml): {reading.millijoules / 1000:.3f} J, "
+        f"{reading.runs} runs, {format_duration_ns(reading.elapsed_ns)}"
+    )
+
+
+# --------------------------------------------------------------------------------------------
 # Modes
 # --------------------------------------------------------------------------------------------
 
 
-def run_mm(dev: Device, m: int, n: int, reps: int, show_samples: bool) -> None:
+@dataclass
+class Extras:
+    """What the blocks beyond the chapter were asked for (``--dump-kernels``, ``--energy``)."""
+
+    dump_kernels: Path | None = None
+    energy_s: float = 0.0
+    precision: str = "fp32"
+
+
+def run_mm(
+    dev: Device, m: int, n: int, reps: int, show_samples: bool, extras: Extras | None = None
+) -> None:
     import torch
     import torch.utils.benchmark as benchmark
 
@@ -494,7 +1006,11 @@ def run_mm(dev: Device, m: int, n: int, reps: int, show_samples: bool) -> None:
             return start.elapsed_time(end) / 1e3
 
         events = [event_time(lambda: a @ b) for _ in range(reps)]
+        # Measured in a loop of its own after the chapter's, printed right after it.
+        queued = queued_event_times(dev, a, b, reps, make_event) if label == "cuda" else None
         report(label, shape, f"{label}.Event time", events, show_samples)
+        if queued is not None:
+            report(label, shape, f"{label}.{QUEUED_METHOD}", queued, show_samples)
 
     # Read one number back: .item() waits for the device.
     readback: list[int] = []
@@ -528,6 +1044,21 @@ def run_mm(dev: Device, m: int, n: int, reps: int, show_samples: bool) -> None:
     timed = [timer.timeit(1).times[0] for _ in range(reps)]
     report(label, shape, "benchmark.Timer", timed, show_samples)
 
+    _beyond_the_chapter(dev, a, b, reps, show_samples, extras or Extras())
+
+
+def _beyond_the_chapter(
+    dev: Device, a: torch.Tensor, b: torch.Tensor, reps: int, show_samples: bool, extras: Extras
+) -> None:
+    """The CUDA blocks after every chapter method: kernel time, then energy (if asked)."""
+    if dev.label == "cuda":
+        kernel_time_block(dev, a, b, reps, show_samples, extras.dump_kernels, extras.precision)
+    elif extras.dump_kernels is not None:
+        where = f"no kernel-time block on {dev.label}"
+        note(f"--dump-kernels: {where}; {extras.dump_kernels} not written")
+    if extras.energy_s > 0:
+        energy_block(dev, a, b, extras.energy_s)
+
 
 def run_accuracy(dev: Device, m: int, n: int, out: Path) -> None:
     import numpy as np
@@ -559,6 +1090,7 @@ def _run(argv: Sequence[str] | None) -> None:
     if args.mode == "accuracy" and args.out is None:
         raise BenchError("--mode accuracy needs --out DIR", code=2)
     m, n = args.shape or DEFAULT_SHAPE[args.mode]
+    _check_extras(args)
 
     try:
         import numpy  # noqa: F401  (checked here so a missing numpy is one clear line)
@@ -569,14 +1101,37 @@ def _run(argv: Sequence[str] | None) -> None:
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     dev = resolve_device(args.device)
+    precision = "fp32"
     if dev.label == "cuda":
-        disable_tf32()
+        set_precision(args.precision)
+        precision = cuda_matmul_precision()
+    elif args.precision == "tf32":  # --device auto found no CUDA device
+        raise BenchError(_tf32_refusal(f"--device auto found {dev.label}"), code=2)
 
-    print_headers()
+    print_headers(precision)
     if args.mode == "mm":
-        run_mm(dev, m, n, args.reps, args.samples)
+        extras = Extras(args.dump_kernels, args.energy, precision)
+        run_mm(dev, m, n, args.reps, args.samples, extras)
     else:
         run_accuracy(dev, m, n, args.out)
+
+
+def _tf32_refusal(found: str) -> str:
+    return f"--precision tf32 needs a CUDA device ({found}; TF32 is a CUDA tensor-core mode)"
+
+
+def _check_extras(args: argparse.Namespace) -> None:
+    """Refuse, before any device work, what the options beyond the chapter cannot do."""
+    if args.precision == "tf32" and args.device in ("cpu", "mps"):
+        raise BenchError(_tf32_refusal(f"got --device {args.device}"), code=2)
+    dump = args.dump_kernels
+    if dump is not None and not dump.resolve().parent.is_dir():
+        folder = dump.resolve().parent
+        raise BenchError(f"--dump-kernels {dump}: folder {folder} does not exist", code=2)
+    if args.mode == "accuracy":
+        for given, option in ((args.energy > 0, "--energy"), (dump is not None, "--dump-kernels")):
+            if given:
+                note(f"{option} applies to --mode mm only; ignored in accuracy mode")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,7 +14,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 
 import pytest
 
@@ -43,14 +43,15 @@ DUR = r"[0-9]+\.[0-9]{3}(?:s|ms|\u00b5s|ns)"  # Rust `{:.3?}`; the program print
 LABEL = r"(?P<label>[A-Za-z0-9_.()+-]+)"
 SHAPE = r"(?P<shape>[0-9]+x[0-9]+)"
 METHOD = (
-    r"(?P<method>no sync|with sync|(?:cuda|mps|xpu)\.Event time|\+ sum\(\)\.item\(\)"
-    r"|benchmark\.Timer)"
+    r"(?P<method>no sync|with sync|(?:cuda|mps|xpu)\.Event time(?: \(queued\))?"
+    r"|\+ sum\(\)\.item\(\)|benchmark\.Timer|kernel time \(cupti\))"
 )
 FLOAT = r"[0-9.]+(?:e[-+]?[0-9]+)?"
 
 LINE_PATTERNS: dict[str, re.Pattern[str]] = {
     "torch_header": re.compile(r"torch (?P<version>[0-9][^\s,]*), threads (?P<threads>[0-9]+)"),
     "blas_header": re.compile(r"torch BLAS_INFO=(?P<blas>\S+)"),
+    "precision_header": re.compile(r"torch precision (?P<precision>fp32|tf32)(?: \(.+\))?"),
     "device_init": re.compile(rf"{LABEL}: device init (?P<dur>{DUR})"),
     "first_call_async": re.compile(
         rf"{LABEL} {SHAPE} matmul first call: returned (?P<ret>{DUR}), after sync (?P<sync>{DUR})"
@@ -63,8 +64,17 @@ LINE_PATTERNS: dict[str, re.Pattern[str]] = {
     "samples": re.compile(
         rf"# samples {LABEL} {SHAPE} matmul {METHOD}: (?P<values>{FLOAT}(?: {FLOAT})*)"
     ),
+    "kernel": re.compile(
+        rf"# kernel {LABEL} {SHAPE} matmul kernel time \(cupti\): (?P<launches>[0-9]+) launches, "
+        rf"min (?P<min>{DUR}) median (?P<median>{DUR}): (?P<name>.+)"
+    ),
+    "energy": re.compile(
+        rf"{LABEL} {SHAPE} matmul energy \(nvml\): (?P<joules>[0-9]+\.[0-9]{{3}}) J, "
+        rf"(?P<runs>[0-9]+) runs, (?P<dur>{DUR})"
+    ),
     "accuracy": re.compile(rf"{LABEL} {SHAPE} matmul accuracy: wrote (?P<dir>.+)"),
 }
+HEADER_KINDS = ["torch_header", "blas_header", "precision_header"]
 
 
 def classify(line: str) -> tuple[str, re.Match[str]]:
@@ -120,16 +130,17 @@ def test_cpu_mm_every_line_follows_the_contract(
     lines = proc.stdout.splitlines()
     kinds = [classify(line) for line in lines]
 
-    expected_kinds = ["torch_header", "blas_header", "device_init", "first_call_cpu"]
+    expected_kinds = [*HEADER_KINDS, "device_init", "first_call_cpu"]
     expected_kinds += ["summary", "samples"] * len(CPU_METHODS)
     assert [kind for kind, _ in kinds] == expected_kinds, proc.stdout
 
     header = kinds[0][1]
     assert int(header["threads"]) == threads
-    assert kinds[2][1]["label"] == "cpu"
-    assert kinds[3][1]["label"] == "cpu" and kinds[3][1]["shape"] == "64x64"
+    assert kinds[2][1]["precision"] == "fp32"  # no TF32 switch on the CPU
+    assert kinds[3][1]["label"] == "cpu"
+    assert kinds[4][1]["label"] == "cpu" and kinds[4][1]["shape"] == "64x64"
 
-    pairs = kinds[4:]
+    pairs = kinds[5:]
     for index, method in enumerate(CPU_METHODS):
         (_, summary), (_, samples) = pairs[2 * index], pairs[2 * index + 1]
         assert summary["label"] == "cpu" and summary["shape"] == "64x64"
@@ -181,7 +192,8 @@ def test_accuracy_mode_writes_the_chapter_inputs_and_product(tmp_path: Path) -> 
     proc = run_program("--device", "cpu", "--mode", "accuracy", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert [classify(line)[0] for line in lines] == ["torch_header", "blas_header", "accuracy"]
+    assert [classify(line)[0] for line in lines] == [*HEADER_KINDS, "accuracy"]
+    assert lines[2] == "torch precision fp32"
     acc = LINE_PATTERNS["accuracy"].fullmatch(lines[-1])
     assert acc is not None
     assert (acc["label"], acc["shape"]) == ("cpu", "256x256")
@@ -250,9 +262,18 @@ def test_cuda_without_a_gpu_is_one_error_line() -> None:
         ["--threads", "x"],
         ["--mode", "warm"],
         ["--mode", "accuracy"],  # no --out
+        ["--precision", "tf32", "--device", "cpu"],
+        ["--precision", "tf32", "--device", "mps"],
+        ["--precision", "fp16"],
+        ["--energy", "-1"],
+        ["--energy", "nan"],
+        ["--energy", "soon"],
+        ["--dump-kernels", "/nonexistent-folder/kernels.json"],
     ],
     ids=["unknown-option", "unknown-device", "zero-reps", "bad-shape", "bad-threads",
-         "warm-is-burn-only", "accuracy-needs-out"],
+         "warm-is-burn-only", "accuracy-needs-out", "tf32-on-cpu", "tf32-on-mps",
+         "unknown-precision", "negative-energy", "nan-energy", "energy-not-a-number",
+         "dump-into-a-missing-folder"],
 )  # fmt: skip
 def test_bad_arguments_are_one_error_line_and_exit_2(args: list[str]) -> None:
     _assert_one_error_line(run_program(*args), 2)
@@ -261,7 +282,398 @@ def test_bad_arguments_are_one_error_line_and_exit_2(args: list[str]) -> None:
 def test_help_exits_0() -> None:
     proc = run_program("--help")
     assert proc.returncode == 0
-    assert "--device" in proc.stdout and "--samples" in proc.stdout
+    for option in ("--device", "--samples", "--precision", "--energy", "--dump-kernels"):
+        assert option in proc.stdout, option
+
+
+@pytest.mark.torch
+def test_tf32_where_auto_finds_no_cuda_is_one_error_line_exit_2() -> None:
+    _torch_or_skip()
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA GPU: auto picks it and tf32 is allowed")
+    proc = run_program("--precision", "tf32", "--shape", "8x8", "--reps", "1")
+    _assert_one_error_line(proc, 2)
+    assert "--precision tf32 needs a CUDA device" in proc.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# Beyond the chapter, on a machine without CUDA: a note, no line, exit 0
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.torch
+def test_energy_on_cpu_is_a_note_and_no_energy_line(tmp_path: Path) -> None:
+    _torch_or_skip()
+    dump = tmp_path / "kernels.json"
+    proc = run_program(
+        "--device", "cpu", "--shape", "16x16", "--reps", "2", "--energy", "0.1",
+        "--dump-kernels", str(dump),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    kinds = [classify(line)[0] for line in proc.stdout.splitlines()]
+    assert "energy" not in kinds and "kernel" not in kinds
+    assert kinds == [*HEADER_KINDS, "device_init", "first_call_cpu"] + ["summary"] * 4
+    notes = [line for line in proc.stderr.splitlines() if line.startswith("note: ")]
+    assert any("--energy" in line and "cpu" in line for line in notes), proc.stderr
+    assert any("--dump-kernels" in line for line in notes), proc.stderr
+    assert not dump.exists()
+
+
+@pytest.mark.torch
+def test_precision_is_read_back_from_torch_after_setting_it() -> None:
+    """The installed torch's own switches, set and read in a fresh process (no GPU needed)."""
+    _torch_or_skip()
+    script = (
+        "import importlib.util, sys\n"
+        f"spec = importlib.util.spec_from_file_location('p', {str(PROGRAM)!r})\n"
+        "m = importlib.util.module_from_spec(spec); sys.modules['p'] = m\n"
+        "spec.loader.exec_module(m)\n"
+        "for wanted in sys.argv[1:]:\n"
+        "    m.set_precision(wanted)\n"
+        "    print(wanted, m.cuda_matmul_precision())\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, "tf32", "fp32", "tf32"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["tf32 tf32", "fp32 fp32", "tf32 tf32"]
+
+
+@pytest.mark.torch
+def test_kernel_block_without_cupti_is_a_note_and_no_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The real torch.profiler asked for CUDA activities where there is no CUDA."""
+    _torch_or_skip()
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA GPU")
+    monkeypatch.setattr(exec_gpu, "_cuda_index", lambda tensor: 0)
+    dev = exec_gpu.Device("cuda", torch.device("cpu"), lambda: None, is_accelerator=True)
+    a = torch.rand(8, 8)
+    exec_gpu.kernel_time_block(dev, a, a, 3, True, None, "fp32")
+    out, err = capsys.readouterr()
+    assert out == ""
+    notes = [line for line in err.splitlines() if line.startswith("note: ")]
+    assert len(notes) == 1 and "kernel time (cupti)" in notes[0], err
+
+
+# --------------------------------------------------------------------------------------------
+# Kernel time: the profiler's events grouped into matmuls
+# --------------------------------------------------------------------------------------------
+
+GEMM = "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma_aligna4"
+SPLITK = "void cublasLt::splitKreduce_kernel<32, 16, int, float, float, float>(float const*)"
+
+
+def _events(names_and_us: list[tuple[str, float]], gap_us: float = 5.0) -> list[dict[str, object]]:
+    """Device events as kernel_events writes them, launched one after the other."""
+    out: list[dict[str, object]] = []
+    start = 1000.0
+    for name, duration in names_and_us:
+        out.append({"name": name, "start_us": start, "duration_us": duration, "device": "cuda:0"})
+        start += duration + gap_us
+    return out
+
+
+def test_one_kernel_per_matmul() -> None:
+    durations = [55.4, 55.6, 55.5]
+    groups = exec_gpu.group_kernels(_events([(GEMM, d) for d in durations]), 3)
+    assert groups.note is None
+    assert groups.per_matmul_us == durations
+    assert [(k.name, k.durations_us) for k in groups.kernels] == [(GEMM, durations)]
+
+
+def test_two_kernels_per_matmul_are_summed_in_launch_order() -> None:
+    launches = [(GEMM, 40.0), (SPLITK, 3.0), (GEMM, 41.0), (SPLITK, 2.5)]
+    events = _events(launches)
+    events.reverse()  # the profiler's list need not be in launch order; start_us is
+    groups = exec_gpu.group_kernels(events, 2)
+    assert groups.note is None
+    assert groups.per_matmul_us == [43.0, 43.5]
+    assert [(k.name, k.durations_us) for k in groups.kernels] == [
+        (GEMM, [40.0, 41.0]),
+        (SPLITK, [3.0, 2.5]),
+    ]
+
+
+def test_a_count_that_does_not_divide_gives_per_kernel_stats_only() -> None:
+    events = _events([(GEMM, 55.0)] * 4 + [("Memset (Device)", 1.0)])
+    groups = exec_gpu.group_kernels(events, 4)
+    assert groups.per_matmul_us is None
+    assert groups.note is not None and "5 kernels for 4 matmuls" in groups.note
+    assert [(k.name, len(k.durations_us)) for k in groups.kernels] == [
+        (GEMM, 4),
+        ("Memset (Device)", 1),
+    ]
+
+
+def test_matmuls_with_different_kernel_sequences_are_not_summed() -> None:
+    events = _events([(GEMM, 40.0), (SPLITK, 3.0), (GEMM, 41.0), (GEMM, 39.0)])
+    groups = exec_gpu.group_kernels(events, 2)
+    assert groups.per_matmul_us is None
+    assert groups.note is not None and "same 2 kernels" in groups.note
+    assert [len(k.durations_us) for k in groups.kernels] == [3, 1]
+
+
+def test_device_events_that_are_not_work_are_left_out() -> None:
+    events = _events([(GEMM, 55.0), ("gpu annotation", 60.0), (GEMM, 56.0)])
+    events[0]["kind"] = events[2]["kind"] = "kernel"
+    events[1]["kind"] = "gpu_user_annotation"
+    groups = exec_gpu.group_kernels(events, 2)
+    assert groups.note is None and groups.per_matmul_us == [55.0, 56.0]
+    assert [k.name for k in groups.kernels] == [GEMM]
+
+
+def test_no_device_events_is_a_note() -> None:
+    groups = exec_gpu.group_kernels([], 20)
+    assert (groups.per_matmul_us, groups.kernels) == (None, [])
+    assert groups.note == "the profiler recorded no device kernel"
+
+
+@pytest.mark.torch
+def test_event_record_reads_the_installed_profilers_events() -> None:
+    """The FunctionEvent attributes event_record uses exist in this torch (CPU events here)."""
+    _torch_or_skip()
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    a = torch.rand(32, 32)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        a @ a
+    records = [exec_gpu.event_record(event) for event in prof.events()]
+    mm = [r for r in records if r["name"] == "aten::mm"]
+    assert len(mm) == 1, records
+    assert mm[0]["duration_us"] > 0 and mm[0]["start_us"] >= 0
+    assert str(mm[0]["device"]).startswith("cpu:")
+    assert mm[0]["kind"] in (None, "cpu_op")  # torch's activity_type where it has one
+    assert exec_gpu.kernel_events(prof) == []  # no CUDA device events in a CPU profile
+
+
+# --------------------------------------------------------------------------------------------
+# Queued device time: the spin's length and the proof that the launch gap stayed out
+# --------------------------------------------------------------------------------------------
+
+
+def test_spin_lasts_five_times_the_slowest_enqueue_and_at_least_200us() -> None:
+    # 2 cycles per ns = 2000 per µs (a 2 GHz SM clock)
+    assert exec_gpu.spin_cycles([30_000, 80_000, 50_000], 2000.0) == 5 * 80 * 2000
+    assert exec_gpu.spin_cycles([10_000], 2000.0) == 200 * 2000  # 50 µs < the 200 µs floor
+    with pytest.raises(ValueError):
+        exec_gpu.spin_cycles([], 2000.0)
+
+
+def test_queued_note_counts_the_runs_whose_start_was_reached() -> None:
+    assert exec_gpu.queued_note("cuda", [False] * 20) is None
+    text = exec_gpu.queued_note("cuda", [False, True, False, True])
+    assert text is not None
+    assert text.startswith("cuda.Event time (queued): in 2 of 4 runs")
+
+
+class _FakeGpu:
+    """A stream in order: _sleep(cycles) and matmuls take device time; events read its clock."""
+
+    def __init__(self, reached: list[bool]) -> None:
+        self.log: list[str] = []
+        self.reached = reached  # what start.query() answers, run by run (in the timed loop)
+        self.queries = 0
+
+    def sleep(self, cycles: int) -> None:
+        self.log.append(f"sleep {cycles}")
+
+    def event(self) -> _FakeEvent:
+        return _FakeEvent(self)
+
+
+class _FakeEvent:
+    def __init__(self, gpu: _FakeGpu) -> None:
+        self.gpu = gpu
+
+    def record(self) -> None:
+        self.gpu.log.append("record")
+
+    def query(self) -> bool:
+        self.gpu.log.append("query")
+        answer = self.gpu.reached[self.gpu.queries]
+        self.gpu.queries += 1
+        return answer
+
+    def synchronize(self) -> None:
+        self.gpu.log.append("event sync")
+
+    def elapsed_time(self, end: _FakeEvent) -> float:
+        return 0.5  # ms: a calibration spin of 1e6 cycles in 500 µs is 2000 cycles per µs
+
+
+@pytest.mark.torch
+def test_queued_loop_spins_before_the_start_event_and_counts_early_starts(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _torch_or_skip()
+    import torch
+
+    gpu = _FakeGpu([False, True, False])
+    monkeypatch.setattr(torch.cuda, "_sleep", gpu.sleep, raising=False)
+    dev = exec_gpu.Device("cuda", torch.device("cpu"), lambda: None, is_accelerator=True)
+    a = torch.rand(8, 8)
+    times = exec_gpu.queued_event_times(dev, a, a, 3, gpu.event)
+    assert times == [0.5e-3] * 3
+    timed = gpu.log[-3 * 5 :]  # the timed loop: spin, start, (matmul), end, query, sync
+    spins = {entry for entry in timed if entry.startswith("sleep ")}
+    assert len(spins) == 1
+    assert int(spins.pop().split()[1]) >= 200 * 2000  # at least 200 µs at the calibrated rate
+    assert [e.split()[0] for e in timed] == ["sleep", "record", "record", "query", "event"] * 3
+    err = capsys.readouterr().err
+    assert "note: cuda.Event time (queued): in 1 of 3 runs" in err
+
+
+@pytest.mark.torch
+def test_queued_without_torch_sleep_is_a_note_and_no_figure(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _torch_or_skip()
+    import torch
+
+    monkeypatch.delattr(torch.cuda, "_sleep", raising=False)
+    dev = exec_gpu.Device("cuda", torch.device("cpu"), lambda: None, is_accelerator=True)
+    a = torch.rand(4, 4)
+    assert exec_gpu.queued_event_times(dev, a, a, 3, _FakeGpu([]).event) is None
+    assert "torch.cuda._sleep" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------------------------
+# Energy: the counter loop and the NVML device (a fake NVML library)
+# --------------------------------------------------------------------------------------------
+
+
+def test_energy_waits_for_the_time_and_for_the_counter_to_move() -> None:
+    clock = iter(range(0, 10**12, 300_000_000))  # each look at the clock: 0.3 s later
+    counter = iter([5000, 5000, 5000, 5000, 7250])  # the counter moves on the 5th read
+    calls: list[str] = []
+
+    def run_batch() -> int:
+        calls.append("batch")
+        return 100
+
+    reading = exec_gpu.measure_energy(
+        run_batch, lambda: calls.append("sync"), lambda: next(counter), 0.5, lambda: next(clock)
+    )
+    assert reading is not None
+    # clock 0 at the start; 0.3 s after batch 1 (too soon, no read); then reads at 0.6, 0.9,
+    # 1.2 s that find 5000, and at 1.5 s the counter has moved.
+    assert (reading.millijoules, reading.runs, reading.elapsed_ns) == (2250, 500, 1_500_000_000)
+    assert calls[0] == "sync" and calls[1:] == ["batch", "sync"] * 5
+
+
+def test_energy_gives_up_when_the_counter_never_moves() -> None:
+    clock = iter(range(0, 10**13, 1_000_000_000))
+    reading = exec_gpu.measure_energy(
+        lambda: 100, lambda: None, lambda: 42, 0.5, lambda: next(clock)
+    )
+    assert reading is None
+
+
+def test_uuids_of_nvml_and_torch_compare_equal() -> None:
+    torch_form = "6c4a1f3e-0b2d-4e5f-8a9b-0c1d2e3f4a5b"
+    assert exec_gpu.uuid_key("GPU-6C4A1F3E-0B2D-4E5F-8A9B-0C1D2E3F4A5B") == torch_form
+    assert exec_gpu.uuid_key(b"GPU-6c4a1f3e-0b2d-4e5f-8a9b-0c1d2e3f4a5b") == torch_form
+    assert exec_gpu.uuid_key(torch_form) == torch_form
+
+
+class _FakeNvml(ModuleType):
+    """pynvml's calls the program makes: two GPUs, an energy counter that moves per read."""
+
+    class NVMLError(Exception):
+        pass
+
+    def __init__(self, supported: bool = True) -> None:
+        super().__init__("pynvml")
+        self.supported = supported
+        self.energy = {0: 1000, 1: 90_000}
+        self.calls: list[str] = []
+
+    def nvmlInit(self) -> None:
+        self.calls.append("init")
+
+    def nvmlShutdown(self) -> None:
+        self.calls.append("shutdown")
+
+    def nvmlDeviceGetCount(self) -> int:
+        return 2
+
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> int:
+        return index
+
+    def nvmlDeviceGetUUID(self, handle: int) -> str:
+        return ["GPU-aaaaaaaa-0000", "GPU-bbbbbbbb-1111"][handle]
+
+    def nvmlDeviceGetTotalEnergyConsumption(self, handle: int) -> int:
+        if not self.supported:
+            raise self.NVMLError("Not Supported")
+        self.calls.append(f"energy {handle}")
+        self.energy[handle] += 1250
+        return self.energy[handle]
+
+
+def _energy_run(monkeypatch: pytest.MonkeyPatch, nvml: _FakeNvml, uuid: str) -> None:
+    """energy_block on a 'cuda' Device whose tensors are on the CPU, torch's GPU UUID faked."""
+    import torch
+
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    monkeypatch.setattr(exec_gpu, "_cuda_index", lambda tensor: 0)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda i: SimpleNamespace(uuid=uuid))
+    dev = exec_gpu.Device("cuda", torch.device("cpu"), lambda: None, is_accelerator=True)
+    a = torch.rand(4, 4)
+    exec_gpu.energy_block(dev, a, a, 0.01)
+
+
+@pytest.mark.torch
+def test_energy_block_reads_the_nvml_device_with_torchs_uuid(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _torch_or_skip()
+    nvml = _FakeNvml()
+    _energy_run(monkeypatch, nvml, "bbbbbbbb-1111")
+    out, err = capsys.readouterr()
+    (line,) = out.splitlines()
+    kind, match = classify(line)
+    assert kind == "energy", line
+    assert (match["label"], match["shape"], match["joules"]) == ("cuda", "4x4", "1.250")
+    assert int(match["runs"]) % exec_gpu.ENERGY_BATCH == 0 and int(match["runs"]) > 0
+    assert {c for c in nvml.calls if c.startswith("energy")} == {"energy 1"}
+    assert nvml.calls[0] == "init" and nvml.calls[-1] == "shutdown"
+    assert "note:" not in err
+
+
+@pytest.mark.torch
+def test_energy_block_falls_back_to_nvml_device_0_with_a_note(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _torch_or_skip()
+    nvml = _FakeNvml()
+    _energy_run(monkeypatch, nvml, "cccccccc-2222")
+    out, err = capsys.readouterr()
+    assert classify(out.strip())[0] == "energy"
+    assert {c for c in nvml.calls if c.startswith("energy")} == {"energy 0"}
+    assert "reading NVML device 0" in err
+
+
+@pytest.mark.torch
+def test_energy_not_supported_is_a_note_and_no_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _torch_or_skip()
+    nvml = _FakeNvml(supported=False)
+    _energy_run(monkeypatch, nvml, "bbbbbbbb-1111")
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "Not Supported" in err and err.startswith("note: ")
+    assert nvml.calls[-1] == "shutdown"
 
 
 # --------------------------------------------------------------------------------------------
