@@ -1,4 +1,7 @@
-"""What `compare` lists before any verdict: how the two sides' machines and settings differ.
+"""The two sides of `compare`, and what it lists before any verdict: how they differ.
+
+A side is a results folder (its latest sweep), `folder@sweep`, or a captured log (`parse`'s
+input, such as the chapter's listings); anything else is one line and exit code 2.
 
 A side's facts come from its sweep's host facts (OS, CPU, GPUs and driver, torch and its BLAS,
 burn), the program headers it printed (torch and burn versions, burn's enabled features, which
@@ -12,10 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from orchestrator.data import dataset
 from orchestrator.data.dataset import Dataset
+from orchestrator.data.parse import parse_text
 from orchestrator.data.records import Header
+from orchestrator.data.store import Store
+from orchestrator.errors import InputError
 
 NOT_RECORDED = "not recorded"
 
@@ -30,6 +38,53 @@ class Side:
     headers: list[Header]
     kind: str  # 'store' | 'log'
     sweep: str | None = None
+
+
+def load_side(spec: str) -> Side:
+    """A results folder (latest sweep), `folder@sweep`, or a captured log file."""
+    path = Path(spec)
+    if path.is_file():
+        return _log_side(spec, path)
+    folder, sweep = path, None
+    if not path.exists() and "@" in spec:
+        head, sweep = spec.rsplit("@", 1)
+        folder = Path(head)
+    if not folder.is_dir():
+        raise InputError(f"{spec}: no such results folder or log file")
+    return _store_side(spec, folder, sweep)
+
+
+def _log_side(spec: str, path: Path) -> Side:
+    try:
+        text = path.read_bytes().decode("utf-8", "replace")
+    except OSError as exc:
+        raise InputError(f"{spec}: cannot read log: {exc.strerror}") from None
+    parsed = parse_text(text)
+    if not parsed.figures:
+        raise InputError(f"{spec}: no figures in this log ({parsed.line_count} lines, none of "
+                         "the printed forms of docs/LINES.md)")
+    return Side(spec, path.name, dataset.from_parse(parsed, path.name), list(parsed.headers),
+                "log")
+
+
+def _store_side(spec: str, folder: Path, sweep: str | None) -> Side:
+    store = Store(folder)
+    if not store.path.is_file():
+        raise InputError(f"{spec}: {folder} holds no results store ({store.path.name})")
+    with store.reading():
+        known = [s["sweep_id"] for s in store.sweeps()]
+        if not known:
+            raise InputError(f"{spec}: the results store in {folder} holds no sweep")
+        if sweep is not None and sweep not in known:
+            raise InputError(f"{spec}: no sweep {sweep!r} in {folder} (sweeps: "
+                             f"{', '.join(known[-5:])})")
+        sweep = sweep or store.latest_sweep()
+        stdouts = store.query("SELECT stdout FROM runs WHERE sweep_id=? AND status='ok'",
+                              (sweep,))
+    headers = [h for r in stdouts
+               for h in parse_text((r["stdout"] or b"").decode("utf-8", "replace")).headers]
+    return Side(spec, f"{folder.name}@{sweep}", dataset.load(folder, sweep), headers, "store",
+                sweep)
 
 
 @dataclass

@@ -1,0 +1,271 @@
+"""Which figure of A is which figure of B: `compare`'s matching.
+
+Each side becomes one row per measurement (a summary line's median with its min and raw samples,
+or a single figure), keyed on what it measures: framework, label, device, shape, method, stat,
+threads, cache, process, warm-up, iteration and precision, never the run id. An accelerator, or
+the fastest CPU build, that each side ran under one name of its own (the chapter's `mps` and
+`metal` beside an H200's `cuda`; `flex+apple-amx` beside `flex+x86-v4`) is paired and the
+pairing listed. A field one side did not record matches any value on the other, and the pair
+says so. Several runs of one figure on a side: the same experiment as the other side's if there
+is one, else a run of the same kind (one of a process series, or a single process), else the run
+with the most repetitions, as the report's tables choose.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from orchestrator.report.compare_sides import Side
+from orchestrator.report.spread import sample_sets, summary_keys
+
+SECTIONS = ("methods", "first call", "CPU", "warm-up", "accuracy")
+TIME_METHODS = frozenset({
+    "no_sync", "with_sync", "device_time", "device_time_no_flush", "device_time_queued",
+    "kernel_time", "readback", "timer", "first_call", "first_call_returned",
+    "first_call_after_sync", "device_init", "warmup_timed_run",
+})
+FIRST_CALL_METHODS = frozenset({"device_init", "first_call", "first_call_returned",
+                                "first_call_after_sync"})
+# The match key. Fields in WILDCARD may be unrecorded ('') on one side and match anything.
+KEY = ("framework", "label", "device", "shape", "method", "stat", "threads_key", "cache",
+       "process", "warmup", "iteration", "precision")
+WILDCARD = ("label", "device", "shape", "threads_key", "cache", "warmup", "precision")
+
+
+# ---- one row per measurement of a side --------------------------------------------------------
+
+
+def _text(value: Any) -> str:
+    return "" if value is None or (not isinstance(value, str) and pd.isna(value)) else str(value)
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None or pd.isna(value) else int(value)
+
+
+def measurements(side: Side) -> pd.DataFrame:
+    """A side's figures, one row per summary line (median, with its min) or single figure.
+
+    Columns: the KEY fields as text, `value`, `min`, `samples` (array or None), `unit` (one
+    program run), `experiment`, `reps` (the unit's most repetitions), `threads`, `order`.
+    """
+    fig = side.data.figures.reset_index(drop=True)
+    if fig.empty:
+        return pd.DataFrame(columns=[*KEY, "value", "min", "samples", "run_id"])
+    fig = fig.assign(sample_key=summary_keys(fig), order=range(len(fig)))
+    measured = fig["status"].fillna("ok").eq("ok") & fig["role"].fillna("").ne("priming")
+    fig = fig[measured & fig["method"].notna() & fig["value_s"].notna()]
+    sets = sample_sets(side.data.samples)
+    mins = fig[fig["stat"] == "min"].set_index("sample_key")["value_s"].to_dict()
+    reps = fig.groupby(["run_id", "experiment"], dropna=False)["runs"].max()
+    rows = [_measurement(r, mins, sets, reps) for r in fig[fig["stat"] != "min"].to_dict("records")]
+    frame = pd.DataFrame(rows, dtype=object)  # object: ints stay ints, None stays None
+    # A process series (the first-call experiment's processes 1, 2) is told from a single run
+    # that is also process 1: a store's series is one experiment, a log's the whole log.
+    group = "experiment" if side.kind == "store" else "run_id"
+    frame["series"] = frame.groupby([group, "framework", "label", "method"])["process"] \
+        .transform("nunique")
+    return frame
+
+
+def _measurement(r: dict[str, Any], mins: dict[str, float], sets: dict[str, np.ndarray],
+                 reps: pd.Series) -> dict[str, Any]:
+    device = _text(r["device"])
+    device = "cpu" if device == "flex" else device
+    threads = _int_or_none(r.get("threads_requested"))
+    threads = _int_or_none(r["threads"]) if threads is None else threads
+    label, method = _text(r["label"]), _text(r["method"])
+    if method == "accuracy":  # a log names builds 'torch cpu', a store 'cpu': one spelling
+        label = _accuracy_label(label)
+    key = r["sample_key"] if r["stat"] == "median" else None
+    unit_reps = reps.get((r["run_id"], r["experiment"]))
+    return {
+        "framework": _text(r["framework"]), "label": label, "device": device,
+        "shape": _text(r["shape"]), "method": method, "stat": _text(r["stat"]),
+        "threads_key": _threads_key(device, threads),
+        "cache": "" if _text(r["cache"]) == "none" else _text(r["cache"]),
+        "process": str(_int_or_none(r["process"]) or 1), "warmup": _text(r["warmup"]),
+        "iteration": _text(_int_or_none(r["iteration"])), "precision": _text(r.get("precision")),
+        "value": float(r["value_s"]), "min": mins.get(key) if key else None,
+        "samples": sets.get(key) if key else None, "run_id": r["run_id"],
+        "experiment": _text(r["experiment"]), "threads": threads, "order": r["order"],
+        "reps": 0 if unit_reps is None or pd.isna(unit_reps) else int(unit_reps),
+    }
+
+
+def _threads_key(device: str, threads: int | None) -> str:
+    """'1' or 'N' on the CPU (the sweep point: one thread, or all the machine's); '' on an
+    accelerator, where the host's thread count is not what the figure measures."""
+    if device != "cpu" or threads is None:
+        return ""
+    return "1" if threads == 1 else "N"
+
+
+_ACCURACY_BUILDS = {"flex template": "flex(template)", "flex default": "flex"}
+
+
+def _accuracy_label(label: str) -> str:
+    first, _, rest = label.partition(" ")
+    if first not in ("torch", "burn") or not rest:
+        return label
+    if rest.startswith("flex ") and rest not in _ACCURACY_BUILDS:
+        return "flex+" + rest.removeprefix("flex ")
+    return _ACCURACY_BUILDS.get(rest, rest)
+
+
+# ---- pairing labels across machines -----------------------------------------------------------
+
+
+def pair_labels(ma: pd.DataFrame, mb: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame,
+                                                               list[str]]:
+    """Compare an accelerator (or fastest CPU build) under its two names as one figure."""
+    notes = []
+    for framework in ("torch", "burn"):
+        for kind, pick in (("accelerator", _is_accelerator), ("fastest CPU build", _is_fast_cpu)):
+            la, lb = _labels(ma, framework, pick), _labels(mb, framework, pick)
+            if len(la) == 1 and len(lb) == 1 and la != lb:
+                (a_label, a_dev), (b_label, b_dev) = la.pop(), lb.pop()
+                ma = _rename(ma, framework, a_label, a_dev, f"{a_label}/{b_label}")
+                mb = _rename(mb, framework, b_label, b_dev, f"{a_label}/{b_label}")
+                notes.append(f"{framework} {kind}: {a_label} (A) compared with {b_label} (B)")
+    return ma, mb, notes
+
+
+def _is_accelerator(m: pd.DataFrame) -> pd.Series:
+    return (m["device"] != "cpu") & (m["device"] != "") & (m["method"] != "accuracy")
+
+
+def _is_fast_cpu(m: pd.DataFrame) -> pd.Series:
+    return (m["device"] == "cpu") & m["label"].str.startswith("flex+") & (m["method"] != "accuracy")
+
+
+def _labels(m: pd.DataFrame, framework: str, pick: Any) -> set[tuple[str, str]]:
+    if m.empty:
+        return set()
+    mine = m[(m["framework"] == framework) & pick(m)]
+    return set(zip(mine["label"], mine["device"], strict=True))
+
+
+def _rename(m: pd.DataFrame, framework: str, label: str, device: str, new: str) -> pd.DataFrame:
+    m = m.copy()
+    hit = (m["framework"] == framework) & (m["label"] == label) & (m["device"] == device)
+    m.loc[hit, "label"] = new
+    if device != "cpu":
+        m.loc[hit, "device"] = "accelerator"
+    return m
+
+
+# ---- matching -----------------------------------------------------------------------------------
+
+
+def match(ma: pd.DataFrame, mb: pd.DataFrame) -> tuple[list[tuple[dict[str, Any],
+                                                                   dict[str, Any], str]],
+                                                        list[dict[str, Any]],
+                                                        list[dict[str, Any]]]:
+    """Pairs (A row, B row, note), and the rows of each side left without a partner."""
+    a_rows, b_rows = _best_per_key(ma), _best_per_key(mb)
+    pairs: list[tuple[dict[str, Any], dict[str, Any], str]] = []
+    free_b = {id(b): b for b in b_rows}
+    by_key: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for b in b_rows:
+        by_key.setdefault(_key(b), []).append(b)
+    left_a = []
+    for a in a_rows:
+        found = [b for b in by_key.get(_key(a), []) if id(b) in free_b]
+        if found:
+            best = _prefer(found, a)
+            pairs.append((a, free_b.pop(id(best)), ""))
+        else:
+            left_a.append(a)
+    still_a = []
+    for a in left_a:  # second pass: a field one side did not record matches anything
+        found = [b for b in free_b.values() if _loose_equal(a, b)]
+        if found:
+            best = _prefer(found, a)
+            pairs.append((a, free_b.pop(id(best)), _unrecorded(a, best)))
+        else:
+            still_a.append(a)
+    return pairs, still_a, list(free_b.values())
+
+
+def _key(row: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(row[k] for k in KEY)
+
+
+def _best_per_key(m: pd.DataFrame) -> list[dict[str, Any]]:
+    """All rows; where several runs of one side share a key and an experiment, the first."""
+    if m.empty:
+        return []
+    return m.drop_duplicates([*KEY, "experiment"]).to_dict("records")
+
+
+def _prefer(found: list[dict[str, Any]], a: dict[str, Any]) -> dict[str, Any]:
+    """The same experiment as A's if there is one, else a run of the same kind (one of a process
+    series, or a single process), else the most repetitions, then the first."""
+    return min(found, key=lambda b: (b["experiment"] != a["experiment"],
+                                     b["series"] != a["series"], -b["reps"], b["order"]))
+
+
+def _loose_equal(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return all(a[k] == b[k] or (k in WILDCARD and "" in (a[k], b[k])) for k in KEY)
+
+
+def _unrecorded(a: dict[str, Any], b: dict[str, Any]) -> str:
+    names = {"threads_key": "threads", "shape": "shape"}
+    parts = [f"{names.get(k, k)} not recorded in {'A' if a[k] == '' else 'B'}"
+             f" ({b[k] or a[k]} in {'B' if a[k] == '' else 'A'})"
+             for k in WILDCARD if a[k] != b[k]]
+    return "; ".join(parts)
+
+
+
+
+def section_of(row: dict[str, Any]) -> str:
+    if row["method"] == "accuracy":
+        return "accuracy"
+    if row["method"] == "warmup_timed_run":
+        return "warm-up"
+    if row["device"] == "cpu":
+        return "CPU"
+    return "first call" if row["method"] in FIRST_CALL_METHODS else "methods"
+
+
+METHOD_WORDS = {
+    "no_sync": "no sync", "with_sync": "with sync", "device_time": "device time",
+    "device_time_no_flush": "device time without flush", "device_time_queued":
+    "device time (queued)", "kernel_time": "kernel time", "readback": "read-back",
+    "timer": "benchmark.Timer", "first_call": "first call", "first_call_returned":
+    "first call returned", "first_call_after_sync": "first call after sync",
+    "device_init": "device init", "warmup_timed_run": "timed run", "accuracy": "accuracy",
+}
+
+
+def describe(a: dict[str, Any], b: dict[str, Any]) -> str:
+    """'torch mps/cuda with sync', 'burn flex 1 thread first call', 'burn warm cache, ...'."""
+    def v(k: str) -> str:
+        return a[k] or b[k]
+
+    words = [v("framework") or "?", v("label") or "?"]
+    if v("shape") and v("shape") != "1024x1024":
+        words.append(v("shape"))
+    if v("device") == "cpu":
+        ta, tb = a["threads"], b["threads"]
+        if ta is not None or tb is not None:
+            count = str(ta if ta == tb or tb is None else tb if ta is None else f"{ta}/{tb}")
+            words.append(f"{count} thread" + ("" if count == "1" else "s"))
+    for k in ("cache", "warmup"):
+        if v(k):
+            words.append(f"{v(k)} {'cache' if k == 'cache' else 'warm-up'}")
+    if a["process"] != "1" or a["method"] in FIRST_CALL_METHODS - {"first_call"}:
+        words.append(f"process {a['process']}")
+    words.append(METHOD_WORDS.get(a["method"], a["method"]))
+    if a["iteration"]:
+        words.append(a["iteration"])
+    if a["stat"] not in ("median", "value"):
+        words.append(a["stat"])
+    return " ".join(words)
+
+
