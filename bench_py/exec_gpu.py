@@ -606,7 +606,10 @@ def _host_enqueue_ns(
 
 
 def _cycles_per_us(make_event: Callable[[], Any], sleep: Callable[[int], None]) -> float:
-    """The spin kernel's cycles per µs now (the SM clock moves: measured after the warm-up)."""
+    """The spin kernel's cycles per µs now (the SM clock moves: measured after the warm-up).
+
+    0.0 if the spin took no measurable time (a ``_sleep`` that does not spin).
+    """
     rates: list[float] = []
     for _ in range(CALIBRATION_ROUNDS):
         start, end = make_event(), make_event()
@@ -615,8 +618,10 @@ def _cycles_per_us(make_event: Callable[[], Any], sleep: Callable[[int], None]) 
         sleep(CALIBRATION_CYCLES)
         end.record()
         end.synchronize()
-        rates.append(CALIBRATION_CYCLES / (start.elapsed_time(end) * 1e3))
-    return max(rates)
+        elapsed_ms = start.elapsed_time(end)
+        if elapsed_ms > 0:
+            rates.append(CALIBRATION_CYCLES / (elapsed_ms * 1e3))
+    return max(rates, default=0.0)
 
 
 def queued_event_times(
@@ -630,7 +635,11 @@ def queued_event_times(
         note(f"torch {torch.__version__} has no torch.cuda._sleep: no {dev.label}.{QUEUED_METHOD}")
         return None
     host_ns = _host_enqueue_ns(a, b, make_event, dev.sync)
-    cycles = spin_cycles(host_ns, _cycles_per_us(make_event, sleep))
+    rate = _cycles_per_us(make_event, sleep)
+    if rate <= 0:
+        note(f"torch.cuda._sleep took no time between two events: no {dev.label}.{QUEUED_METHOD}")
+        return None
+    cycles = spin_cycles(host_ns, rate)
     times: list[float] = []
     reached: list[bool] = []
     for _ in range(reps):

@@ -533,6 +533,23 @@ def test_queued_loop_spins_before_the_start_event_and_counts_early_starts(
 
 
 @pytest.mark.torch
+def test_queued_with_a_spin_that_takes_no_time_is_a_note_and_no_figure(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _torch_or_skip()
+    import torch
+
+    gpu = _FakeGpu([False] * 3)
+    monkeypatch.setattr(torch.cuda, "_sleep", gpu.sleep, raising=False)
+    monkeypatch.setattr(_FakeEvent, "elapsed_time", lambda self, end: 0.0)
+    dev = exec_gpu.Device("cuda", torch.device("cpu"), lambda: None, is_accelerator=True)
+    a = torch.rand(4, 4)
+    assert exec_gpu.queued_event_times(dev, a, a, 3, gpu.event) is None
+    assert "took no time" in capsys.readouterr().err
+    assert "query" not in gpu.log  # no timed run was attempted
+
+
+@pytest.mark.torch
 def test_queued_without_torch_sleep_is_a_note_and_no_figure(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
