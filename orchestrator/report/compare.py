@@ -155,8 +155,8 @@ def compare(a: Side, b: Side, min_effect: float = DEFAULT_MIN_EFFECT) -> Compari
     if not pairs:
         raise InputError(f"{a.spec} and {b.spec} have no figure in common (nothing measured "
                          "the same thing on both sides)")
-    rows = [_row(x, y, note, min_effect) for x, y, note in pairs]
     order = {s: i for i, s in enumerate(SECTIONS)}
-    rows.sort(key=lambda r: order[r.section])
+    pairs.sort(key=lambda p: (order[section_of(p[0])], p[0]["order"]))  # A's order per section
+    rows = [_row(x, y, note, min_effect) for x, y, note in pairs]
     return Comparison(a, b, min_effect, machine_facts(a, b), pairings, rows,
                       [describe(x, x) for x in only_a], [describe(y, y) for y in only_b])

@@ -83,7 +83,7 @@ def _measurement(r: dict[str, Any], mins: dict[str, float], sets: dict[str, np.n
     key = r["sample_key"] if r["stat"] == "median" else None
     unit_reps = reps.get((r["run_id"], r["experiment"]))
     return {
-        "framework": _text(r["framework"]), "label": label, "device": device,
+        "framework": _text(r["framework"]), "label": label, "printed": label, "device": device,
         "shape": _text(r["shape"]), "method": method, "stat": _text(r["stat"]),
         "threads_key": _threads_key(device, threads),
         "cache": "" if _text(r["cache"]) == "none" else _text(r["cache"]),
@@ -214,10 +214,16 @@ def _loose_equal(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 
 def _unrecorded(a: dict[str, Any], b: dict[str, Any]) -> str:
-    names = {"threads_key": "threads", "shape": "shape"}
-    parts = [f"{names.get(k, k)} not recorded in {'A' if a[k] == '' else 'B'}"
-             f" ({b[k] or a[k]} in {'B' if a[k] == '' else 'A'})"
-             for k in WILDCARD if a[k] != b[k]]
+    """'cache not recorded in A (warm in B)', for each field matched as a wildcard."""
+    shown = {"threads_key": "threads", "label": "printed"}  # the label as the side printed it
+    parts = []
+    for k in WILDCARD:
+        if a[k] == b[k] or (k == "device" and a["label"] != b["label"]):
+            continue  # a device follows from its label: one remark for both
+        empty, other, known = ("A", "B", b) if a[k] == "" else ("B", "A", a)
+        parts.append(f"{shown.get(k, k).replace('printed', 'label')} not recorded in {empty} "
+                     f"({known[shown.get(k, k)] if k != 'threads_key' else known['threads']} "
+                     f"in {other})")
     return "; ".join(parts)
 
 
