@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from orchestrator.data import accuracy
-from orchestrator.data.records import CacheState, ParseResult, RunDef
+from orchestrator.data import accuracy, schema
+from orchestrator.data.records import CacheState, ParseResult, Role, RunDef, Status
 from orchestrator.data.store import Store
 
 COLUMNS = [
@@ -25,8 +25,14 @@ COLUMNS = [
     "load1_after", "status", "reason", "method_text", "threads_requested", "build", "features",
     "role", "expect_failure", "sweep_id", "section", "line_no",
 ]
-SAMPLE_COLUMNS = ["run_id", "experiment", "label", "shape", "method", "idx", "value_s",
-                  "sweep_id"]
+# the samples CSV; the DataFrame adds `summary_line` (the figures' `line_no` it belongs to)
+SAMPLE_CSV_COLUMNS = ["run_id", "experiment", "label", "shape", "method", "idx", "value_s",
+                      "sweep_id"]
+SAMPLE_COLUMNS = [*SAMPLE_CSV_COLUMNS, "summary_line"]
+# Figure columns the run's own definition knows better than a printed line does
+_FROM_RUN = {"framework", "cache"}
+# The dataset writes these as '' rather than empty cells when a figure has none
+_BLANK = {"framework", "warmup"}
 
 
 @dataclass
@@ -39,7 +45,8 @@ class Dataset:
 
 def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=columns)
-    for col in ("runs", "threads", "process", "iteration", "threads_requested", "line_no", "idx"):
+    for col in ("runs", "threads", "process", "iteration", "threads_requested", "line_no", "idx",
+                "summary_line"):
         if col in frame:
             frame[col] = frame[col].astype("Int64")
     return frame
@@ -61,16 +68,14 @@ def _run_context(run: dict[str, Any]) -> dict[str, Any]:
 
 
 def _figure_row(ctx: dict[str, Any], fig: dict[str, Any]) -> dict[str, Any]:
+    """A stored figure over its run's context: what the line says wins where it says it."""
     row = dict(ctx)
-    row.update({k: fig[k] for k in ("label", "device", "shape", "op", "method", "method_text",
-                                    "stat", "runs", "section", "line_no") if fig[k] is not None})
-    row["value_s"] = fig["value"]
-    row["threads"] = fig["threads"] if fig["threads"] is not None else ctx["threads_requested"]
-    for key in ("process", "iteration"):
-        if fig[key] is not None:
-            row[key] = fig[key]
-    if fig["warmup"]:
-        row["warmup"] = fig["warmup"]
+    for col in schema.FIGURE_COLUMNS:
+        value = fig[col.name]
+        if col.name in _FROM_RUN or value is None or (col.name in _BLANK and not value):
+            continue
+        row[col.dataset] = value
+    row.setdefault("threads", ctx["threads_requested"])  # the line did not say: as asked
     return row
 
 
@@ -139,25 +144,30 @@ def from_parse(parsed: ParseResult, source: str) -> Dataset:
     """A captured log's figures as the same tidy dataset (run_id 'log:<file>')."""
     rows = []
     for fig in parsed.figures:
-        rows.append({"run_id": f"log:{source}", "experiment": fig.section or "", "framework":
-                     fig.framework or "", "label": fig.label, "device": fig.device,
-                     "shape": fig.shape, "op": fig.op, "method": fig.method, "stat": fig.stat,
-                     "value_s": fig.value, "runs": fig.runs, "threads": fig.threads,
-                     "cache": CacheState.of(fig.cache).column, "process": fig.process,
-                     "warmup": fig.warmup or "", "iteration": fig.iteration, "status": "ok",
-                     "method_text": fig.method_text, "role": "measure", "section": fig.section,
-                     "line_no": fig.line_no})
+        row = {col.dataset: getattr(fig, col.name) for col in schema.FIGURE_COLUMNS}
+        row.update({col: row[col] or "" for col in _BLANK})
+        row.update(run_id=f"log:{source}", experiment=fig.section or "",
+                   cache=CacheState.of(fig.cache).column, status=Status.OK.value,
+                   role=Role.MEASURE.value)
+        rows.append(row)
     samples = [{"run_id": f"log:{source}", "experiment": s.section or "", "label": s.label,
-                "shape": s.shape,
-                "method": s.method, "idx": i, "value_s": v}
+                "shape": s.shape, "method": s.method, "idx": i, "value_s": v,
+                "summary_line": s.summary_line}
                for s in parsed.samples for i, v in enumerate(s.values)]
     return Dataset(_frame(rows, COLUMNS), _frame(samples, SAMPLE_COLUMNS), pd.DataFrame(), {})
 
 
 def export_csv(data: Dataset, out: Path) -> tuple[Path, Path]:
-    """Write the figures CSV and, beside it, the samples CSV (`NAME.samples.csv`)."""
+    """Write the figures CSV and, beside it, the samples CSV (`NAME.samples.csv`) and what
+    format both are in (`NAME.schema.json`: schema_version and the columns of each file).
+
+    The version goes in a sidecar, not into the CSVs: a comment line or a constant column
+    would be in every pandas user's way."""
     out.parent.mkdir(parents=True, exist_ok=True)
     samples = out.with_name(out.stem + ".samples.csv")
     data.figures.replace({np.nan: None}).to_csv(out, index=False, float_format="%.9g")
-    data.samples.to_csv(samples, index=False, float_format="%.9g")
+    data.samples[SAMPLE_CSV_COLUMNS].to_csv(samples, index=False, float_format="%.9g")
+    meta = {"schema_version": schema.VERSION, "figures": {"file": out.name, "columns": COLUMNS},
+            "samples": {"file": samples.name, "columns": SAMPLE_CSV_COLUMNS}}
+    out.with_name(out.stem + ".schema.json").write_text(json.dumps(meta, indent=2) + "\n")
     return out, samples

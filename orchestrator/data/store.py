@@ -5,6 +5,11 @@ Ctrl-C or a full disk leaves every earlier run intact and the file still opens; 
 (export, report) work while a sweep writes; it is in the standard library; raw output and the
 accuracy arrays fit as BLOBs, so one file holds everything. An exclusive lock file keeps a second
 orchestrator off a store in use (two sweeps at once would spoil each other's timings anyway).
+
+The tables and their migrations are `schema`'s. A store of an older format is migrated in place
+when opened for writing (one transaction), and read through a migrated temporary copy (SQLite's
+backup API) when opened for reading, so `export` or `report` never change a file such as the
+committed docs/results/h200 store; a store newer than this code is refused.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import fcntl
 import json
 import os
 import sqlite3
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -22,40 +28,27 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator import signals
+from orchestrator.data import schema
 from orchestrator.data.records import BuildResult, ParseResult, RunRecord
 from orchestrator.errors import InputError, StoreBusyError, StoreError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = schema.VERSION
 DB_NAME = "results.sqlite"
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE IF NOT EXISTS sweeps(
-  sweep_id TEXT PRIMARY KEY, started_at REAL, ended_at REAL, status TEXT,
-  config_path TEXT, config_text TEXT, host_json TEXT, argv_json TEXT);
-CREATE TABLE IF NOT EXISTS builds(
-  sweep_id TEXT, name TEXT, key TEXT, status TEXT, binary TEXT, seconds REAL, fresh INTEGER,
-  expect_failure INTEGER, error TEXT, log TEXT, at REAL, PRIMARY KEY(sweep_id, name));
-CREATE TABLE IF NOT EXISTS runs(
-  sweep_id TEXT, run_id TEXT, experiment TEXT, role TEXT, status TEXT, reason TEXT,
-  expect_failure INTEGER, definition_json TEXT, started_at REAL, ended_at REAL, wall_s REAL,
-  returncode INTEGER, load_before_json TEXT, load_after_json TEXT, gate_json TEXT,
-  argv_json TEXT, env_json TEXT, cwd TEXT, cache_json TEXT, stdout BLOB, stderr BLOB,
-  unknown_lines INTEGER, headers_json TEXT, recorded_at REAL, PRIMARY KEY(sweep_id, run_id));
-CREATE TABLE IF NOT EXISTS artifacts(
-  sweep_id TEXT, run_id TEXT, name TEXT, data BLOB, PRIMARY KEY(sweep_id, run_id, name));
-CREATE TABLE IF NOT EXISTS figures(
-  sweep_id TEXT, run_id TEXT, framework TEXT, label TEXT, device TEXT, shape TEXT, op TEXT,
-  method TEXT, method_text TEXT, stat TEXT, value REAL, runs INTEGER, threads INTEGER,
-  cache TEXT, process INTEGER, warmup TEXT, iteration INTEGER, section TEXT, line_no INTEGER);
-CREATE INDEX IF NOT EXISTS figures_run ON figures(sweep_id, run_id);
-CREATE TABLE IF NOT EXISTS samples(
-  sweep_id TEXT, run_id TEXT, label TEXT, shape TEXT, op TEXT, method TEXT, idx INTEGER,
-  value REAL);
-CREATE INDEX IF NOT EXISTS samples_run ON samples(sweep_id, run_id);
-"""
-FIGURE_FIELDS = ("framework", "label", "device", "shape", "op", "method", "method_text", "stat",
-                 "value", "runs", "threads", "cache", "process", "warmup", "iteration", "section",
-                 "line_no")
+_RUN_COLUMNS = ("sweep_id", "run_id", "experiment", "role", "status", "reason", "expect_failure",
+                "definition_json", "started_at", "ended_at", "wall_s", "returncode",
+                "load_before_json", "load_after_json", "gate_json", "argv_json", "env_json", "cwd",
+                "cache_json", "stdout", "stderr", "unknown_lines", "headers_json", "recorded_at")
+_BUILD_COLUMNS = ("sweep_id", "name", "key", "status", "binary", "seconds", "fresh",
+                  "expect_failure", "error", "log", "at")
+_SWEEP_COLUMNS = ("sweep_id", "started_at", "ended_at", "status", "config_path", "config_text",
+                  "host_json", "argv_json")
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, timeout=30, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    return db
 
 
 def _json(value: Any) -> str:
@@ -113,26 +106,40 @@ class Store:
 
     @contextmanager
     def _connected(self, create: bool) -> Iterator[None]:
-        try:
-            self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            if create:
-                self._db.executescript(SCHEMA)
-                self._db.execute("INSERT OR IGNORE INTO meta VALUES('format_version', ?)",
-                                 (str(FORMAT_VERSION),))
-            version = self._db.execute(
-                "SELECT value FROM meta WHERE key='format_version'").fetchone()
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open {self.path}: {exc}") from None
-        if version is None or int(version[0]) > FORMAT_VERSION:
-            raise StoreError(f"{self.path} has format {version and version[0]}; this "
-                             f"orchestrator reads format {FORMAT_VERSION}")
-        try:
-            yield
-        finally:
-            self._db.close()
-            self._db = None
+        """Open the file; an older format is migrated in place when writing, and into a
+        temporary copy when reading, so reading a store (the committed docs/results/h200
+        included) never changes its file."""
+        with tempfile.TemporaryDirectory(prefix="orchestrator-store-") as scratch:
+            try:
+                self._db = self._open(create, Path(scratch))
+            except sqlite3.Error as exc:
+                raise StoreError(f"cannot open {self.path}: {exc}") from None
+            try:
+                yield
+            finally:
+                self._db.close()
+                self._db = None
+
+    def _open(self, create: bool, scratch: Path) -> sqlite3.Connection:
+        db = _connect(self.path)
+        version = schema.version_of(db)
+        if version is None and create:
+            db.executescript(schema.SCHEMA)
+            db.execute("INSERT OR IGNORE INTO meta VALUES('format_version', ?)",
+                       (str(FORMAT_VERSION),))
+            version = FORMAT_VERSION
+        if version is None or version > FORMAT_VERSION:
+            db.close()
+            raise StoreError(f"{self.path} has format {version}; this orchestrator reads "
+                             f"format {FORMAT_VERSION}")
+        if version < FORMAT_VERSION and not create:
+            copy = _connect(scratch / DB_NAME)
+            db.backup(copy)
+            db.close()
+            db = copy
+        if version < FORMAT_VERSION:
+            schema.migrate(db, version)
+        return db
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -175,7 +182,7 @@ class Store:
             return latest, True
         sweep_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
         with self._transaction() as db:
-            db.execute("INSERT INTO sweeps VALUES(?,?,?,?,?,?,?,?)",
+            db.execute(schema.insert("sweeps", _SWEEP_COLUMNS),
                        (sweep_id, time.time(), None, "running", str(config_path),
                         config_path.read_text(encoding="utf-8"), _json(host), _json(argv)))
         return sweep_id, False
@@ -199,7 +206,7 @@ class Store:
     # records ----------------------------------------------------------------------------
     def record_build(self, sweep_id: str, result: BuildResult) -> None:
         with self._transaction() as db:
-            db.execute("INSERT OR REPLACE INTO builds VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+            db.execute(schema.insert("builds", _BUILD_COLUMNS, "INSERT OR REPLACE"),
                        (sweep_id, result.name, result.key, result.status,
                         str(result.binary) if result.binary else None, result.seconds,
                         int(result.fresh), int(result.expect_failure), result.error,
@@ -213,7 +220,7 @@ class Store:
                 db.execute(f"DELETE FROM {table} WHERE sweep_id=? AND run_id=?",
                            (sweep_id, run_id))
             db.execute(
-                "INSERT INTO runs VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                schema.insert("runs", _RUN_COLUMNS),
                 (sweep_id, run_id, rec.run.experiment, rec.role, rec.status, rec.reason,
                  int(rec.expect_failure), _json(rec.run.definition()), rec.started_at,
                  rec.ended_at,
@@ -223,7 +230,7 @@ class Store:
                  _json([asdict(h) for h in parsed.headers] if parsed else []), time.time()))
             if parsed is not None:
                 self._write_parsed(db, sweep_id, run_id, parsed)
-            db.executemany("INSERT INTO artifacts VALUES(?,?,?,?)",
+            db.executemany(schema.insert("artifacts", ("sweep_id", "run_id", "name", "data")),
                            [(sweep_id, run_id, n, d) for n, d in rec.artifacts.items()])
 
     def replace_parsed(self, sweep_id: str, run_id: str, parsed: ParseResult) -> None:
@@ -240,11 +247,12 @@ class Store:
     def _write_parsed(db: sqlite3.Connection, sweep_id: str, run_id: str,
                       parsed: ParseResult) -> None:
         db.executemany(
-            f"INSERT INTO figures VALUES(?,?,{','.join('?' * len(FIGURE_FIELDS))})",
-            [(sweep_id, run_id, *(getattr(f, k) for k in FIGURE_FIELDS)) for f in parsed.figures])
+            schema.insert("figures", ("sweep_id", "run_id", *schema.FIGURE_FIELDS)),
+            [(sweep_id, run_id, *(getattr(f, k) for k in schema.FIGURE_FIELDS))
+             for f in parsed.figures])
         db.executemany(
-            "INSERT INTO samples VALUES(?,?,?,?,?,?,?,?)",
-            [(sweep_id, run_id, s.label, s.shape, s.op, s.method, i, v)
+            schema.insert("samples", ("sweep_id", "run_id", *schema.SAMPLE_FIELDS)),
+            [(sweep_id, run_id, s.label, s.shape, s.op, s.method, i, v, s.summary_line)
              for s in parsed.samples for i, v in enumerate(s.values)])
 
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:

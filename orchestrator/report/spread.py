@@ -18,9 +18,8 @@ LEVEL = 0.95
 BOOTSTRAP_RESAMPLES = 4000
 SEED = 20250101
 
-# One raw-sample set: run_id, label, shape, method and occurrence joined in one string (a string
-# compares cleanly inside a DataFrame column, a tuple would not). The occurrence counts earlier
-# sets with the same four keys, because a captured log holds many runs under one run_id.
+# One raw-sample set: its run_id and summary line number joined in one string (a string
+# compares cleanly inside a DataFrame column, a tuple would not).
 SampleKey = str
 _SEP = "\x1f"
 
@@ -71,42 +70,25 @@ def ratio_ci(num: np.ndarray, den: np.ndarray, level: float = LEVEL,
 def sample_sets(samples: pd.DataFrame) -> dict[SampleKey, np.ndarray]:
     """The raw samples, one array per `# samples` line, keyed like `summary_keys` keys figures.
 
-    A set starts where `idx` restarts at 0: a captured log has one run_id for all its runs,
-    so two runs of the same label and method (threads 1, then 8) are told apart by order.
+    Each sample carries the line number of its summary line (`summary_line`, linked by the
+    parser, or for a version-1 store by its migration); a set that belongs to no summary line
+    is left out.
     """
     if samples is None or samples.empty:
         return {}
-    frame = samples.reset_index(drop=True)
-    starts = (frame["idx"].fillna(0).astype(int) == 0).cumsum()
-    out: dict[SampleKey, np.ndarray] = {}
-    seen: dict[str, int] = {}
-    for _, part in frame.groupby(starts, sort=True):
-        first = part.iloc[0]
-        base = _base_key(first["run_id"], first["label"], first["shape"], first["method"])
-        occurrence = seen.get(base, 0)
-        seen[base] = occurrence + 1
-        out[f"{base}{_SEP}{occurrence}"] = part["value_s"].to_numpy(dtype=float)
-    return out
+    linked = samples.dropna(subset=["summary_line"])
+    return {_key(run_id, line): part["value_s"].to_numpy(dtype=float)
+            for (run_id, line), part in linked.groupby(["run_id", "summary_line"], sort=False)}
 
 
 def summary_keys(figures: pd.DataFrame) -> pd.Series:
-    """For each figure row, the key of the sample set behind its summary line (or None).
-
-    Summary lines come as min/median pairs; the n-th `min` row of a (run, label, shape, method)
-    goes with the n-th sample set of the same keys, and its `median` row with the same set.
-    """
-    keys: list[SampleKey | None] = []
-    seen: dict[str, int] = {}
-    for row in figures.itertuples(index=False):
-        if row.stat not in ("min", "median"):
-            keys.append(None)
-            continue
-        base = _base_key(row.run_id, row.label, row.shape, row.method)
-        if row.stat == "min":
-            seen[base] = seen.get(base, -1) + 1
-        keys.append(f"{base}{_SEP}{max(seen.get(base, 0), 0)}")
+    """For each figure row, the key of the sample set behind its summary line (or None):
+    its run and line number, for the `min` and `median` of a summary line."""
+    keys = [_key(run_id, line) if stat in ("min", "median") and pd.notna(line) else None
+            for run_id, stat, line in zip(figures["run_id"], figures["stat"], figures["line_no"],
+                                          strict=True)]
     return pd.Series(keys, index=figures.index, dtype=object)
 
 
-def _base_key(run_id: object, label: object, shape: object, method: object) -> str:
-    return _SEP.join("" if pd.isna(v) else str(v) for v in (run_id, label, shape, method))
+def _key(run_id: object, line: object) -> str:
+    return f"{run_id}{_SEP}{int(line)}"  # type: ignore[call-overload]

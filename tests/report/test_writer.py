@@ -28,7 +28,8 @@ from tests.data.test_accuracy import chapter_inputs, reversed_sum
 from ..conftest import PROJECT
 
 DATA = PROJECT / "tests" / "data"
-INT_COLUMNS = ("runs", "threads", "process", "iteration", "threads_requested", "line_no", "idx")
+INT_COLUMNS = ("runs", "threads", "process", "iteration", "threads_requested", "line_no", "idx",
+               "summary_line")
 
 
 # ---- the chapter ----------------------------------------------------------------------------
@@ -212,11 +213,13 @@ class Store:
         """min and median rows and the raw samples behind them."""
         values = base * (1 + spread * self.rng.random(n))
         values[0] = base  # the min is exactly `base`
-        self.add(run, method, "min", float(values.min()), runs=n)
-        self.add(run, method, "median", float(np.median(values)), runs=n)
+        line = len(self.figures) + 1  # min and median come from one summary line
+        self.add(run, method, "min", float(values.min()), runs=n, line_no=line)
+        self.add(run, method, "median", float(np.median(values)), runs=n, line_no=line)
         self.samples += [{"run_id": run["run_id"], "experiment": run["experiment"],
                           "label": run["label"], "shape": run["shape"], "method": method,
-                          "idx": i, "value_s": float(v), "sweep_id": "s1"}
+                          "idx": i, "value_s": float(v), "sweep_id": "s1",
+                          "summary_line": line}
                          for i, v in enumerate(values)]
         return values
 

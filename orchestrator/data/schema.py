@@ -1,0 +1,125 @@
+"""The results store's SQL schema, its figure columns, and the migrations between versions.
+
+A figure's fields are named once, by `records.Figure`; `FIGURE_COLUMNS` (SQL name, SQL type,
+dataset column) is derived from them and gives the figures table, its INSERT and the dataset's
+figure columns. A new field is one line in `Figure`, one entry in `_SQL`/`_DATASET` here if its
+name or type differs from the default, and a migration.
+
+Versions: 1, the first store (docs/results/h200 is one); 2 adds `samples.summary_line` (the
+line number of the summary line a sample set belongs to, which the report used to rebuild by
+counting) and spells "no cache" in `figures.cache` as 'none' instead of NULL. `MIGRATIONS` is
+an ordered list of (from_version, function); `migrate` applies each in turn in one
+transaction. Who migrates where is `store`'s business (a store opened for writing migrates in
+place; one opened for reading migrates a temporary copy).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+
+from orchestrator.data.records import Figure
+
+VERSION = 2
+
+
+@dataclass(frozen=True)
+class Column:
+    """One figure field as the store and the dataset name it."""
+
+    name: str  # the Figure field and the SQL column
+    sql: str  # SQL type
+    dataset: str  # the dataset's column
+
+
+# Where a column differs from the default: TEXT, same name in the dataset.
+_SQL = {"value": "REAL", "runs": "INTEGER", "threads": "INTEGER", "process": "INTEGER",
+        "iteration": "INTEGER", "line_no": "INTEGER"}
+_DATASET = {"value": "value_s"}
+FIGURE_COLUMNS = tuple(Column(f.name, _SQL.get(f.name, "TEXT"), _DATASET.get(f.name, f.name))
+                       for f in fields(Figure))
+FIGURE_FIELDS = tuple(c.name for c in FIGURE_COLUMNS)
+SAMPLE_FIELDS = ("label", "shape", "op", "method", "idx", "value", "summary_line")
+
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS sweeps(
+  sweep_id TEXT PRIMARY KEY, started_at REAL, ended_at REAL, status TEXT,
+  config_path TEXT, config_text TEXT, host_json TEXT, argv_json TEXT);
+CREATE TABLE IF NOT EXISTS builds(
+  sweep_id TEXT, name TEXT, key TEXT, status TEXT, binary TEXT, seconds REAL, fresh INTEGER,
+  expect_failure INTEGER, error TEXT, log TEXT, at REAL, PRIMARY KEY(sweep_id, name));
+CREATE TABLE IF NOT EXISTS runs(
+  sweep_id TEXT, run_id TEXT, experiment TEXT, role TEXT, status TEXT, reason TEXT,
+  expect_failure INTEGER, definition_json TEXT, started_at REAL, ended_at REAL, wall_s REAL,
+  returncode INTEGER, load_before_json TEXT, load_after_json TEXT, gate_json TEXT,
+  argv_json TEXT, env_json TEXT, cwd TEXT, cache_json TEXT, stdout BLOB, stderr BLOB,
+  unknown_lines INTEGER, headers_json TEXT, recorded_at REAL, PRIMARY KEY(sweep_id, run_id));
+CREATE TABLE IF NOT EXISTS artifacts(
+  sweep_id TEXT, run_id TEXT, name TEXT, data BLOB, PRIMARY KEY(sweep_id, run_id, name));
+CREATE TABLE IF NOT EXISTS figures(
+  sweep_id TEXT, run_id TEXT, {", ".join(f"{c.name} {c.sql}" for c in FIGURE_COLUMNS)});
+CREATE INDEX IF NOT EXISTS figures_run ON figures(sweep_id, run_id);
+CREATE TABLE IF NOT EXISTS samples(
+  sweep_id TEXT, run_id TEXT, label TEXT, shape TEXT, op TEXT, method TEXT, idx INTEGER,
+  value REAL, summary_line INTEGER);
+CREATE INDEX IF NOT EXISTS samples_run ON samples(sweep_id, run_id);
+"""
+
+
+def insert(table: str, columns: tuple[str, ...], verb: str = "INSERT") -> str:
+    """An INSERT that names its columns: a new column never shifts the others."""
+    return f"{verb} INTO {table}({', '.join(columns)}) VALUES({', '.join('?' * len(columns))})"
+
+
+def version_of(db: sqlite3.Connection) -> int | None:
+    """The store's format version; None for an empty file (no meta table yet)."""
+    has_meta = db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
+                          ).fetchone()
+    row = db.execute("SELECT value FROM meta WHERE key='format_version'").fetchone() \
+        if has_meta else None
+    return int(row[0]) if row else None
+
+
+def _v1_to_v2(db: sqlite3.Connection) -> None:
+    """Link every sample set to its summary line, as the report's counting did: per run, the
+    n-th sample set of a (label, shape, method) belongs to the n-th `min` figure of the same
+    keys (a set starts where idx restarts at 0)."""
+    db.execute("ALTER TABLE samples ADD COLUMN summary_line INTEGER")
+    summary: dict[tuple[object, ...], list[int]] = {}
+    for row in db.execute("SELECT sweep_id, run_id, label, shape, method, line_no FROM figures "
+                          "WHERE stat='min' ORDER BY rowid"):
+        summary.setdefault(tuple(row[:5]), []).append(row[5])
+    seen: dict[tuple[object, ...], int] = {}
+    links: list[tuple[int | None, int]] = []
+    line: int | None = None
+    for rowid, *keys, idx in db.execute("SELECT rowid, sweep_id, run_id, label, shape, method, "
+                                        "idx FROM samples ORDER BY rowid").fetchall():
+        key = tuple(keys)
+        if idx == 0 or idx is None:  # a new set
+            occurrence = seen.get(key, 0)
+            seen[key] = occurrence + 1
+            lines = summary.get(key, [])
+            line = lines[occurrence] if occurrence < len(lines) else None
+        links.append((line, rowid))
+    db.executemany("UPDATE samples SET summary_line=? WHERE rowid=?", links)
+    db.execute("UPDATE figures SET cache='none' WHERE cache IS NULL OR cache=''")
+
+
+MIGRATIONS: list[tuple[int, Callable[[sqlite3.Connection], None]]] = [(1, _v1_to_v2)]
+
+
+def migrate(db: sqlite3.Connection, found: int) -> None:
+    """Bring a store of version `found` to VERSION, in one transaction (all or nothing)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for from_version, step in MIGRATIONS:
+            if from_version >= found:
+                step(db)
+        db.execute("UPDATE meta SET value=? WHERE key='format_version'", (str(VERSION),))
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
