@@ -15,7 +15,8 @@ if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
 stamp=.venv/.setup-stamp
-want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+# hashlib, not sha256sum: macOS has no sha256sum (the same hex digest either way)
+want=$("$PYTHON" -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())' pyproject.toml)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip
     .venv/bin/python -m pip install --quiet -e '.[bench,test]'
