@@ -13,8 +13,9 @@ is not listed.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ class Side:
     headers: list[Header]
     kind: str  # 'store' | 'log'
     sweep: str | None = None
+    env: set[str] = field(default_factory=set)  # 'K=V' an experiment added to its runs
 
 
 def load_side(spec: str) -> Side:
@@ -79,12 +81,14 @@ def _store_side(spec: str, folder: Path, sweep: str | None) -> Side:
             raise InputError(f"{spec}: no sweep {sweep!r} in {folder} (sweeps: "
                              f"{', '.join(known[-5:])})")
         sweep = sweep or store.latest_sweep()
-        stdouts = store.query("SELECT stdout FROM runs WHERE sweep_id=? AND status='ok'",
-                              (sweep,))
-    headers = [h for r in stdouts
+        runs = store.query("SELECT stdout, definition_json FROM runs WHERE sweep_id=? AND "
+                           "status='ok'", (sweep,))
+    headers = [h for r in runs
                for h in parse_text((r["stdout"] or b"").decode("utf-8", "replace")).headers]
+    env = {f"{k}={v}" for r in runs
+           for k, v in (json.loads(r["definition_json"] or "{}").get("env") or [])}
     return Side(spec, f"{folder.name}@{sweep}", dataset.load(folder, sweep), headers, "store",
-                sweep)
+                sweep, env)
 
 
 @dataclass
@@ -182,6 +186,11 @@ def _load(side: Side) -> str | None:
     return f"{low:.2f}" if low == high else f"{low:.2f} – {high:.2f}"
 
 
+def _env(side: Side) -> str | None:
+    """Variables the experiments added; a log cannot tell, a store with none says 'none'."""
+    return _join(side.env) or ("none" if side.kind == "store" else None)
+
+
 def _find(value: Any, word: str, path: str = "") -> Iterator[tuple[str, Any]]:
     """(path, value) of every scalar whose key contains `word`, in nested dicts and lists."""
     if isinstance(value, dict):
@@ -222,6 +231,7 @@ FACTS: list[tuple[str, Callable[[Side], str | None]]] = [
     ("precision", _precision),
     ("CPU thread counts", _cpu_threads),
     ("1-minute load before runs", _load),
+    ("experiment env", _env),
     ("CPU governor", _recorded("governor")),
     ("GPU clocks", _recorded("clock")),
 ]
