@@ -317,6 +317,13 @@ def build_parser() -> argparse.ArgumentParser:
         "(cuda with pynvml; default 0: no energy block)",
     )
     parser.add_argument(
+        "--profile-window",
+        action="store_true",
+        help="cuda, mm mode: one more block of --reps back-to-back matmuls between "
+        "cudaProfilerStart and cudaProfilerStop, for a profiler started with "
+        "--profile-from-start off (Nsight Compute: the orchestrator's profile runs)",
+    )
+    parser.add_argument(
         "--dump-kernels",
         type=Path,
         default=None,
@@ -775,6 +782,29 @@ def _profile_matmuls(a: torch.Tensor, b: torch.Tensor, reps: int, sync: Callable
     return prof
 
 
+def profile_window_block(
+    a: torch.Tensor, b: torch.Tensor, reps: int, sync: Callable[[], None]
+) -> None:
+    """``reps`` matmuls, each synced, between cudaProfilerStart and cudaProfilerStop.
+
+    An external profiler started with ``--profile-from-start off`` (``ncu``) then sees these
+    kernels only, so its kernel durations belong to one known block of ``reps`` matmuls of the
+    measured shape, not to device init, the inputs' random fill or the read-back's ``sum``.
+    Prints nothing: the profiler's own output is the measurement.
+    """
+    import torch
+
+    sync()
+    torch.cuda.profiler.start()
+    try:
+        for _ in range(reps):
+            c = a @ b
+            sync()
+            del c
+    finally:
+        torch.cuda.profiler.stop()
+
+
 def _dump_kernels(path: Path, events: list[dict[str, Any]], meta: dict[str, Any]) -> None:
     """Write the profiler's device events and what produced them, for a test fixture."""
     path.write_text(json.dumps({**meta, "events": events}, indent=1) + "\n", encoding="utf-8")
@@ -951,6 +981,7 @@ class Extras:
     dump_kernels: Path | None = None
     energy_s: float = 0.0
     precision: str = "fp32"
+    profile_window: bool = False
 
 
 def run_mm(
@@ -1062,9 +1093,14 @@ def _beyond_the_chapter(
     """The CUDA blocks after every chapter method: kernel time, then energy (if asked)."""
     if dev.label == "cuda":
         kernel_time_block(dev, a, b, reps, show_samples, extras.dump_kernels, extras.precision)
-    elif extras.dump_kernels is not None:
-        where = f"no kernel-time block on {dev.label}"
-        note(f"--dump-kernels: {where}; {extras.dump_kernels} not written")
+        if extras.profile_window:
+            profile_window_block(a, b, reps, dev.sync)
+    else:
+        if extras.dump_kernels is not None:
+            where = f"no kernel-time block on {dev.label}"
+            note(f"--dump-kernels: {where}; {extras.dump_kernels} not written")
+        if extras.profile_window:
+            note(f"--profile-window: no CUDA profiler API on {dev.label}; no window marked")
     if extras.energy_s > 0:
         energy_block(dev, a, b, extras.energy_s)
 
@@ -1119,7 +1155,7 @@ def _run(argv: Sequence[str] | None) -> None:
 
     print_headers(precision)
     if args.mode == "mm":
-        extras = Extras(args.dump_kernels, args.energy, precision)
+        extras = Extras(args.dump_kernels, args.energy, precision, args.profile_window)
         run_mm(dev, m, n, args.reps, args.samples, extras)
     else:
         run_accuracy(dev, m, n, args.out)
@@ -1138,7 +1174,8 @@ def _check_extras(args: argparse.Namespace) -> None:
         folder = dump.resolve().parent
         raise BenchError(f"--dump-kernels {dump}: folder {folder} does not exist", code=2)
     if args.mode == "accuracy":
-        for given, option in ((args.energy > 0, "--energy"), (dump is not None, "--dump-kernels")):
+        for given, option in ((args.energy > 0, "--energy"), (dump is not None, "--dump-kernels"),
+                              (args.profile_window, "--profile-window")):
             if given:
                 note(f"{option} applies to --mode mm only; ignored in accuracy mode")
 

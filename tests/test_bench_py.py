@@ -309,7 +309,7 @@ def test_energy_on_cpu_is_a_note_and_no_energy_line(tmp_path: Path) -> None:
     dump = tmp_path / "kernels.json"
     proc = run_program(
         "--device", "cpu", "--shape", "16x16", "--reps", "2", "--energy", "0.1",
-        "--dump-kernels", str(dump),
+        "--dump-kernels", str(dump), "--profile-window",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
@@ -319,6 +319,7 @@ def test_energy_on_cpu_is_a_note_and_no_energy_line(tmp_path: Path) -> None:
     notes = [line for line in proc.stderr.splitlines() if line.startswith("note: ")]
     assert any("--energy" in line and "cpu" in line for line in notes), proc.stderr
     assert any("--dump-kernels" in line for line in notes), proc.stderr
+    assert any("--profile-window" in line and "cpu" in line for line in notes), proc.stderr
     assert not dump.exists()
 
 
