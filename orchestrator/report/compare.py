@@ -159,4 +159,5 @@ def compare(a: Side, b: Side, min_effect: float = DEFAULT_MIN_EFFECT) -> Compari
     pairs.sort(key=lambda p: (order[section_of(p[0])], p[0]["order"]))  # A's order per section
     rows = [_row(x, y, note, min_effect) for x, y, note in pairs]
     return Comparison(a, b, min_effect, machine_facts(a, b), pairings, rows,
-                      [describe(x, x) for x in only_a], [describe(y, y) for y in only_b])
+                      list(dict.fromkeys(describe(x, x) for x in only_a)),
+                      list(dict.fromkeys(describe(y, y) for y in only_b)))

@@ -165,7 +165,9 @@ def match(ma: pd.DataFrame, mb: pd.DataFrame) -> tuple[list[tuple[dict[str, Any]
                                                                    dict[str, Any], str]],
                                                         list[dict[str, Any]],
                                                         list[dict[str, Any]]]:
-    """Pairs (A row, B row, note), and the rows of each side left without a partner."""
+    """Pairs (A row, B row, note), and the rows of each side left without a partner (other
+    than a second run of a figure that was matched: the methods and first-call experiments
+    both time `with sync`)."""
     a_rows, b_rows = _best_per_key(ma), _best_per_key(mb)
     pairs: list[tuple[dict[str, Any], dict[str, Any], str]] = []
     free_b = {id(b): b for b in b_rows}
@@ -188,7 +190,9 @@ def match(ma: pd.DataFrame, mb: pd.DataFrame) -> tuple[list[tuple[dict[str, Any]
             pairs.append((a, free_b.pop(id(best)), _unrecorded(a, best)))
         else:
             still_a.append(a)
-    return pairs, still_a, list(free_b.values())
+    matched_a, matched_b = {_key(p[0]) for p in pairs}, {_key(p[1]) for p in pairs}
+    return (pairs, [a for a in still_a if _key(a) not in matched_a],
+            [b for b in free_b.values() if _key(b) not in matched_b])
 
 
 def _key(row: dict[str, Any]) -> tuple[str, ...]:
@@ -254,7 +258,7 @@ def describe(a: dict[str, Any], b: dict[str, Any]) -> str:
     def v(k: str) -> str:
         return a[k] or b[k]
 
-    words = [v("framework") or "?", v("label") or "?"]
+    words = [w for w in (v("framework"), v("label")) if w]
     if v("shape") and v("shape") != "1024x1024":
         words.append(v("shape"))
     if v("device") == "cpu":

@@ -109,7 +109,7 @@ def render_markdown(c: Comparison) -> str:
                            r.basis or r.note] for r in plain])
     for side, names in (("A", c.only_a), ("B", c.only_b)):
         if names:
-            out += [f"## Only in {side} ({len(names)})", "", "; ".join(names), ""]
+            out += [f"## Only in {side} ({len(names)})", "", *(f"- {n}" for n in names), ""]
     return "\n".join(out)
 
 
