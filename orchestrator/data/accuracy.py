@@ -12,9 +12,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from orchestrator import programs
 from orchestrator.data.parse import wrote_label
 
-REFERENCE = "torch cpu"
+
+def _reference() -> str | None:
+    """'torch cpu': the program and device the registry names as the reference."""
+    found = programs.reference()
+    return f"{found[0].name} {found[1]}" if found else None
 
 
 @dataclass(frozen=True)
@@ -50,7 +55,8 @@ def build_name(framework: str, stdout: str, fallback: str) -> str:
 
 def compare(entries: list[Arrays]) -> list[Comparison]:
     """One comparison per build; torch cpu (if present) is the cross-build reference."""
-    reference = next((e for e in entries if e.name == REFERENCE), None)
+    wanted = _reference()
+    reference = next((e for e in entries if e.name == wanted), None)
     groups: list[np.ndarray] = []
     out = []
     for e in entries:

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
+from orchestrator import programs
 from orchestrator.data.durations import UNIT_EXPONENTS as _EXPONENTS
 from orchestrator.data.records import (
     CacheState,
@@ -47,10 +48,6 @@ _NO_TIME = re.compile(
 _WROTE = re.compile(_LSO + r"accuracy: wrote .+")
 _WARMUP = re.compile(rf"warm-up ([A-Za-z_-]+), timed run {_INT}: after sync {_DUR}")
 _SAMPLES = re.compile(r"# samples " + _LSO + r"([^:]+):(.*)")
-_TORCH_HEADER = re.compile(rf"torch ([0-9][^\s,]*)(?:, threads {_INT})?")
-_BLAS_HEADER = re.compile(r"torch BLAS_INFO=(\S*)")
-_BURN_HEADER = re.compile(
-    rf"burn ([0-9][^\s,]*)(?:, features \[([^\]]*)\])?(?:, rayon threads {_INT})?")
 # NAME must end in a non-space, so a long run of spaces can't make the lazy group quadratic.
 _ACCURACY = re.compile(
     rf"(.*?\S) +max\|x - f64 ref\| = {_NUM}(?: +max\|x - torch cpu\| = {_NUM})?")
@@ -68,32 +65,44 @@ _VALUE_FORMS = (
      (("device_init", "device init"),)),
 )
 
-# Printed METHOD -> (dataset method, the framework that prints it or None).
-_METHODS: dict[str, tuple[str, str | None]] = {
-    "no sync": ("no_sync", None),
-    "with sync": ("with_sync", None),
-    "device time (profile_with flush)": ("device_time", "burn"),
-    "device time (profile, no flush)": ("device_time_no_flush", "burn"),
-    "+ sum().item()": ("readback", "torch"),
-    "+ sum().into_scalar()": ("readback", "burn"),
-    "benchmark.Timer": ("timer", "torch"),
-}
-_EVENT_TIME = re.compile(r"[a-z]+\.Event time")  # torch.mps / cuda / xpu .Event
-_TORCH_LABELS = frozenset({"mps", "xpu"})
-_BURN_LABELS = frozenset({"metal", "vulkan", "wgpu", "webgpu", "rocm", "hip"})
+# Printed METHOD -> dataset method, for the methods every program prints; the others are
+# each program's own (programs/*.py: Program.methods), which then also tell the framework.
+_SHARED_METHODS = {"no sync": "no_sync", "with sync": "with_sync"}
 
 
+@programs.derived
+@lru_cache(maxsize=256)
 def _method(text: str) -> tuple[str, str | None] | None:
-    found = _METHODS.get(text)
-    return ("device_time", "torch") if found is None and _EVENT_TIME.fullmatch(text) else found
+    """(dataset method, the framework that alone prints it or None) of a printed METHOD."""
+    if text in _SHARED_METHODS:
+        return _SHARED_METHODS[text], None
+    return next(((method, p.name) for p in programs.REGISTRY.values()
+                 if (method := p.method_of(text)) is not None), None)
 
 
+@programs.derived
 @lru_cache(maxsize=256)
 def _label_info(label: str) -> tuple[str, str | None]:
     """(device, framework) a label implies; 'cpu' and 'cuda' are printed by both frameworks."""
-    if label.startswith("flex"):  # every Flex build (template, +apple-amx, ...) runs on the CPU
-        return "cpu", "burn"
-    return label, "burn" if label in _BURN_LABELS else "torch" if label in _TORCH_LABELS else None
+    return next(((device, p.name) for p in programs.REGISTRY.values()
+                 if (device := p.device_of(label)) is not None), (label, None))
+
+
+@programs.derived
+@lru_cache(maxsize=1)
+def _warm_program() -> str | None:
+    """The program whose warm-up lines these are: the one with a 'warm' mode."""
+    having = [p.name for p in programs.REGISTRY.values() if "warm" in p.modes]
+    return having[0] if len(having) == 1 else None
+
+
+@programs.derived
+@lru_cache(maxsize=1)
+def _program_words() -> tuple[re.Pattern[str], dict[str, str], tuple[str, ...]]:
+    """A section header's framework words, word -> program, and header line prefixes."""
+    words = {word: p.name for p in programs.REGISTRY.values() for word in (p.name, *p.aliases)}
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, words)) + r")\b", re.IGNORECASE)
+    return pattern, words, tuple(f"{name} " for name in programs.REGISTRY)
 
 
 def _seconds(number: str, unit: str) -> float:
@@ -102,7 +111,6 @@ def _seconds(number: str, unit: str) -> float:
 
 # ---- section headers -------------------------------------------------------------------------
 
-_SEC_FRAMEWORK = re.compile(r"\b(burn|torch|pytorch)\b", re.IGNORECASE)
 _SEC_PROCESS = re.compile(r"\bprocess\s*#?\s*([0-9]{1,9})\b", re.IGNORECASE)
 # No \b before 'threads': it must also match RAYON_NUM_THREADS=8 and OMP_NUM_THREADS=8.
 _SEC_THREADS = re.compile(r"threads\s*[=:]?\s*([0-9]{1,9})\b", re.IGNORECASE)
@@ -111,8 +119,9 @@ _SEC_WARMUP = re.compile(r"\bwarm-?up (dropped|kept)\b", re.IGNORECASE)
 
 
 def _section_framework(text: str) -> str | None:
-    """'burn' or 'torch' when the header names exactly one of them."""
-    found = {name.lower().removeprefix("py") for name in _SEC_FRAMEWORK.findall(text)}
+    """'burn' or 'torch' when the header names exactly one program (or its alias)."""
+    pattern, words, _prefixes = _program_words()
+    found = {words[name.lower()] for name in pattern.findall(text)}
     return found.pop() if len(found) == 1 else None
 
 
@@ -233,7 +242,7 @@ class _Parser:
             return self._accuracy(n, line)
         if line.startswith("max |ref|"):
             return self._max_ref(n, line)
-        if line.startswith(("torch ", "burn ")) and self._header(n, line):
+        if line.startswith(_program_words()[2]) and self._header(n, line):
             return True
         if " accuracy: wrote " in line and _WROTE.fullmatch(line):
             self.result.info.append((n, line))
@@ -280,8 +289,9 @@ class _Parser:
         if match is None:
             return False
         label, shape, op, empty, runs = match.groups()
-        self._emit(label, shape, op, "device_time_no_flush", "device time (profile, no flush)",
-                   "burn", n, (("no_time_count", float(empty)),), int(runs))
+        text = "device time (profile, no flush)"
+        self._emit(label, shape, op, "device_time_no_flush", text, (_method(text) or ("", None))[1],
+                   n, (("no_time_count", float(empty)),), int(runs))
         return True
 
     def _warmup(self, n: int, line: str) -> bool:
@@ -291,7 +301,7 @@ class _Parser:
         kind, index, num, unit = match.groups()
         # The line names no label: it belongs to the program whose labelled line came last.
         label, shape, op = self.last or ("", None, None)
-        self._emit(label, shape, op, "warmup_timed_run", f"warm-up {kind}", "burn", n,
+        self._emit(label, shape, op, "warmup_timed_run", f"warm-up {kind}", _warm_program(), n,
                    (("value", _seconds(num, unit)),), iteration=int(index), warmup=kind)
         return True
 
@@ -326,7 +336,7 @@ class _Parser:
             return False
         name, err, diff = match.groups()
         first, _, rest = name.partition(" ")
-        named = first.lower() if first.lower() in ("torch", "burn") else None
+        named = first.lower() if first.lower() in programs.REGISTRY else None
         device, implied = _label_info(rest.split(" ", 1)[0] if named else first)
         self._table(named or implied, name, device, "max|x - f64 ref|", "max_err_f64_ref",
                     float(err), n)
@@ -342,18 +352,13 @@ class _Parser:
         return match is not None
 
     def _header(self, n: int, line: str) -> bool:
-        if (match := _BLAS_HEADER.fullmatch(line)) is not None:  # a torch program's 2nd header
-            self.result.headers.append(Header("torch_blas", None, None, (), match.group(1), n))
-            self.framework = "torch"
-            return True
-        if (match := _TORCH_HEADER.fullmatch(line)) is not None:
-            kind, (version, threads), features = "torch", match.groups(), ""
-        elif (match := _BURN_HEADER.fullmatch(line)) is not None:
-            kind, (version, features, threads) = "burn", match.groups()
-        else:
+        program = programs.REGISTRY.get(line.split(" ", 1)[0])
+        header = program.parse_header(line, n) if program is not None else None
+        if program is None or header is None:
             return False
-        count = _int_or(threads, None)
-        names = tuple(name.strip() for name in (features or "").split(",") if name.strip())
-        self.result.headers.append(Header(kind, version, count, names, None, n))
-        self._set_header(kind, count)
+        self.result.headers.append(header)
+        if header.kind == program.name:
+            self._set_header(program.name, header.threads)
+        else:  # a second header of the same program (torch BLAS_INFO=...): it says who, only
+            self.framework = program.name
         return True

@@ -46,7 +46,7 @@ class CacheState(StrEnum):
     @property
     def column(self) -> str:
         """The dataset's spelling: 'cold', 'warm' or ''."""
-        return "" if self is CacheState.NONE else self.value
+        return "" if self == CacheState.NONE else self.value
 
     @classmethod
     def of(cls, value: str | None) -> CacheState:
@@ -91,6 +91,11 @@ class RunDef:
     env: tuple[tuple[str, str], ...] = ()
     timeout_s: float = field(default=600, compare=False)
 
+    def __post_init__(self) -> None:
+        # one spelling: a caller's plain 'cold' becomes CacheState.COLD (equal, same JSON)
+        object.__setattr__(self, "cache", CacheState(self.cache))
+        object.__setattr__(self, "cache_action", CacheAction(self.cache_action))
+
     def definition(self) -> dict[str, Any]:
         """The fields as a dict. Every field is a string, a number or a tuple of them, so this
         equals `dataclasses.asdict` without its deep copy (a sixth of the cost, paid per run)."""
@@ -124,7 +129,7 @@ class RunDef:
         parts = [f"{self.experiment}: {what} {self.device} {self.mode} {self.shape_text}"]
         if self.threads is not None:
             parts.append(f"threads {self.threads}")
-        if self.cache is not CacheState.NONE:
+        if self.cache != CacheState.NONE:
             parts.append(f"{self.cache} cache")
         if self.warmup:
             parts.append(f"warm-up {self.warmup}")

@@ -1,8 +1,73 @@
 """The benchmark programs, one module per framework, behind one interface.
 
-`base` (the `Program` interface), `torch` (bench_py/exec_gpu.py), `burn` (the bench_rust
-crates), `cargo` (building burn's crates). The registry here (`REGISTRY`, `get`) is what the
-experiments file's `program` key, the plan, the runner, the parser and the report read.
+`base` (the `Program` interface and `Paths`), `torch` (bench_py/exec_gpu.py), `burn` (the
+bench_rust crates), `cargo` (building burn's crates). The registry here (`REGISTRY`, `get`,
+`register`) is what the experiments file's `program` key and its JSON Schema, the plan, the
+runner, the machine facts, the parser and the report read. Adding a framework: one module
+with a `Program` subclass, one `register(...)` line below, and its benchmark program.
 
 May import: `data.records` (record types) and `errors`, nothing else of the package.
 """
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from orchestrator.programs.base import Paths, Program
+from orchestrator.programs.burn import Burn
+from orchestrator.programs.torch import Torch
+
+__all__ = ["REGISTRY", "Paths", "Program", "derived", "get", "names", "reference", "register",
+           "unregister"]
+
+REGISTRY: dict[str, Program] = {}
+
+
+def register(program: Program) -> Program:
+    """Add (or replace) a program; what is derived from the registry is derived again."""
+    REGISTRY[program.name] = program
+    _changed()
+    return program
+
+
+def unregister(name: str) -> None:
+    REGISTRY.pop(name, None)
+    _changed()
+
+
+def get(name: str) -> Program:
+    """The program of that name; KeyError names the known ones."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"no program '{name}' (known: {', '.join(REGISTRY)})") from None
+
+
+def names() -> tuple[str, ...]:
+    return tuple(REGISTRY)
+
+
+def reference() -> tuple[Program, str] | None:
+    """The program and device every build's accuracy is compared with ('torch', 'cpu')."""
+    return next(((p, p.reference_device) for p in REGISTRY.values()
+                 if p.reference_device is not None), None)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+_derived: list[Any] = []  # caches of what is computed from the registry
+
+
+def derived(function: F) -> F:
+    """Mark a functools.cache'd function as computed from the registry (cleared on change)."""
+    _derived.append(function)
+    return function
+
+
+def _changed() -> None:
+    for function in _derived:
+        function.cache_clear()
+
+
+register(Torch())
+register(Burn())

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from orchestrator import programs
 from orchestrator.report.spread import LEVEL, iqr, median_ci, ratio_ci
 from orchestrator.report.tables import (
     METHOD_NAMES,
@@ -93,7 +94,7 @@ def _accelerator_ratios(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, s
         mine = rows[(rows["platform"] == platform) & (rows["shape"] == shape)]
         for method in RATIO_METHODS:
             of = mine[mine["method"] == method]
-            out += _pairs(of[of["framework"] == "torch"], of[of["framework"] == "burn"], sets)
+            out += _against_reference(of, sets)
     return out
 
 
@@ -104,8 +105,21 @@ def _cpu_ratios(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, str]]:
     out = []
     for threads, shape in ordered(rows.dropna(subset=["threads_key"]), ["threads_key", "shape"]):
         mine = rows[(rows["threads_key"] == threads).fillna(False) & (rows["shape"] == shape)]
-        out += _pairs(mine[mine["framework"] == "torch"], mine[mine["framework"] == "burn"],
-                      sets)
+        out += _against_reference(mine, sets)
+    return out
+
+
+def _against_reference(rows: pd.DataFrame, sets: SampleSets) -> list[dict[str, str]]:
+    """Every other program's rows against the reference program's (burn against PyTorch)."""
+    found = programs.reference()
+    if found is None:
+        return []
+    reference = found[0].name
+    out = []
+    for name in programs.REGISTRY:
+        if name != reference:
+            out += _pairs(rows[rows["framework"] == reference], rows[rows["framework"] == name],
+                          sets)
     return out
 
 

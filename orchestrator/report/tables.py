@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from orchestrator import programs
 from orchestrator.data.dataset import Dataset
 from orchestrator.data.durations import format_duration
 from orchestrator.report.spread import summary_keys
@@ -25,7 +26,6 @@ METHOD_NAMES = {
     "device_time_no_flush": "device time without flush", "readback": "read-back",
     "timer": "benchmark.Timer", "first_call": "first call",
 }
-FRAMEWORK_NAMES = {"torch": "PyTorch", "burn": "burn"}
 FIRST_CALL_METHODS = {"device_init": "device init", "first_call_returned": "first call returned",
                       "first_call_after_sync": "first call after sync"}
 TEMPLATE_LABEL = "flex(template)"  # exec-cpu without rayon: one thread, whatever is asked
@@ -123,7 +123,9 @@ def scientific(value: Any) -> str:
 
 
 def framework_name(framework: str) -> str:
-    return FRAMEWORK_NAMES.get(framework, framework)
+    """'PyTorch' for torch: each program's own title (programs/*.py)."""
+    program = programs.REGISTRY.get(framework)
+    return program.title if program is not None else framework
 
 
 def column_name(framework: str, label: str) -> str:
@@ -136,8 +138,9 @@ def cpu_build_name(framework: str, label: str) -> str:
     base, tag = label.split(" [", 1) if " [" in label else (label, "")
     if tag:  # a build of its own: keep its tag visible next to the chapter's name
         return f"{cpu_build_name(framework, base)} [{tag}"
-    if framework == "torch" and label == "cpu":
-        return "PyTorch CPU"
+    reference = programs.reference()  # the chapter's 'PyTorch CPU'
+    if reference is not None and (framework, label) == (reference[0].name, reference[1]):
+        return f"{reference[0].title} {label.upper()}"
     if label in CPU_BUILD_NAMES:
         return CPU_BUILD_NAMES[label]
     if label.startswith("flex+"):
@@ -147,7 +150,7 @@ def cpu_build_name(framework: str, label: str) -> str:
 
 def accuracy_build_name(framework: str, label: str) -> str:
     """'burn flex(template)' from a stored row, 'burn flex template' as a log printed it."""
-    if not framework or label.split(" ", 1)[0] in ("torch", "burn"):
+    if not framework or label.split(" ", 1)[0] in programs.REGISTRY:
         return label
     return f"{framework} {label}"
 

@@ -7,7 +7,6 @@ skip reasons), gathers host facts once per sweep, and reads the load average aro
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import re
@@ -20,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+
+from orchestrator import programs
 
 
 @dataclass(frozen=True)
@@ -58,17 +59,9 @@ def has_nvidia_gpu() -> bool:
     return Path("/dev/nvidia0").exists() or bool(_quiet(["nvidia-smi", "-L"]))
 
 
-def torch_importable(python: str = sys.executable) -> bool:
-    probe = "import importlib.util,sys; sys.exit(importlib.util.find_spec('torch') is None)"
-    try:
-        done = subprocess.run([python, "-c", probe], capture_output=True, timeout=60)
-        return done.returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
 def capabilities(python: str = sys.executable) -> dict[str, str | None]:
-    """Every capability the experiments file may require: None if present, else why not."""
+    """Every capability the experiments file may require: None if present, else why not.
+    The machine's own here; what only a program can probe (is torch importable?) it says."""
     system, arch = platform.system(), platform.machine().lower()
     macos, arm = system == "Darwin", arch in ("arm64", "aarch64")
     nvidia = has_nvidia_gpu()
@@ -84,8 +77,8 @@ def capabilities(python: str = sys.executable) -> dict[str, str | None]:
         "x86_64": None if arch in ("x86_64", "amd64") else f"needs x86-64 (this is {arch})",
         "arm64": None if arm else f"needs arm64 (this is {arch})",
         "apple-silicon": None if macos and arm else f"needs Apple silicon ({system} {arch})",
-        "torch": None if torch_importable(python) else f"PyTorch is not installed for {python}",
-    }
+    } | {cap: why for program in programs.REGISTRY.values()
+         for cap, why in program.capabilities(python).items()}
 
 
 def _cpu_model() -> str:
@@ -117,30 +110,6 @@ def _gpus() -> list[dict[str, str]]:
     return gpus
 
 
-def _torch_facts(python: str) -> dict[str, Any]:
-    probe = (
-        "import json,torch,re;"
-        "cfg=torch.__config__.show();m=re.search(r'BLAS_INFO=([^,\\s]+)',cfg);"
-        "print(json.dumps({'version':torch.__version__,'cuda':torch.version.cuda,"
-        "'blas':m.group(1) if m else None,'threads':torch.get_num_threads()}))"
-    )
-    out = _quiet([python, "-c", probe], timeout=120)
-    if not out:
-        return {}
-    try:
-        return dict(json.loads(out.splitlines()[-1]))
-    except ValueError:
-        return {}
-
-
-def burn_version(lockfile: Path) -> str | None:
-    """The burn version Cargo.lock pins (the one the binaries were built against)."""
-    if not lockfile.exists():
-        return None
-    match = re.search(r'name = "burn"\nversion = "([^"]+)"', lockfile.read_text())
-    return match.group(1) if match else None
-
-
 def git_commit(project: Path) -> str | None:
     head = _quiet(["git", "-C", str(project), "rev-parse", "HEAD"])
     dirty = _quiet(["git", "-C", str(project), "status", "--porcelain", "--untracked-files=no"])
@@ -166,10 +135,10 @@ def host_facts(project: Path, python: str = sys.executable) -> dict[str, Any]:
         "gpus": _gpus(),
         "python": platform.python_version(),
         "python_executable": python,
-        "torch": _torch_facts(python),
         "rustc": _quiet(["rustc", "--version"]),
         "cargo": _quiet(["cargo", "--version"]),
-        "burn": burn_version(project / "bench_rust" / "Cargo.lock"),
         "git_commit": git_commit(project),
         "load": asdict(Load.now()),
+        # each program's own facts (torch: version, CUDA, BLAS; burn: the version it pins)
+        **{name: program.facts(project, python) for name, program in programs.REGISTRY.items()},
     }

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from orchestrator import programs
 from orchestrator.data.records import (
     CacheAction,
     CacheState,
@@ -24,6 +25,7 @@ from orchestrator.data.records import (
     classify,
 )
 from orchestrator.errors import CacheSafetyError
+from orchestrator.programs import Paths
 from orchestrator.run.cache import CacheContents, cache_dir_for, config_override, remove_cache
 from orchestrator.run.machine import Load
 from orchestrator.run.process import spawn
@@ -33,10 +35,6 @@ from orchestrator.run.process import spawn
 PASS_THROUGH = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR",
                 "TERM", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "CUDA_PATH", "CUDA_HOME",
                 "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "SYSTEMROOT")
-TORCH_THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                     "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
-
-
 @dataclass(frozen=True)
 class RunContext:
     project: Path
@@ -46,41 +44,24 @@ class RunContext:
 
 
 def program_cwd(run: RunDef, project: Path) -> Path:
-    """burn's cache depends on the folder a program starts in: each crate's own folder."""
-    if run.program == "burn":
-        return project / "bench_rust" / str(run.crate)
-    return project
+    """The folder the run's program starts in (its program decides)."""
+    return programs.get(run.program).cwd(run, project)
 
 
 def program_env(run: RunDef, base: dict[str, str] | None = None) -> dict[str, str]:
+    """Only PASS_THROUGH from `base`, the program's thread settings, then the run's own env."""
     source = os.environ if base is None else base
     env = {k: source[k] for k in PASS_THROUGH if k in source}
     if run.threads is not None:
-        if run.program == "burn":
-            env["RAYON_NUM_THREADS"] = str(run.threads)
-        else:
-            env.update(dict.fromkeys(TORCH_THREAD_VARS, str(run.threads)))
+        env.update(programs.get(run.program).thread_env(run.threads))
     env["PYTHONUNBUFFERED"] = "1"
     env.update(dict(run.env))
     return env
 
 
 def program_argv(run: RunDef, ctx: RunContext, out_dir: Path | None) -> list[str]:
-    if run.program == "torch":
-        argv = [ctx.python, str(ctx.project / "bench_py" / "exec_gpu.py")]
-    else:
-        argv = [str(ctx.binaries[str(run.build)])]
-    argv += ["--device", run.device, "--mode", run.mode, "--shape", run.shape_text,
-             "--reps", str(run.reps)]
-    if run.program == "torch" and run.threads is not None:
-        argv += ["--threads", str(run.threads)]
-    if run.warmup:
-        argv += ["--warmup", run.warmup, "--timed-runs", str(run.timed_runs)]
-    if run.samples:
-        argv.append("--samples")
-    if out_dir is not None:
-        argv += ["--out", str(out_dir)]
-    return argv
+    paths = Paths(ctx.project, ctx.python, ctx.binaries)
+    return programs.get(run.program).argv(run, paths, out_dir)
 
 
 def wait_quiet(max_load1: float | None, max_wait_s: float, poll_s: float) -> dict[str, Any]:
@@ -98,7 +79,7 @@ def wait_quiet(max_load1: float | None, max_wait_s: float, poll_s: float) -> dic
 
 def prepare_cache(run: RunDef, project: Path) -> dict[str, Any] | None:
     """Apply the run's cache action; the record says what was removed. Raises CacheSafetyError."""
-    if run.program != "burn" or run.cache is CacheState.NONE:
+    if run.cache == CacheState.NONE or not programs.get(run.program).cached_devices:
         return None
     cwd = program_cwd(run, project)
     override = config_override(cwd)
@@ -106,7 +87,7 @@ def prepare_cache(run: RunDef, project: Path) -> dict[str, Any] | None:
         raise CacheSafetyError(f"{override} may move burn's cache; remove it for cache sweeps")
     path = cache_dir_for(cwd)
     info: dict[str, Any] = {"path": str(path), "action": run.cache_action}
-    if run.cache_action is CacheAction.DELETE:
+    if run.cache_action == CacheAction.DELETE:
         info["removed"] = asdict(remove_cache(path, project / "bench_rust"))
     info["before"] = asdict(CacheContents.of(path))
     return info

@@ -81,7 +81,7 @@ def plan(config_path: Path, only: list[str] | None = None, python: str = sys.exe
 
 def _needs_priming(planned: PlannedRun, project: Path) -> bool:
     run = planned.run
-    if run.cache_action is not CacheAction.ENSURE:
+    if run.cache_action != CacheAction.ENSURE:
         return False
     cwd = program_cwd(run, project)
     try:

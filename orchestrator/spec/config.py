@@ -14,7 +14,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from orchestrator import programs
 from orchestrator.errors import ConfigError
+from orchestrator.programs.burn import CRATE_FEATURES
 from orchestrator.spec.yamlsource import format_path, load_yaml
 
 FORMAT_VERSION = 1
@@ -28,14 +30,6 @@ CacheState = Literal["cold", "warm", "none"]
 WarmupKind = Literal["dropped", "kept"]
 Threads = int | Literal["auto"]
 
-TORCH_DEVICES = ("cpu", "cuda", "mps", "auto")
-BURN_DEVICES = ("flex", "cuda", "metal", "vulkan")
-# Cargo features each crate defines (bench_rust/*/Cargo.toml); a typo must not reach cargo.
-CRATE_FEATURES: dict[str, tuple[str, ...]] = {
-    "exec-gpu": ("cuda", "metal", "vulkan"),
-    "exec-cpu": (),
-    "exec-amx": ("x86-v4", "apple-amx", "accelerate"),
-}
 
 
 class Strict(BaseModel):
@@ -111,10 +105,25 @@ def _thread_sweep(value: tuple[Threads, ...] | None) -> tuple[Threads, ...] | No
     return value
 
 
+def _one_of(values: tuple[str, ...]) -> str:
+    """"'a', 'b' or 'c'", as pydantic words a Literal."""
+    quoted = [repr(v) for v in values]
+    return ", ".join(quoted[:-1]) + " or " + quoted[-1] if len(quoted) > 1 else quoted[0]
+
+
+def _program_enum(schema: dict[str, Any]) -> None:
+    """The JSON Schema lists the registered programs (first, as a Literal's enum would be)."""
+    rest = dict(schema)
+    schema.clear()
+    schema.update(enum=list(programs.names()), **rest)
+
+
 class Target(Strict):
     """What one experiment runs: the PyTorch program or one burn build, on one device."""
 
-    program: Literal["torch", "burn"]
+    # `program` is any registered program (orchestrator.programs), checked at validation
+
+    program: str = Field(json_schema_extra=_program_enum)
     device: str
     build: str | None = Field(None, description="name under 'builds' (burn only)")
     threads: tuple[Threads, ...] | None = Field(None, description="overrides the experiment's")
@@ -122,18 +131,25 @@ class Target(Strict):
 
     _v_threads = field_validator("threads")(_thread_sweep)
 
+    @field_validator("program")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        if value not in programs.REGISTRY:
+            raise ValueError(f"expected {_one_of(programs.names())} (got {value!r})")
+        return value
+
     @model_validator(mode="after")
     def _device_and_build(self) -> Target:
-        devices = TORCH_DEVICES if self.program == "torch" else BURN_DEVICES
-        if self.device not in devices:
+        program = programs.get(self.program)
+        if self.device not in program.devices:
             raise ValueError(
                 f"unknown {self.program} device '{self.device}' "
-                f"(expected one of {', '.join(devices)})"
+                f"(expected one of {', '.join(program.devices)})"
             )
-        if self.program == "burn" and not self.build:
-            raise ValueError("a burn target needs 'build' (a name under 'builds')")
-        if self.program == "torch" and self.build:
-            raise ValueError("a torch target takes no 'build'")
+        if program.needs_build and not self.build:
+            raise ValueError(f"a {self.program} target needs 'build' (a name under 'builds')")
+        if not program.needs_build and self.build:
+            raise ValueError(f"a {self.program} target takes no 'build'")
         return self
 
 
@@ -152,10 +168,15 @@ class Experiment(Strict):
     env: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
-    def _warm_mode_is_burn(self) -> Experiment:
-        if self.mode == "warm" and any(t.program != "burn" for t in self.targets):
-            raise ValueError("mode 'warm' (the warm-up puzzle) is a burn program mode; "
-                             "remove the torch targets")
+    def _mode_of_every_program(self) -> Experiment:
+        """A mode some programs lack (warm: the warm-up puzzle, burn's) names who has it."""
+        lacking = [t.program for t in self.targets
+                   if self.mode not in programs.get(t.program).modes]
+        if lacking:
+            having = [p.name for p in programs.REGISTRY.values() if self.mode in p.modes]
+            what = " (the warm-up puzzle)" if self.mode == "warm" else ""
+            raise ValueError(f"mode '{self.mode}'{what} is a {' and '.join(having)} program "
+                             f"mode; remove the {' and '.join(dict.fromkeys(lacking))} targets")
         return self
 
     @field_validator("shapes", mode="before")

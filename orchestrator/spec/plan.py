@@ -9,25 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from orchestrator import programs
 from orchestrator.data.records import CacheAction, CacheState, RunDef
 from orchestrator.spec.config import Build, Experiment, ExperimentsFile, Target
 
 __all__ = ["PlannedRun", "RunDef", "builds_needed", "expand"]
-
-# Devices whose runs need something the host may lack, beyond the target's own `requires`.
-DEVICE_NEEDS = {
-    ("torch", "cuda"): ("torch", "cuda"),
-    ("torch", "mps"): ("torch", "mps"),
-    ("torch", "cpu"): ("torch",),
-    ("torch", "auto"): ("torch",),
-    ("burn", "cuda"): ("cuda",),
-    ("burn", "metal"): ("metal",),
-    ("burn", "vulkan"): ("vulkan",),
-    ("burn", "flex"): (),
-}
-# Only cubecl devices autotune into the on-disk cache; a cache sweep means nothing elsewhere.
-CACHED_DEVICES = ("cuda", "metal", "vulkan")
-
 
 @dataclass(frozen=True)
 class PlannedRun:
@@ -40,10 +26,10 @@ def _cache_series(state: CacheState,
                   processes: int) -> Iterator[tuple[int, CacheState, CacheAction]]:
     """(process, cache label, action): a cold series is cold only before its first process."""
     for process in range(1, processes + 1):
-        if state is CacheState.NONE:
+        if state == CacheState.NONE:
             yield process, CacheState.NONE, CacheAction.NONE
         elif process == 1:
-            yield process, state, (CacheAction.DELETE if state is CacheState.COLD
+            yield process, state, (CacheAction.DELETE if state == CacheState.COLD
                                    else CacheAction.ENSURE)
         else:
             yield process, CacheState.WARM, CacheAction.NONE
@@ -56,7 +42,8 @@ def _threads(target: Target, exp: Experiment, cores: int) -> list[int | None]:
 
 
 def _skip_reason(target: Target, build: Build | None, caps: dict[str, str | None]) -> str | None:
-    needs = [*DEVICE_NEEDS[(target.program, target.device)], *target.requires]
+    # what the device needs (the program says), then what the target and its build ask for
+    needs = [*programs.get(target.program).device_needs[target.device], *target.requires]
     if build is not None:
         needs += build.requires
     for need in needs:
@@ -83,7 +70,8 @@ def _expand_experiment(config: ExperimentsFile, name: str, exp: Experiment,
     for target in exp.targets:
         build = config.builds[target.build] if target.build else None
         reason = _skip_reason(target, build, caps)
-        cached = target.program == "burn" and target.device in CACHED_DEVICES
+        # only devices with an on-disk cache get a cache sweep; elsewhere it means nothing
+        cached = target.device in programs.get(target.program).cached_devices
         caches = [CacheState(c) for c in exp.cache] if cached else [CacheState.NONE]
         warmups: tuple[str | None, ...] = exp.warmup if exp.mode == "warm" else (None,)
         for shape in exp.shapes or (d.shape,):

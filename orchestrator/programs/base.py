@@ -1,0 +1,98 @@
+"""The interface of a benchmark program: what the orchestrator must know about a framework.
+
+A `Program` says which devices it runs on and what capabilities each needs, which devices keep
+an on-disk cache, how a run becomes argv, environment and working folder (thread settings
+included), which header and method line forms only it prints (docs/LINES.md), which labels
+imply it, and what facts about it a sweep records. Everything else (the line grammar shared by
+all programs, the run's record, the store) is the same for every framework. Adding a framework
+is one module with a Program subclass, registered in `programs/__init__.py`, plus its program.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from orchestrator.data.records import Header, RunDef
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Where a run's program lives."""
+
+    project: Path
+    python: str  # the interpreter for Python programs
+    binaries: dict[str, Path]  # build name -> binary, for programs that are built
+
+
+class Program(ABC):
+    """One framework's benchmark program, as the orchestrator sees it."""
+
+    name: ClassVar[str]  # the experiments file's `program` and the dataset's `framework`
+    title: ClassVar[str]  # how report tables name it: 'PyTorch'
+    aliases: ClassVar[tuple[str, ...]] = ()  # other names a log's section header may use
+    devices: ClassVar[tuple[str, ...]]
+    # capabilities (config.Capability) a device needs beyond the target's own `requires`
+    device_needs: ClassVar[dict[str, tuple[str, ...]]] = {}
+    # devices whose runs autotune into an on-disk cache: a cache sweep means something there
+    cached_devices: ClassVar[tuple[str, ...]] = ()
+    needs_build: ClassVar[bool] = False  # a target names one of the file's `builds`
+    modes: ClassVar[tuple[str, ...]] = ("mm", "accuracy")
+    thread_vars: ClassVar[tuple[str, ...]] = ()  # environment variables set to the count
+    thread_flag: ClassVar[bool] = False  # '--threads N' on the command line too
+    # printed METHOD -> dataset method, for the methods only this program prints
+    methods: ClassVar[dict[str, str]] = {}
+    # printed label -> device, for labels only this program prints
+    labels: ClassVar[dict[str, str]] = {}
+    label_prefixes: ClassVar[dict[str, str]] = {}  # label prefix -> device ('flex' -> cpu)
+    # the device a cross-build accuracy reference runs on ('torch cpu'); None: not one
+    reference_device: ClassVar[str | None] = None
+
+    @abstractmethod
+    def command(self, run: RunDef, paths: Paths) -> list[str]:
+        """The executable part of argv: interpreter and script, or the build's binary."""
+
+    def cwd(self, run: RunDef, project: Path) -> Path:
+        """The working folder a run starts in."""
+        return project
+
+    def thread_env(self, threads: int) -> dict[str, str]:
+        return dict.fromkeys(self.thread_vars, str(threads))
+
+    def argv(self, run: RunDef, paths: Paths, out_dir: Path | None) -> list[str]:
+        """The command line every program of the contract takes (docs/LINES.md)."""
+        argv = [*self.command(run, paths), "--device", run.device, "--mode", run.mode,
+                "--shape", run.shape_text, "--reps", str(run.reps)]
+        if self.thread_flag and run.threads is not None:
+            argv += ["--threads", str(run.threads)]
+        if run.warmup:
+            argv += ["--warmup", run.warmup, "--timed-runs", str(run.timed_runs)]
+        if run.samples:
+            argv.append("--samples")
+        if out_dir is not None:
+            argv += ["--out", str(out_dir)]
+        return argv
+
+    def method_of(self, text: str) -> str | None:
+        """The dataset method of a printed METHOD only this program prints, else None."""
+        return self.methods.get(text)
+
+    def parse_header(self, line: str, line_no: int) -> Header | None:
+        """This program's header line as a Header; None when the line is not one."""
+        return None
+
+    def capabilities(self, python: str) -> dict[str, str | None]:
+        """Capabilities only this program can probe: None if present, else why not."""
+        return {}
+
+    def facts(self, project: Path, python: str) -> Any:
+        """What a sweep records about this program once (its version, its BLAS)."""
+        return None
+
+    def device_of(self, label: str) -> str | None:
+        """The device a label only this program prints runs on, else None."""
+        if label in self.labels:
+            return self.labels[label]
+        return next((d for p, d in self.label_prefixes.items() if label.startswith(p)), None)

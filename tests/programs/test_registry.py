@@ -1,0 +1,118 @@
+"""A framework is one Program in the registry: a small extra one (a NumPy program that prints
+the line contract) is planned, swept, parsed into the dataset and reported through the
+interface alone, without any other module knowing its name."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from orchestrator import programs
+from orchestrator.data import dataset
+from orchestrator.data.records import Header, RunDef
+from orchestrator.programs import Paths, Program
+from orchestrator.report import writer
+from orchestrator.run.sweep import Sweep, plan
+from orchestrator.spec import config
+
+from ..conftest import PROJECT, write
+
+# The benchmark program: real NumPy matmuls, timed, printed as docs/LINES.md says.
+SCRIPT = '''
+import argparse, time
+import numpy as np
+p = argparse.ArgumentParser()
+for flag in ("--device", "--mode", "--shape", "--reps"):
+    p.add_argument(flag)
+p.add_argument("--samples", action="store_true")
+a = p.parse_args()
+m, n = (int(v) for v in a.shape.split("x"))
+x, y = np.ones((m, n), np.float32), np.ones((n, m), np.float32)
+times = []
+for _ in range(int(a.reps)):
+    start = time.perf_counter()
+    (x @ y).sum()
+    times.append(time.perf_counter() - start)
+print(f"numpy {np.__version__}")
+med = sorted(times)[len(times) // 2]
+print(f"cpu {a.shape} matmul with sync, {a.reps} runs: min {min(times) * 1e6:.3f}µs "
+      f"median {med * 1e6:.3f}µs")
+if a.samples:
+    print(f"# samples cpu {a.shape} matmul with sync: " + " ".join(repr(t) for t in times))
+'''
+
+
+class NumPy(Program):
+    name = "numpy"
+    title = "NumPy"
+    devices = ("cpu",)
+    device_needs: ClassVar[dict[str, tuple[str, ...]]] = {"cpu": ()}
+    thread_vars = ("OPENBLAS_NUM_THREADS",)
+    script: ClassVar[Path]
+
+    def command(self, run: RunDef, paths: Paths) -> list[str]:
+        return [paths.python, str(self.script)]
+
+    def parse_header(self, line: str, line_no: int) -> Header | None:
+        version = line.removeprefix("numpy ")
+        return Header("numpy", version, None, (), None, line_no) if version[:1].isdigit() else None
+
+    def facts(self, project: Path, python: str) -> dict[str, str]:
+        return {"script": self.script.name}
+
+
+@pytest.fixture
+def numpy_program(tmp_path: Path) -> Iterator[NumPy]:
+    NumPy.script = write(tmp_path / "bench_numpy.py", SCRIPT)
+    program = programs.register(NumPy())
+    try:
+        yield program
+    finally:
+        programs.unregister("numpy")
+
+
+EXPERIMENTS = """\
+version: 1
+experiments:
+  np:
+    mode: mm
+    targets: [{program: numpy, device: cpu}]
+    shapes: [[16, 16]]
+    reps: 7
+    threads: [1]
+"""
+
+
+def test_a_registered_program_is_planned_swept_and_in_the_dataset(
+        tmp_path: Path, numpy_program: NumPy) -> None:
+    assert "numpy" in json.loads(config.json_schema())["$defs"]["Target"]["properties"][
+        "program"]["enum"]
+    exp = write(tmp_path / "experiments.yaml", EXPERIMENTS)
+    _cfg, planned = plan(exp)
+    assert [(p.run.program, p.run.device, p.skip_reason) for p in planned] == [
+        ("numpy", "cpu", None)]
+    summary = Sweep(PROJECT, tmp_path / "results", sys.executable, show=False).run(exp)
+    assert summary.exit_code == 0, summary.failures
+    data = dataset.load(tmp_path / "results")
+    run = data.runs.iloc[0]
+    assert (run["framework"], run["status"]) == ("numpy", "ok")
+    figures = data.figures
+    assert set(zip(figures["framework"], figures["method"], figures["stat"], strict=True)) == {
+        ("numpy", "with_sync", "min"), ("numpy", "with_sync", "median")}
+    assert (figures["threads"] == 1).all()
+    assert len(data.samples) == 7 and (data.samples["summary_line"] == 2).all()
+    assert data.host["numpy"] == {"script": "bench_numpy.py"}
+    writer.write(data, tmp_path / "report")
+    cpu = (tmp_path / "report" / "cpu_threads.csv").read_text()
+    assert "NumPy cpu" in cpu  # the report names it by its title
+
+
+def test_an_unregistered_program_is_a_clear_config_error(tmp_path: Path) -> None:
+    exp = write(tmp_path / "experiments.yaml", EXPERIMENTS)
+    with pytest.raises(config.ConfigError, match=r"expected 'torch' or 'burn' \(got 'numpy'\)"):
+        config.load(exp)
