@@ -85,8 +85,9 @@ def _parser() -> argparse.ArgumentParser:
     parse.add_argument("log", type=Path)
     parse.add_argument("--csv", type=Path, required=True)
     report = sub.add_parser("report", help="chapter tables (Markdown, CSV) and plots (PNG)")
-    report.add_argument("results", type=Path, nargs="?", default=DEFAULT_RESULTS,
-                        help="results folder, or a captured log file")
+    report.add_argument("results", type=Path, nargs="*", default=[DEFAULT_RESULTS],
+                        help="results folder, or a captured log file; several (FOLDER@SWEEP "
+                             "too): the chapter's tables side by side, one column group each")
     report.add_argument("--out", type=Path, default=Path("report"))
     report.add_argument("--sweep", help="sweep id (default: the latest)")
     comp = sub.add_parser("compare", help="a verdict per figure between two result sets "
@@ -206,12 +207,18 @@ def cmd_parse(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
     from orchestrator.data import dataset
+    from orchestrator.report import side_by_side
     from orchestrator.report import writer as report
 
-    if args.results.is_file():
-        data = dataset.from_parse(parse_text(read_log(args.results)), args.results.name)
+    if len(args.results) > 1:
+        written = side_by_side.write_many([str(p) for p in args.results], args.out)
+        console.print(f"wrote {len(written)} files to {args.out}")
+        return 0
+    (results,) = args.results
+    if results.is_file():
+        data = dataset.from_parse(parse_text(read_log(results)), results.name)
     else:
-        data = dataset.load(args.results, args.sweep)
+        data = dataset.load(results, args.sweep)
     written = report.write(data, args.out)
     console.print(f"wrote {len(written)} files to {args.out}")
     return 0

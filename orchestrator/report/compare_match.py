@@ -79,7 +79,7 @@ def _measurement(r: dict[str, Any], mins: dict[str, float], sets: dict[str, np.n
     threads = _int_or_none(r["threads"]) if threads is None else threads
     label, method = _text(r["label"]), _text(r["method"])
     if method == "accuracy":  # a log names builds 'torch cpu', a store 'cpu': one spelling
-        label = _accuracy_label(label)
+        label = accuracy_label(label)
     key = r["sample_key"] if r["stat"] == "median" else None
     unit_reps = reps.get((r["run_id"], r["experiment"]))
     return {
@@ -107,7 +107,7 @@ def _threads_key(device: str, threads: int | None) -> str:
 _ACCURACY_BUILDS = {"flex template": "flex(template)", "flex default": "flex"}
 
 
-def _accuracy_label(label: str) -> str:
+def accuracy_label(label: str) -> str:
     first, _, rest = label.partition(" ")
     if first not in ("torch", "burn") or not rest:
         return label

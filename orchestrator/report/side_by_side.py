@@ -1,0 +1,123 @@
+"""`report A B ...`: the chapter's tables with one column group per machine or sweep.
+
+Each side (a results folder, `folder@sweep`, or a captured log such as the chapter's listings)
+gets the same tables as a one-side report; they are then joined on what a row stands for (the
+method, the build, the framework and process, the cache state and warm-up kind), and each
+side's value columns carry its letter: `A: PyTorch mps min` beside `B: PyTorch cuda min`. A row
+only one side has keeps empty cells for the other. Above the tables, one machine line per side
+(from compare's facts: what a log did not record reads 'not recorded').
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+from orchestrator.data.dataset import Dataset
+from orchestrator.report import tables, timing_tables
+from orchestrator.report.compare_match import accuracy_label
+from orchestrator.report.compare_sides import FACTS, NOT_RECORDED, Side, load_side
+from orchestrator.report.tables import Table
+from orchestrator.report.writer import markdown_table
+
+REPORT_NAME = "report.md"
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+# table name -> (section title, its builder, the columns that say what a row stands for)
+TABLES: list[tuple[str, str, Callable[[pd.DataFrame, Dataset], Table], list[str]]] = [
+    ("methods", "1. Timing methods on the accelerator",
+     lambda fig, d: timing_tables.methods_table(fig), ["method"]),
+    ("first_call", "2. First call across processes",
+     lambda fig, d: timing_tables.first_call_table(fig), ["framework", "process"]),
+    ("cpu_threads", "3. CPU builds and threads (min, with sync)",
+     lambda fig, d: timing_tables.cpu_table(fig, d.host), ["build"]),
+    ("cpu_first_call", "3. CPU builds: first call",
+     lambda fig, d: timing_tables.cpu_first_call_table(fig), ["build"]),
+    ("accuracy", "4. Same numbers from every build",
+     lambda fig, d: tables.accuracy_table(fig), ["build"]),
+    ("warmup", "5. The warm-up puzzle",
+     lambda fig, d: timing_tables.warmup_table(fig), ["cache", "warm-up"]),
+]
+MACHINE_FACTS = ("accelerators (devices of the figures)", "GPU", "CPU", "OS", "torch", "burn")
+
+
+def machine_line(letter: str, side: Side) -> str:
+    facts = {what: read(side) for what, read in FACTS if what in MACHINE_FACTS}
+    words = "; ".join(f"{what.split(' (')[0]} {value or NOT_RECORDED}"
+                      for what, value in facts.items())
+    return f"- **{letter}** = `{side.name}`: {words}."
+
+
+def _one_per_key(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """One row per key: a store's first-call table also lists the device init of the methods
+    and warm-up runs; the first-call experiment's row is the one the chapter means."""
+    if "experiment" in frame:
+        frame = frame.assign(_pick=frame["experiment"] != "first-call")
+        frame = frame.sort_values("_pick", kind="stable").drop(columns=["_pick", "experiment"])
+    return frame.drop_duplicates(keys)
+
+
+def _side_frame(name: str, keys: list[str], table: Table, letter: str) -> pd.DataFrame | None:
+    if table.missing is not None or table.frame.empty:
+        return None
+    frame = table.frame.copy()
+    if name == "accuracy":  # 'burn flex template' (a log) and 'burn flex(template)' (a store)
+        frame["build"] = frame["build"].map(_accuracy_build)
+    keys = [k for k in keys if k in frame]
+    frame = _one_per_key(frame, keys)
+    return frame.rename(columns={c: f"{letter}: {c}" for c in frame.columns if c not in keys})
+
+
+def _accuracy_build(build: str) -> str:
+    framework, _, label = build.partition(" ")
+    return f"{framework} {accuracy_label(build)}" if label else build
+
+
+def merge(name: str, keys: list[str], parts: list[tuple[str, Table]]) -> pd.DataFrame | None:
+    """The sides' tables joined on `keys`, in the first side's row order, then the others'."""
+    frames = [f for letter, t in parts if (f := _side_frame(name, keys, t, letter)) is not None]
+    if not frames:
+        return None
+    merged = frames[0]
+    for frame in frames[1:]:
+        on = [k for k in keys if k in merged and k in frame]
+        merged = merged.merge(frame, on=on, how="outer", sort=False) if on else \
+            pd.concat([merged, frame], axis=1)
+    lead = [k for k in keys if k in merged]
+    # an outer merge sorts its keys; the chapter's row order is the first side's, then new rows
+    seen: dict[tuple[str, ...], int] = {}
+    for frame in frames:
+        for row in frame[[k for k in lead if k in frame]].astype(str).itertuples(index=False):
+            seen.setdefault(tuple(row), len(seen))
+    rank = [seen.get(tuple(r), len(seen)) for r in
+            merged[lead].astype(str).itertuples(index=False)]
+    merged = merged.assign(_rank=rank).sort_values("_rank", kind="stable").drop(columns="_rank")
+    return merged[lead + [c for c in merged.columns if c not in lead]].fillna("")
+
+
+def write_many(specs: list[str], out: Path) -> list[Path]:
+    """report.md and one CSV per table, the sides' columns side by side."""
+    if len(specs) > len(LETTERS):
+        raise ValueError(f"at most {len(LETTERS)} sides")
+    sides = [load_side(spec) for spec in specs]
+    prepared = [tables.prepare(side.data) for side in sides]
+    out.mkdir(parents=True, exist_ok=True)
+    lines = ["# Timing report: side by side", "",
+             *(machine_line(LETTERS[i], s) for i, s in enumerate(sides)), ""]
+    written = []
+    for name, title, build, keys in TABLES:
+        parts = [(LETTERS[i], build(fig, side.data))
+                 for i, (fig, side) in enumerate(zip(prepared, sides, strict=True))]
+        merged = merge(name, keys, parts)
+        lines += [f"## {title}", ""]
+        if merged is None:
+            lines += ["_No side has data for this table._", ""]
+            continue
+        path = out / f"{name}.csv"
+        merged.to_csv(path, index=False)
+        written.append(path)
+        lines += [*markdown_table(merged), "", f"CSV: `{name}.csv`", ""]
+    report = out / REPORT_NAME
+    report.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
+    return [report, *written]
