@@ -44,10 +44,10 @@ _SWEEP_COLUMNS = ("sweep_id", "started_at", "ended_at", "status", "config_path",
                   "host_json", "argv_json")
 
 
-def _connect(path: Path) -> sqlite3.Connection:
+def _connect(path: Path, durable: bool = True) -> sqlite3.Connection:
     db = sqlite3.connect(path, timeout=30, isolation_level=None)
     db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA synchronous=FULL")
+    db.execute(f"PRAGMA synchronous={'FULL' if durable else 'OFF'}")
     return db
 
 
@@ -58,8 +58,11 @@ def _json(value: Any) -> str:
 class Store:
     """A results folder: `results.sqlite` plus its lock file."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, durable: bool = True) -> None:
+        """`durable=False` skips the fsync of each commit: only for measuring what that fsync
+        costs (bench/); a sweep's store is always durable."""
         self.folder = folder
+        self.durable = durable
         self.path = folder / DB_NAME
         self._db: sqlite3.Connection | None = None
 
@@ -121,7 +124,7 @@ class Store:
                 self._db = None
 
     def _open(self, create: bool, scratch: Path) -> sqlite3.Connection:
-        db = _connect(self.path)
+        db = _connect(self.path, self.durable)
         version = schema.version_of(db)
         if version is None and create:
             db.executescript(schema.SCHEMA)

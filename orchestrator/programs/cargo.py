@@ -17,9 +17,22 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
+from typing import Protocol
 
 from orchestrator.data.records import BuildResult, Status
-from orchestrator.spec.config import Build
+
+
+class Build(Protocol):
+    """What a build needs from the experiments file's `builds` entry (spec.config.Build)."""
+
+    @property
+    def crate(self) -> str: ...
+    @property
+    def features(self) -> tuple[str, ...]: ...
+    @property
+    def env(self) -> dict[str, str]: ...
+    @property
+    def expect_failure(self) -> bool: ...
 
 STAMP_VERSION = 1
 ERROR_LINES = 30

@@ -81,7 +81,8 @@ def capabilities(python: str = sys.executable) -> dict[str, str | None]:
          for cap, why in program.capabilities(python).items()}
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo, sysctl on macOS)."""
     cpuinfo = Path("/proc/cpuinfo")
     if cpuinfo.exists():
         match = re.search(r"^model name\s*:\s*(.+)$", cpuinfo.read_text(), re.M)
@@ -126,7 +127,7 @@ def host_facts(project: Path, python: str = sys.executable) -> dict[str, Any]:
         "os": f"{platform.system()} {platform.release()}",
         "platform": platform.platform(),
         "arch": platform.machine(),
-        "cpu_model": _cpu_model(),
+        "cpu_model": cpu_model(),
         "cpu_flags": _cpu_flags(),
         "cores_physical": psutil.cpu_count(logical=False),
         "cores_logical": psutil.cpu_count(logical=True),
@@ -142,3 +143,33 @@ def host_facts(project: Path, python: str = sys.executable) -> dict[str, Any]:
         # each program's own facts (torch: version, CUDA, BLAS; burn: the version it pins)
         **{name: program.facts(project, python) for name, program in programs.REGISTRY.items()},
     }
+
+
+def others_busy_share(seconds: float = 0.5) -> float:
+    """Fraction of all cores busy over `seconds` while this process sleeps (others' load).
+
+    Sharper than the load average (a 1-minute mean) for deciding that a machine is quiet right
+    now; 0.0 where /proc/stat does not exist."""
+    if not Path("/proc/stat").exists():
+        return 0.0
+    busy0, total0 = cpu_jiffies()
+    time.sleep(seconds)
+    busy1, total1 = cpu_jiffies()
+    return (busy1 - busy0) / max(total1 - total0, 1)
+
+
+def cpu_jiffies() -> tuple[int, int]:
+    """(busy, total) jiffies of all cores since boot (Linux)."""
+    values = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    idle = values[3] + values[4]
+    return sum(values) - idle, sum(values)
+
+
+def wait_idle(max_wait_s: float, busy_below: float = 0.25, poll_s: float = 2) -> float:
+    """Wait (bounded) until others use less than `busy_below` of the machine; the last share."""
+    deadline = time.monotonic() + max_wait_s
+    busy = others_busy_share()
+    while busy > busy_below and time.monotonic() < deadline:
+        time.sleep(poll_s)
+        busy = others_busy_share()
+    return busy

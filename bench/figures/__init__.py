@@ -1,0 +1,1 @@
+"""The harness's figures, one module each (bench/harness.py runs them)."""

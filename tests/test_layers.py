@@ -1,0 +1,74 @@
+"""The package's layers import only what their `__init__` docstrings allow (parsed with ast,
+every module, imports inside functions included):
+
+cli -> report -> data; cli -> run -> spec and data; every layer may use programs; programs
+use nothing but data's record types; errors and signals use nothing of the package.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from .conftest import PROJECT
+
+PACKAGE = PROJECT / "orchestrator"
+BASE = {"errors", "signals"}
+ALLOWED = {
+    "programs": {"programs", "data.records", "errors"},
+    "data": {"data", "programs", *BASE},
+    "spec": {"spec", "data.records", "programs", "errors"},
+    "run": {"run", "spec", "data", "programs", *BASE},
+    "report": {"report", "data", "programs", *BASE},
+    "errors": set(),
+    "signals": set(),
+}
+
+
+def _imports(path: Path) -> set[str]:
+    """Every orchestrator module `path` imports, relative to the package ('data.store')."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            # `from orchestrator import programs` imports orchestrator.programs
+            names = [f"{node.module}.{a.name}" if node.module == "orchestrator" else node.module
+                     for a in node.names]
+        else:
+            assert not isinstance(node, ast.ImportFrom), f"{path}: relative import"
+            continue
+        found |= {n.removeprefix("orchestrator.") for n in names
+                  if n == "orchestrator" or n.startswith("orchestrator.")}
+    return found
+
+
+def _allowed(layer: str, target: str) -> bool:
+    return any(target == a or target.startswith(a + ".") for a in ALLOWED[layer])
+
+
+def test_every_module_keeps_to_its_layer() -> None:
+    broken = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        layer = parts[0]
+        if layer not in ALLOWED:  # cli, __main__, __init__: the top may use every layer
+            continue
+        broken += [f"{'/'.join(parts)} imports orchestrator.{t}" for t in sorted(_imports(path))
+                   if not _allowed(layer, t)]
+    assert not broken, "\n".join(broken)
+
+
+def test_the_rule_checker_sees_a_breach(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f():\n    from orchestrator.run import sweep\n"
+                   "from orchestrator import report\n")
+    assert _imports(bad) == {"run", "report"}
+    assert not _allowed("data", "run") and not _allowed("programs", "data.store")
+    assert _allowed("run", "data.store") and _allowed("programs", "data.records")
+
+
+def test_every_package_says_what_it_may_import() -> None:
+    for layer in ("spec", "programs", "run", "data", "report"):
+        doc = ast.get_docstring(ast.parse((PACKAGE / layer / "__init__.py").read_text()))
+        assert doc and "May import" in doc, layer
