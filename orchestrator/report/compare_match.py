@@ -183,13 +183,18 @@ def match(ma: pd.DataFrame, mb: pd.DataFrame) -> tuple[list[tuple[dict[str, Any]
         else:
             left_a.append(a)
     still_a = []
-    for a in left_a:  # second pass: a field one side did not record matches anything
-        found = [b for b in free_b.values() if _loose_equal(a, b)]
-        if found:
-            best = _prefer(found, a)
-            pairs.append((a, free_b.pop(id(best)), _unrecorded(a, best)))
-        else:
-            still_a.append(a)
+    # second pass: a field one side did not record matches anything; third: the same figure
+    # in other arithmetic (fp32 / tf32), paired so that it is shown apart, not judged
+    for loose in (_loose_equal, _other_precision):
+        still_a = []
+        for a in left_a:
+            found = [b for b in free_b.values() if loose(a, b)]
+            if found:
+                best = _prefer(found, a)
+                pairs.append((a, free_b.pop(id(best)), _unrecorded(a, best)))
+            else:
+                still_a.append(a)
+        left_a = still_a
     matched_a, matched_b = {_key(p[0]) for p in pairs}, {_key(p[1]) for p in pairs}
     return (pairs, [a for a in still_a if _key(a) not in matched_a],
             [b for b in free_b.values() if _key(b) not in matched_b])
@@ -217,13 +222,18 @@ def _loose_equal(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return all(a[k] == b[k] or (k in WILDCARD and "" in (a[k], b[k])) for k in KEY)
 
 
+def _other_precision(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    other = {**b, "precision": a["precision"]}
+    return "" not in (a["precision"], b["precision"]) and _loose_equal(a, other)
+
+
 def _unrecorded(a: dict[str, Any], b: dict[str, Any]) -> str:
     """'cache not recorded in A (warm in B)', for each field matched as a wildcard."""
     shown = {"threads_key": "threads", "label": "printed"}  # the label as the side printed it
     parts = []
     for k in WILDCARD:
-        if a[k] == b[k] or (k == "device" and a["label"] != b["label"]):
-            continue  # a device follows from its label: one remark for both
+        if a[k] == b[k] or "" not in (a[k], b[k]) or (k == "device" and a["label"] != b["label"]):
+            continue  # both recorded (other arithmetic: set apart); a device follows its label
         empty, other, known = ("A", "B", b) if a[k] == "" else ("B", "A", a)
         parts.append(f"{shown.get(k, k).replace('printed', 'label')} not recorded in {empty} "
                      f"({known[shown.get(k, k)] if k != 'threads_key' else known['threads']} "
