@@ -17,6 +17,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+from orchestrator.report.names import group_name
 from orchestrator.report.tables import (
     METHOD_NAMES,
     TEMPLATE_LABEL,
@@ -243,7 +244,7 @@ def _first_call(fig: pd.DataFrame, sets: SampleSets) -> Figure | str:
     # the same run in two experiments (methods and first-call both start a process) would get
     # two identical ticks: those name their experiment
     seen = Counter(tuple(g[1:]) for g in groups)
-    ticks = [_group_name(*g[1:]) + (f"\n({g[0].split('|', 1)[1]})" if seen[tuple(g[1:])] > 1
+    ticks = [group_name(*g[1:]) + (f"\n({g[0].split('|', 1)[1]})" if seen[tuple(g[1:])] > 1
                                      else "") for g in groups]
     ax.set_xticks(range(len(groups)), ticks, fontsize=9)
     _time_axis(ax, rows["value_s"].tolist())
@@ -253,13 +254,6 @@ def _first_call(fig: pd.DataFrame, sets: SampleSets) -> Figure | str:
                  "(cold cache: autotune runs; warm cache: tuned kernels are read back)")
     _legend(ax)
     return figure
-
-
-def _group_name(framework: str, label: str, process: object, cache: str) -> str:
-    name = column_name(framework, label)
-    run = f"process {process}" if pd.notna(process) else ""
-    state = f"{cache} cache" if cache else ""
-    return "\n".join(p for p in (name, run, state) if p)
 
 
 # ---- 5. warm-up puzzle ----------------------------------------------------------------------

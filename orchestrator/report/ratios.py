@@ -10,17 +10,15 @@ import numpy as np
 import pandas as pd
 
 from orchestrator import programs
+from orchestrator.report.names import run_name
 from orchestrator.report.spread import LEVEL, iqr, median_ci, ratio_ci
 from orchestrator.report.tables import (
     METHOD_NAMES,
     TIMING_METHODS,
     Table,
-    column_name,
-    cpu_build_name,
     duration,
     empty,
     ordered,
-    threads_column,
 )
 from orchestrator.report.timing_tables import cpu_rows, methods_rows
 
@@ -32,19 +30,6 @@ RATIO_METHODS = ["with_sync", "device_time", "readback"]  # no sync times only t
 
 def _pct(part: float, whole: float) -> str:
     return f"{100 * part / whole:.0f}%" if whole > 0 else ""
-
-
-def _run_name(row: pd.Series, context: bool = False) -> str:
-    """'burn metal', 'burn Flex + x86-v4, 8 threads'; with `context`, a later process and the
-    cache state too, which tell the first-call experiment's processes apart."""
-    if row["device"] != "cpu":
-        name = column_name(row["framework"], row["label"])
-        if context and pd.notna(row["process"]) and row["process"] > 1:
-            name += f", process {row['process']}"
-        return name + (f", {row['cache']} cache" if context and row["cache"] else "")
-    threads = f", {threads_column(int(row['threads_key']))}" if pd.notna(row["threads_key"]) \
-        else ""
-    return cpu_build_name(row["framework"], row["label"]) + threads
 
 
 # ---- confidence of each median --------------------------------------------------------------
@@ -64,7 +49,7 @@ def spread_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
         median, ci = float(np.median(values)), median_ci(values)
         record = {"experiment": row["experiment"]} if from_store else {}
         record.update({
-            "run": _run_name(row, context=True), "method": METHOD_NAMES[row["method"]],
+            "run": run_name(row, context=True), "method": METHOD_NAMES[row["method"]],
             "n": len(values),
             "min": duration(values.min()), "median": duration(median),
             "median 95% CI": f"{duration(ci[0])} – {duration(ci[1])}" if ci else "n too small",
@@ -143,7 +128,7 @@ def _ratio_record(torch: pd.DataFrame, burn: pd.DataFrame,
     t_set, b_set = sets.get(t_min["sample_key"]), sets.get(b_min["sample_key"])
     ci = ratio_ci(b_set, t_set) if t_set is not None and b_set is not None else None
     return {
-        "burn": _run_name(b_min), "PyTorch": _run_name(t_min),
+        "burn": run_name(b_min), "PyTorch": run_name(t_min),
         "method": METHOD_NAMES[b_min["method"]],
         "min ratio": _times(b_min["value_s"] / t_min["value_s"]),
         "median ratio": _times(b_med["value_s"] / t_med["value_s"])

@@ -14,10 +14,31 @@ from typing import Any
 
 import pandas as pd
 
-from orchestrator import programs
 from orchestrator.data.dataset import Dataset
 from orchestrator.data.durations import format_duration
+from orchestrator.report.names import (  # re-exported: tables, plots and ratios name runs so
+    TEMPLATE_LABEL,
+    accuracy_build_name,
+    as_text,
+    column_name,
+    cpu_build_name,
+    describe_run,
+    framework_name,
+    threads_column,
+)
 from orchestrator.report.spread import summary_keys
+
+__all__ = [
+    "TEMPLATE_LABEL",
+    "Table",
+    "accuracy_build_name",
+    "as_text",
+    "column_name",
+    "cpu_build_name",
+    "describe_run",
+    "framework_name",
+    "threads_column",
+]
 
 TIMING_METHODS = ["no_sync", "with_sync", "device_time", "device_time_no_flush", "readback",
                   "timer"]
@@ -28,8 +49,6 @@ METHOD_NAMES = {
 }
 FIRST_CALL_METHODS = {"device_init": "device init", "first_call_returned": "first call returned",
                       "first_call_after_sync": "first call after sync"}
-TEMPLATE_LABEL = "flex(template)"  # exec-cpu without rayon: one thread, whatever is asked
-CPU_BUILD_NAMES = {TEMPLATE_LABEL: "burn Flex, template", "flex": "burn Flex, default features"}
 MISSING = "—"
 
 
@@ -122,43 +141,6 @@ def scientific(value: Any) -> str:
     return "" if value is None or pd.isna(value) else f"{float(value):.3e}"
 
 
-def framework_name(framework: str) -> str:
-    """'PyTorch' for torch: each program's own title (programs/*.py)."""
-    program = programs.REGISTRY.get(framework)
-    return program.title if program is not None else framework
-
-
-def column_name(framework: str, label: str) -> str:
-    """'PyTorch mps', 'burn metal': the name of one framework's device in a table."""
-    return " ".join(p for p in (framework_name(framework), label) if p)
-
-
-def cpu_build_name(framework: str, label: str) -> str:
-    """The chapter's row names: 'PyTorch CPU', 'burn Flex, template', 'burn Flex + x86-v4'."""
-    base, tag = label.split(" [", 1) if " [" in label else (label, "")
-    if tag:  # a build of its own: keep its tag visible next to the chapter's name
-        return f"{cpu_build_name(framework, base)} [{tag}"
-    reference = programs.reference()  # the chapter's 'PyTorch CPU'
-    if reference is not None and (framework, label) == (reference[0].name, reference[1]):
-        return f"{reference[0].title} {label.upper()}"
-    if label in CPU_BUILD_NAMES:
-        return CPU_BUILD_NAMES[label]
-    if label.startswith("flex+"):
-        return "burn Flex + " + label.removeprefix("flex+")
-    return column_name(framework, label)
-
-
-def accuracy_build_name(framework: str, label: str) -> str:
-    """'burn flex(template)' from a stored row, 'burn flex template' as a log printed it."""
-    if not framework or label.split(" ", 1)[0] in programs.REGISTRY:
-        return label
-    return f"{framework} {label}"
-
-
-def threads_column(threads: int) -> str:
-    return "1 thread" if threads == 1 else f"{threads} threads"
-
-
 def ordered(frame: pd.DataFrame, keys: list[str]) -> list[tuple[Any, ...]]:
     """The distinct key tuples in order of first appearance (the order the log printed)."""
     return list(dict.fromkeys(frame[keys].itertuples(index=False, name=None)))
@@ -249,8 +231,8 @@ def failures_table(figures: pd.DataFrame) -> Table:
     if rows.empty:
         return empty("failures", title, "every run succeeded")
     rows = rows.drop_duplicates(["run_id", "role"])
-    records = [{"status": row["status"], "experiment": _text(row["experiment"]),
-                "run": describe_run(row), "reason": _text(row["reason"]),
+    records = [{"status": row["status"], "experiment": as_text(row["experiment"]),
+                "run": describe_run(row), "reason": as_text(row["reason"]),
                 "expected": "yes" if _flag(row["expect_failure"]) else ""}
                for _, row in rows.iterrows()]
     return Table("failures", title, pd.DataFrame(records))
@@ -260,27 +242,8 @@ def unexpected_successes(figures: pd.DataFrame) -> list[str]:
     """Runs marked expect_failure that succeeded: the experiment no longer shows a failure."""
     expected = figures["expect_failure"].map(_flag).astype(bool)
     rows = figures[expected & (figures["status"] == "ok")].drop_duplicates(["run_id"])
-    return [f"**expected to fail, but ran**: {describe_run(row)} ({_text(row['experiment'])}); "
+    return [f"**expected to fail, but ran**: {describe_run(row)} ({as_text(row['experiment'])}); "
             "its build succeeded on this machine." for _, row in rows.iterrows()]
-
-
-def describe_run(row: pd.Series) -> str:
-    """'burn accelerate flex, threads 8, cold cache': what the run was meant to measure."""
-    text = " ".join(p for p in (_text(row["framework"]), _text(row["device"])) if p)
-    if _text(row["build"]):
-        text += f" (build {_text(row['build'])})"
-    for col, fmt in (("threads_requested", "threads {}"), ("cache", "{} cache"),
-                     ("warmup", "warm-up {}"), ("process", "process {}")):
-        value = _text(row[col])
-        if value and not (col == "process" and value == "1"):  # most runs are process 1
-            text += ", " + fmt.format(value)
-    if row.get("role") == "priming":
-        text += " (priming run)"
-    return text
-
-
-def _text(value: Any) -> str:
-    return "" if value is None or pd.isna(value) else str(value)
 
 
 def _flag(value: Any) -> bool:

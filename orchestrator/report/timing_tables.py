@@ -39,9 +39,10 @@ def methods_rows(fig: pd.DataFrame) -> pd.DataFrame:
     return one_unit_per(rows, ["framework", "label", "shape", "method"])
 
 
-def methods_table(fig: pd.DataFrame) -> Table:
+def methods_table(fig: pd.DataFrame, rows: pd.DataFrame | None = None) -> Table:
+    """Table 1 from `fig`, or from the rows a section already selected (`methods_rows`)."""
     title = "Timing methods on the accelerator"
-    rows = methods_rows(fig)
+    rows = methods_rows(fig) if rows is None else rows
     if rows.empty:
         return empty("methods", title, "no accelerator runs in this data")
     targets = ordered(rows, ["framework", "label", "shape"])

@@ -1,0 +1,116 @@
+"""The report's sections, in the chapter's order: what each shows, its tables, its checks.
+
+A section builder selects its rows from the prepared figures (tables.prepare) and gives its
+tables and its measurement warnings (checks) from them, and names the plot drawn for it
+(plots). A new report section is one builder here and one entry in `build_sections`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from orchestrator.data.dataset import Dataset
+from orchestrator.report import checks, ratios, tables, timing_tables
+from orchestrator.report.checks import Thresholds
+from orchestrator.report.tables import Table
+
+
+@dataclass
+class Section:
+    """A heading, a sentence on what the table shows, its tables, and what to mind."""
+
+    title: str
+    intro: str
+    tables: list[Table]
+    warnings: list[str] = field(default_factory=list)
+    plot: str | None = None  # the PNG shown under the section, when it was drawn
+
+
+def build_sections(data: Dataset, fig: pd.DataFrame, sets: checks.SampleSets,
+                   th: Thresholds) -> list[Section]:
+    """The report's sections in the chapter's order, then what goes beyond it."""
+    builders: list[Callable[[], Section]] = [
+        lambda: _methods(fig, sets, th), lambda: _first_call(fig, th),
+        lambda: _cpu(fig, sets, data.host, th), lambda: _accuracy(fig, th),
+        lambda: _warmup(fig, th), lambda: _statistics(fig, sets),
+        lambda: _failures(data.figures),
+    ]
+    return [build() for build in builders]
+
+
+def _methods(fig: pd.DataFrame, sets: checks.SampleSets, th: Thresholds) -> Section:
+    rows = timing_tables.methods_rows(fig)  # selected once: the table and checks use them
+    return Section(
+        "1. Timing methods on the accelerator",
+        "Each method timed the same matmul in one process (first call excluded): min and "
+        "median of the timed runs, and the 1-minute load average around the runs.",
+        [timing_tables.methods_table(fig, rows)],
+        checks.call_overhead(rows, th) + checks.no_time(rows) + checks.short_window(rows, th)
+        + checks.spread(rows, sets, th)
+        + checks.load(rows, th), "methods.png")
+
+
+def _first_call(fig: pd.DataFrame, th: Thresholds) -> Section:
+    rows = fig[(fig["device"] != "cpu") & fig["method"].isin(list(tables.FIRST_CALL_METHODS))]
+    return Section(
+        "2. First call across processes",
+        "The first matmul of each process: when the call returned and when a sync after it "
+        "returned. For burn, process 1 starts from a cold autotune cache, process 2 finds it "
+        "warm.", [timing_tables.first_call_table(fig)],
+        checks.first_call_cost(fig[fig["device"] != "cpu"], th) + checks.load(rows, th),
+        "first_call.png")
+
+
+def _cpu(fig: pd.DataFrame, sets: checks.SampleSets, host: dict[str, Any],
+         th: Thresholds) -> Section:
+    rows = fig[(fig["device"] == "cpu") & fig["method"].isin(tables.TIMING_METHODS)]
+    return Section(
+        "3. CPU builds and threads",
+        "Minimum time of `with sync` (else `no sync`) per build and thread count; the BLAS "
+        "PyTorch's build uses, when the host facts recorded it.",
+        [timing_tables.cpu_table(fig, host), timing_tables.cpu_first_call_table(fig)],
+        checks.cpu_sync(rows, th) + checks.thread_mismatch(fig) + checks.thread_gain(
+            timing_tables.cpu_rows(fig, ["with_sync", "no_sync"]), th)
+        + checks.spread(rows, sets, th) + checks.load(rows, th), "cpu_threads.png")
+
+
+def _accuracy(fig: pd.DataFrame, th: Thresholds) -> Section:
+    rows = tables.accuracy_rows(fig)
+    notes = checks.bitwise_summary(rows) + checks.accuracy(rows, th)
+    max_ref = tables.global_max_ref(fig)
+    if max_ref:
+        notes.insert(0, f"max |ref| = {max_ref} (one value for all builds, as printed).")
+    return Section(
+        "4. Same numbers from every build",
+        "c = a @ b with a = sin(k), b = cos(k) in every build, against a float64 reference "
+        "computed from the build's own f32 inputs, and against torch cpu.",
+        [tables.accuracy_table(fig)], notes)
+
+
+def _warmup(fig: pd.DataFrame, th: Thresholds) -> Section:
+    rows = fig[fig["method"] == "warmup_timed_run"]
+    return Section(
+        "5. The warm-up puzzle",
+        "burn: one warm-up without sync (result dropped, or kept alive unread), then timed "
+        "runs that each end with a sync, on a cold and on a warm autotune cache.",
+        [timing_tables.warmup_table(fig)],
+        checks.warmup_first_run(rows, th) + checks.load(rows, th), "warmup.png")
+
+
+def _statistics(fig: pd.DataFrame, sets: checks.SampleSets) -> Section:
+    return Section(
+        "6. Beyond the chapter: spread, confidence and ratios",
+        "From the raw samples: each median with its 95% confidence interval (order "
+        "statistics), and burn / PyTorch time ratios of the same measurement with a bootstrap "
+        "95% interval of the median ratio (fixed seed).",
+        [ratios.spread_table(fig, sets), ratios.ratio_table(fig, sets)])
+
+
+def _failures(figures: pd.DataFrame) -> Section:
+    return Section("7. Runs skipped or failed",
+                   "Runs that measured nothing, with the reason recorded for them.",
+                   [tables.failures_table(figures)], tables.unexpected_successes(figures))
