@@ -2,12 +2,13 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::Failure;
 
 pub const USAGE: &str = "\
 usage: exec-{gpu,cpu,amx} [--device DEV] [--mode MODE] [--shape MxN] [--reps N] [--samples]
-                          [--warmup KIND] [--timed-runs K] [--out DIR]
+                          [--warmup KIND] [--timed-runs K] [--out DIR] [--energy SECONDS]
 
   --device DEV      flex | cuda | metal | vulkan (default flex; GPU devices need the build's
                     cargo feature)
@@ -18,6 +19,9 @@ usage: exec-{gpu,cpu,amx} [--device DEV] [--mode MODE] [--shape MxN] [--reps N] 
   --warmup KIND     warm mode: dropped | kept (default dropped)
   --timed-runs K    warm mode: timed runs after the warm-up, default 3
   --out DIR         accuracy mode (required): folder for a.npy, b.npy, c.npy
+  --energy SECONDS  mm mode: after everything else, run matmuls back to back for at least
+                    SECONDS and print the energy NVML counted (CUDA builds; elsewhere a note
+                    on stderr); default 0: no energy block
   -h, --help        this text
 
 Threads come from RAYON_NUM_THREADS (builds with rayon). Exit status: 0 ok, 1 run failed,
@@ -76,6 +80,8 @@ pub struct Args {
     pub warmup: WarmupKind,
     pub timed_runs: usize,
     pub out: Option<PathBuf>,
+    /// `--energy SECONDS`: the energy block's minimum length; `None` for 0 (no block).
+    pub energy: Option<Duration>,
 }
 
 impl Args {
@@ -102,6 +108,20 @@ pub fn parse_shape(s: &str) -> Result<(usize, usize), Failure> {
     Ok((m, n))
 }
 
+/// `--energy SECONDS`: a finite number >= 0 (`0` = no energy block), at most a day.
+pub fn parse_energy(s: &str) -> Result<Option<Duration>, Failure> {
+    let bad = || {
+        Failure::usage(format!(
+            "bad --energy '{s}' (expected seconds >= 0, e.g. 2 or 0.5; 0 = no energy block)"
+        ))
+    };
+    let secs: f64 = s.trim().parse().map_err(|_| bad())?;
+    if !secs.is_finite() || !(0.0..=86_400.0).contains(&secs) {
+        return Err(bad());
+    }
+    Ok((secs > 0.0).then(|| Duration::from_secs_f64(secs)))
+}
+
 fn parse_count(opt: &str, s: &str) -> Result<usize, Failure> {
     match s.parse::<usize>() {
         Ok(n) if n >= 1 => Ok(n),
@@ -121,6 +141,7 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Parsed, Failur
     let mut warmup = None;
     let mut timed_runs = None;
     let mut out = None;
+    let mut energy = None;
 
     let mut it = args.into_iter();
     while let Some(raw) = it.next() {
@@ -140,6 +161,7 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Parsed, Failur
                 | "--warmup"
                 | "--timed-runs"
                 | "--out"
+                | "--energy"
                 | "--threads"
         );
         let value = if takes_value {
@@ -205,6 +227,7 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Parsed, Failur
                 }
                 out = Some(PathBuf::from(value))
             }
+            "--energy" => energy = parse_energy(&value)?,
             "--threads" => return Err(Failure::usage(
                 "--threads is for the torch program; burn's threads come from RAYON_NUM_THREADS",
             )),
@@ -219,6 +242,9 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Parsed, Failur
     }
     if mode != Mode::Accuracy && out.is_some() {
         return Err(Failure::usage("--out applies to --mode accuracy only"));
+    }
+    if mode != Mode::Mm && energy.is_some() {
+        return Err(Failure::usage("--energy applies to --mode mm only"));
     }
     if mode == Mode::Accuracy && out.is_none() {
         return Err(Failure::usage("--mode accuracy needs --out DIR"));
@@ -237,5 +263,6 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Parsed, Failur
         warmup: warmup.unwrap_or(WarmupKind::Dropped),
         timed_runs: timed_runs.unwrap_or(3),
         out,
+        energy,
     }))
 }

@@ -7,8 +7,9 @@ use burn::prelude::{Device, Tensor, TensorData};
 use burn::tensor::{read_sync, ProfileDuration, ProfileOptions, TimingMethod};
 
 use crate::args::{Args, DeviceName, Mode, WarmupKind};
+use crate::energy::{self, Block};
 use crate::format::{fmt_duration, samples_line, summarize, summary_line};
-use crate::{catch, flex_label, header_line, npy, one_line, Failure};
+use crate::{catch, flex_label, header_line, npy, one_line, precision_line, Failure};
 
 fn not_compiled(dev: DeviceName, hint: &str) -> Failure {
     Failure::run(format!(
@@ -101,12 +102,32 @@ fn inputs(
     Ok((a, b))
 }
 
+/// On CUDA, once the device is open: its compute capability, which decides whether cubecl may
+/// use TF32 (the header line, printed before device init, cannot know it).
+#[cfg(feature = "cuda")]
+fn arch_note(dev: DeviceName, device: &Device, label: &str) {
+    if dev != DeviceName::Cuda {
+        return;
+    }
+    if let Some(note) = device
+        .identity()
+        .and_then(|id| crate::arch_note(label, &id.name, &id.fingerprint))
+    {
+        eprintln!("{note}");
+    }
+}
+
+#[cfg(not(feature = "cuda"))]
+fn arch_note(_dev: DeviceName, _device: &Device, _label: &str) {}
+
 pub(crate) fn run(args: &Args) -> Result<(), Failure> {
     println!("{}", header_line());
+    println!("{}", precision_line(args.device));
     let (device, label, init) = init_device(args.device)?;
     if args.mode != Mode::Accuracy {
         println!("{label}: device init {}", fmt_duration(init));
     }
+    arch_note(args.device, &device, &label);
     match args.mode {
         Mode::Mm => mm(args, &device, &label),
         Mode::Warm => warm(args, &device, &label),
@@ -266,6 +287,20 @@ fn mm(args: &Args, device: &Device, label: &str) -> Result<(), Failure> {
         black_box(s);
     }
     p.summary("+ sum().into_scalar()", &readback);
+
+    // Energy: its own block, after everything else (docs/LINES.md).
+    if let Some(min) = args.energy {
+        let block = Block {
+            device,
+            label,
+            prefix: &p.prefix,
+            a: &a,
+            b: &b,
+            m: args.shape.0,
+            min,
+        };
+        energy::run(args.device, &block)?;
+    }
     Ok(())
 }
 

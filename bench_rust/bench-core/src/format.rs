@@ -54,6 +54,17 @@ pub fn samples_line(prefix: &str, method: &str, runs: &[Duration]) -> String {
     format!("# samples {prefix} {method}: {}", s.join(" "))
 }
 
+/// `LABEL SHAPE matmul energy (nvml): J.JJJ J, N runs, DUR`: NVML counts millijoules, so the
+/// joules are printed exactly, three decimals, from the integer mJ difference.
+pub fn energy_line(prefix: &str, millijoules: u64, runs: usize, wall: Duration) -> String {
+    format!(
+        "{prefix} energy (nvml): {}.{:03} J, {runs} runs, {}",
+        millijoules / 1000,
+        millijoules % 1000,
+        fmt_duration(wall)
+    )
+}
+
 /// Nanosecond counts covering every unit, rounding and carry case of `{:.3?}`; the rows of
 /// `tests/data/durations.tsv` (written by `cargo run --example durations_tsv`).
 pub const DURATION_TABLE_NS: &[u64] = &[

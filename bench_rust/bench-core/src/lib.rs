@@ -26,6 +26,7 @@ use std::sync::Mutex;
 
 pub mod args;
 mod bench;
+mod energy;
 pub mod format;
 pub mod npy;
 
@@ -109,6 +110,54 @@ pub fn header_line() -> String {
         burn_features().join(", "),
         rayon_threads()
     )
+}
+
+/// What the build knows of its f32 matmul arithmetic, for `--device dev`; printed right after
+/// [`header_line`], before device init (docs/LINES.md):
+///
+/// - `burn precision fp32` on Flex: the gemm crate multiplies and accumulates in f32.
+/// - `burn precision unknown (REASON)` on cubecl devices: cubecl's autotune picks the matmul
+///   kernel at run time, so the program cannot know whether it ran on TF32 tensor cores.
+///   On CUDA (cubecl-cuda 0.11.3, cubek-matmul 0.3.1, burn-cubecl 0.22.1):
+///   * cubecl-cuda-0.11.3/src/runtime.rs:261-264 registers `FloatKind::TF32` as a supported
+///     type when the compute capability is >= 80;
+///   * cubek-matmul-0.3.1/src/multi_level/definition/blueprint.rs:88-114 (`adjust_dtypes`)
+///     turns f32 inputs into tf32 stage and register types for every tile matmul that needs
+///     an accelerator (cmma / mma), whenever the device supports tf32;
+///   * burn-cubecl-0.22.1/src/kernel/matmul/tune/base.rs:42-68 checks tensor-core support on
+///     those promoted types, and 102-118 gives the `accelerated` group the top priority for a
+///     large general matmul, so the tensor-core (TF32) kernels are benchmarked first.
+///   Without autotune, cubek's default strategy tries `SimpleCyclicCmma` first
+///   (cubek-matmul-0.3.1/src/strategy.rs:74-98). No environment variable, config key or API
+///   of these crates turns the promotion off (see bench_rust/README.md, "Matmul precision").
+///   cubecl-wgpu (Metal, Vulkan) registers no TF32 type, but its kernel is still autotune's
+///   choice. The compute capability is only known once the device is open, so the header
+///   cannot name it; a `note:` after device init does (CUDA).
+pub fn precision_line(device: args::DeviceName) -> String {
+    use args::DeviceName;
+    match device {
+        DeviceName::Flex => "burn precision fp32".into(),
+        DeviceName::Cuda => "burn precision unknown (cubecl's autotune picks the kernel; \
+                             cubecl enables TF32 tensor cores on sm >= 80)"
+            .into(),
+        DeviceName::Metal | DeviceName::Vulkan => {
+            "burn precision unknown (cubecl's autotune picks the kernel; \
+             cubecl-wgpu registers no TF32)"
+                .into()
+        }
+    }
+}
+
+/// `note: cuda: NVIDIA H200, sm 90: ...` from cubecl's device identity (its fingerprint is
+/// `ptx_sm{major}{minor}`, cubecl-cuda-0.11.3/src/runtime.rs:205); `None` for another form.
+pub fn arch_note(label: &str, name: &str, fingerprint: &str) -> Option<String> {
+    let sm: u32 = fingerprint.strip_prefix("ptx_sm")?.parse().ok()?;
+    let what = if sm >= 80 {
+        "cubecl may run f32 matmuls on TF32 tensor cores (it enables TF32 on sm >= 80)"
+    } else {
+        "cubecl enables no TF32 below sm 80"
+    };
+    Some(format!("note: {label}: {name}, sm {sm}: {what}"))
 }
 
 /// The label of the Flex device in this build: `flex(template)` (no burn default features:

@@ -1,11 +1,13 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
-use bench_core::args::{parse, Args, DeviceName, Mode, Parsed, WarmupKind};
+use bench_core::args::{parse, parse_energy, Args, DeviceName, Mode, Parsed, WarmupKind, USAGE};
 use bench_core::format::{
-    duration_table_tsv, fmt_duration, samples_line, summarize, summary_line, DURATION_TABLE_NS,
+    duration_table_tsv, energy_line, fmt_duration, samples_line, summarize, summary_line,
+    DURATION_TABLE_NS,
 };
 use bench_core::npy::{npy_f32_bytes, parse_npy_header};
+use bench_core::{arch_note, precision_line};
 
 fn ns(n: u64) -> String {
     fmt_duration(Duration::from_nanos(n))
@@ -219,4 +221,96 @@ fn npy_round_trip() {
     assert!(text.contains("'shape': (4,)"), "{text}");
     assert_eq!(parse_npy_header(&b1).unwrap().shape, vec![4]);
     assert!(parse_npy_header(b"not numpy at all").is_err());
+}
+
+#[test]
+fn energy_argument() {
+    assert_eq!(run_args(&[]).energy, None);
+    assert_eq!(run_args(&["--energy", "0"]).energy, None);
+    assert_eq!(run_args(&["--energy=0.0"]).energy, None);
+    assert_eq!(
+        run_args(&["--energy", "2"]).energy,
+        Some(Duration::from_secs(2))
+    );
+    assert_eq!(
+        run_args(&["--device", "cuda", "--energy=0.25"]).energy,
+        Some(Duration::from_millis(250))
+    );
+    assert_eq!(
+        parse_energy("1.5").unwrap(),
+        Some(Duration::from_millis(1500))
+    );
+    // 0 is the default, so it is accepted in every mode; a block only in mm mode.
+    assert_eq!(run_args(&["--mode", "warm", "--energy", "0"]).energy, None);
+    for bad in ["-1", "abc", "", "nan", "inf", "1e9", "2s"] {
+        let msg = usage_error(&["--energy", bad]);
+        assert!(
+            msg.starts_with(&format!("bad --energy '{bad}'")),
+            "{bad}: {msg}"
+        );
+    }
+    assert!(usage_error(&["--energy"]).contains("needs a value"));
+    assert!(usage_error(&["--mode", "warm", "--energy", "1"]).contains("mm only"));
+    assert!(
+        usage_error(&["--mode", "accuracy", "--out", "/tmp/x", "--energy", "1"])
+            .contains("mm only")
+    );
+    assert!(USAGE.contains("--energy SECONDS"));
+}
+
+#[test]
+fn energy_line_format() {
+    // NVML counts mJ: the joules are exact, three decimals.
+    assert_eq!(
+        energy_line(
+            "cuda 1024x1024 matmul",
+            41_250,
+            20_000,
+            Duration::from_nanos(1_502_000_000)
+        ),
+        "cuda 1024x1024 matmul energy (nvml): 41.250 J, 20000 runs, 1.502s"
+    );
+    assert_eq!(
+        energy_line("cuda 64x64 matmul", 7, 100, Duration::from_micros(250_500)),
+        "cuda 64x64 matmul energy (nvml): 0.007 J, 100 runs, 250.500ms"
+    );
+    assert_eq!(
+        energy_line(
+            "cuda 8192x8192 matmul",
+            1_234_000,
+            3,
+            Duration::from_secs(2)
+        ),
+        "cuda 8192x8192 matmul energy (nvml): 1234.000 J, 3 runs, 2.000s"
+    );
+}
+
+#[test]
+fn precision_lines() {
+    assert_eq!(precision_line(DeviceName::Flex), "burn precision fp32");
+    for dev in [DeviceName::Cuda, DeviceName::Metal, DeviceName::Vulkan] {
+        let line = precision_line(dev);
+        assert!(line.starts_with("burn precision unknown ("), "{line}");
+        assert!(line.ends_with(')') && !line.contains('\n'), "{line}");
+        assert!(line.contains("autotune"), "{line}");
+    }
+    assert_eq!(
+        precision_line(DeviceName::Cuda),
+        "burn precision unknown (cubecl's autotune picks the kernel; \
+         cubecl enables TF32 tensor cores on sm >= 80)"
+    );
+}
+
+#[test]
+fn arch_notes() {
+    assert_eq!(
+        arch_note("cuda", "NVIDIA H200", "ptx_sm90").unwrap(),
+        "note: cuda: NVIDIA H200, sm 90: cubecl may run f32 matmuls on TF32 tensor cores \
+         (it enables TF32 on sm >= 80)"
+    );
+    assert!(arch_note("cuda", "Tesla T4", "ptx_sm75")
+        .unwrap()
+        .ends_with("sm 75: cubecl enables no TF32 below sm 80"));
+    assert!(arch_note("cuda", "x", "hip-kernel_gfx1151").is_none());
+    assert!(arch_note("cuda", "x", "ptx_smXY").is_none());
 }
