@@ -37,6 +37,7 @@ from orchestrator.run import process
 from orchestrator.spec.config import Build
 
 from .conftest import PROJECT
+from .spec.test_config import GOOD as CONFIG_GOOD
 
 FAKE = r'''
 import os, signal, subprocess, sys, time
@@ -237,18 +238,8 @@ def resumable(tmp_path_factory: pytest.TempPathFactory, fake: Fake) -> Resumable
 
 
 # bad input: one line, exit 2, nothing run --------------------------------------------------
-GOOD = """\
-version: 1
-builds:
-  template: {crate: exec-cpu}
-experiments:
-  cpu:
-    mode: mm
-    threads: [1]
-    targets:
-      - {program: torch, device: cpu}
-      - {program: burn, build: template, device: flex}
-"""
+# the config tests' valid file, with one thread count (the line numbers below count on it)
+GOOD = CONFIG_GOOD.replace("threads: [1, auto]", "threads: [1]")
 
 
 @pytest.mark.parametrize(("old", "new", "where", "words"), [

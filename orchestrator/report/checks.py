@@ -12,15 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from orchestrator.report.names import column_name, cpu_build_name, threads_column
 from orchestrator.report.spread import iqr
-from orchestrator.report.tables import (
-    METHOD_NAMES,
-    column_name,
-    cpu_build_name,
-    duration,
-    ordered,
-    threads_column,
-)
+from orchestrator.report.tables import METHOD_NAMES, duration, ordered
 
 SampleSets = dict[str, np.ndarray]
 
