@@ -38,6 +38,10 @@ class Program(ABC):
     device_needs: ClassVar[dict[str, tuple[str, ...]]] = {}
     # devices whose runs autotune into an on-disk cache: a cache sweep means something there
     cached_devices: ClassVar[tuple[str, ...]] = ()
+    # devices whose runs go through the CUDA driver: each gets its own CUDA_CACHE_PATH
+    driver_cache_devices: ClassVar[tuple[str, ...]] = ()
+    # environment variables that change what a cold or warm cache means (flagged when set)
+    cache_env: ClassVar[tuple[str, ...]] = ()
     needs_build: ClassVar[bool] = False  # a target names one of the file's `builds`
     modes: ClassVar[tuple[str, ...]] = ("mm", "accuracy")
     thread_vars: ClassVar[tuple[str, ...]] = ()  # environment variables set to the count
@@ -74,6 +78,14 @@ class Program(ABC):
         if out_dir is not None:
             argv += ["--out", str(out_dir)]
         return argv
+
+    def store_look(self, run: RunDef, cache_dir: Path, env: dict[str, str]) -> Any:
+        """What the on-disk cache holds for this run (JSON-able), when the program can tell."""
+        return None
+
+    def store_proof(self, cold: bool, before: Any, after: Any) -> str:
+        """The cache state the run's store looks prove ('warm, no autotune', ...)."""
+        return ""
 
     def method_of(self, text: str) -> str | None:
         """The dataset method of a printed METHOD only this program prints, else None."""

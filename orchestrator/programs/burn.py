@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from orchestrator.data.records import Header, RunDef
+from orchestrator.programs import cubecl_proof
 from orchestrator.programs.base import Paths, Program
 
 _HEADER = re.compile(
@@ -31,6 +32,8 @@ class Burn(Program):
     device_needs: ClassVar[dict[str, tuple[str, ...]]] = {
         "cuda": ("cuda",), "metal": ("metal",), "vulkan": ("vulkan",), "flex": ()}
     cached_devices = ("cuda", "metal", "vulkan")
+    driver_cache_devices = ("cuda",)
+    cache_env = cubecl_proof.CACHE_ENV
     needs_build = True
     modes = ("mm", "warm", "accuracy")
     thread_vars = ("RAYON_NUM_THREADS",)
@@ -49,6 +52,14 @@ class Burn(Program):
     def cwd(self, run: RunDef, project: Path) -> Path:
         """burn's cache depends on the folder a program starts in: each crate's own folder."""
         return project / "bench_rust" / str(run.crate)
+
+    def store_look(self, run: RunDef, cache_dir: Path, env: dict[str, str]) -> Any:
+        """cubecl's store: the matmul entry for this device and shape (programs/cubecl_proof)."""
+        return cubecl_proof.look(cache_dir, run.device, run.shape, env)
+
+    def store_proof(self, cold: bool, before: Any, after: Any) -> str:
+        prove = cubecl_proof.cold_proof if cold else cubecl_proof.warm_proof
+        return prove(before, after)
 
     def parse_header(self, line: str, line_no: int) -> Header | None:
         match = _HEADER.fullmatch(line)

@@ -33,6 +33,8 @@ class Torch(Program):
     title = "PyTorch"
     aliases = ("pytorch",)
     devices = ("cpu", "cuda", "mps", "auto")
+    # its own CUDA_CACHE_PATH too: precompiled SASS, so it should stay empty (recorded)
+    driver_cache_devices = ("cuda", "auto")
     device_needs: ClassVar[dict[str, tuple[str, ...]]] = {
         "cuda": ("torch", "cuda"), "mps": ("torch", "mps"), "cpu": ("torch",),
         "auto": ("torch",)}

@@ -17,7 +17,9 @@ from pathlib import Path
 from orchestrator.errors import CacheSafetyError
 
 CACHE_PARTS = ("target", "environment")
-CONFIG_FILES = ("cubecl.toml", "burn.toml")
+# cubecl-runtime 0.11.3 config/base.rs:65,69 looks for both spellings of each; on a
+# case-insensitive disk they are one file, which is found either way
+CONFIG_FILES = ("cubecl.toml", "burn.toml", "CubeCL.toml", "Burn.toml")
 
 
 def cache_dir_for(cwd: Path) -> Path:
@@ -67,9 +69,10 @@ class CacheContents:
         return cls(str(path), path.is_dir(), files, total, newest)
 
     def written_since(self, before: CacheContents) -> bool:
-        """Did the run write the cache (new files, new bytes or newer files)?"""
-        return (self.files, self.bytes) != (before.files, before.bytes) or \
-            self.newest_mtime > before.newest_mtime
+        """Did the folder's files change (count or bytes)? File times are left out: Turso's
+        lock file gets a new mtime from a process that only reads (cubecl_proof). Where the
+        store can be read, its content digest decides instead (cache_record)."""
+        return (self.files, self.bytes) != (before.files, before.bytes)
 
 
 def check_removable(path: Path, rust_dir: Path) -> Path:

@@ -26,12 +26,14 @@ from orchestrator.data.records import (
 )
 from orchestrator.errors import CacheSafetyError
 from orchestrator.programs import Paths
-from orchestrator.run.cache import CacheContents, cache_dir_for, config_override, remove_cache
+from orchestrator.run import cache_record, driver_cache
+from orchestrator.run.cache import cache_dir_for, config_override, remove_cache
 from orchestrator.run.machine import Load
 from orchestrator.run.process import spawn
 
 # What a measured process inherits from the orchestrator's environment; everything else is set
 # explicitly per run, so nothing leaks from one run (or from the user's shell) into the next.
+# Never CUDA_CACHE_PATH/CUDA_CACHE_DISABLE: each run gets its own driver cache (driver_cache).
 PASS_THROUGH = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR",
                 "TERM", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "CUDA_PATH", "CUDA_HOME",
                 "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "SYSTEMROOT")
@@ -41,6 +43,8 @@ class RunContext:
     python: str
     scratch: Path  # where accuracy runs write their arrays before they go into the store
     binaries: dict[str, Path]  # build name -> binary
+    # <results>/driver-cache: the CUDA driver cache folders (run/driver_cache); None: not set
+    driver_cache: Path | None = None
 
 
 def program_cwd(run: RunDef, project: Path) -> Path:
@@ -89,8 +93,18 @@ def prepare_cache(run: RunDef, project: Path) -> dict[str, Any] | None:
     info: dict[str, Any] = {"path": str(path), "action": run.cache_action}
     if run.cache_action == CacheAction.DELETE:
         info["removed"] = asdict(remove_cache(path, project / "bench_rust"))
-    info["before"] = asdict(CacheContents.of(path))
-    return info
+    return cache_record.begin(run, path, info)
+
+
+def _driver_cache(run: RunDef, ctx: RunContext, cold_series: str | None) -> dict[str, Any] | None:
+    """The run's own CUDA driver cache folder (a cold series' first process empties it)."""
+    program = programs.get(run.program)
+    if ctx.driver_cache is None or run.device not in program.driver_cache_devices:
+        return None
+    first = run.cache_action == CacheAction.DELETE
+    series = run.run_id if first else cold_series
+    return driver_cache.prepare(ctx.driver_cache, series, first,
+                                run.device in program.cached_devices)
 
 
 def _fresh_dir(path: Path) -> str | None:
@@ -104,11 +118,15 @@ def _fresh_dir(path: Path) -> str | None:
 
 
 def execute(run: RunDef, ctx: RunContext, role: Role = Role.MEASURE,
-            gate: dict[str, Any] | None = None) -> RunRecord:
-    """Run one program to the end and return its record (never raises for program faults)."""
+            gate: dict[str, Any] | None = None, cold_series: str | None = None) -> RunRecord:
+    """Run one program to the end and return its record (never raises for program faults).
+
+    `cold_series`: the first process's run id of the cold series this run belongs to."""
     record = RunRecord(run=run, role=role, gate=gate, cwd=str(program_cwd(run, ctx.project)))
     try:
-        record.cache = prepare_cache(run, ctx.project) if role == Role.MEASURE else None
+        primed = role in (Role.MEASURE, Role.PRIMING)  # a priming run is recorded as cold
+        record.cache = prepare_cache(run, ctx.project) if primed else None
+        driver = _driver_cache(run, ctx, cold_series)
     except CacheSafetyError as exc:
         record.status, record.reason = Status.FAILED, str(exc)
         return record
@@ -119,6 +137,9 @@ def execute(run: RunDef, ctx: RunContext, role: Role = Role.MEASURE,
         return record
     record.argv = program_argv(run, ctx, out_dir)
     record.env = program_env(run)
+    if driver is not None:  # an experiment's own CUDA_CACHE_PATH wins, and is flagged
+        record.env.setdefault("CUDA_CACHE_PATH", driver["path"])
+        record.cache = {**(record.cache or {}), "driver_cache": driver}
     record.load_before = asdict(Load.now())
     record.started_at = time.time()
     record.outcome = outcome = spawn(record.argv, record.env, Path(record.cwd), run.timeout_s)
@@ -127,10 +148,9 @@ def execute(run: RunDef, ctx: RunContext, role: Role = Role.MEASURE,
     record.wall_s, record.returncode = outcome.wall_s, outcome.returncode
     record.stdout, record.stderr = outcome.stdout, outcome.stderr
     if record.cache is not None:
-        after = CacheContents.of(Path(record.cache["path"]))
-        before = CacheContents(**record.cache["before"])
-        record.cache["after"] = asdict(after)
-        record.cache["wrote"] = after.written_since(before)
+        if driver is not None:
+            driver_cache.finish(driver)
+        cache_record.finish(run, record.cache)
     if out_dir is not None:
         record.artifacts = {p.name: p.read_bytes() for p in sorted(out_dir.glob("*.npy"))}
         shutil.rmtree(out_dir, ignore_errors=True)

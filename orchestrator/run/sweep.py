@@ -17,6 +17,7 @@ from orchestrator.data.parse import parse_text
 from orchestrator.data.records import (
     BuildResult,
     CacheAction,
+    CacheState,
     Context,
     ParseResult,
     Role,
@@ -140,7 +141,8 @@ class Sweep:
         binaries = {n: b.binary for n, b in builds.items() if b.binary is not None}
         # absolute: programs start in other folders and are told to write there
         scratch = (store.folder / "scratch").absolute()
-        ctx = RunContext(self.project, self.python, scratch, binaries)
+        ctx = RunContext(self.project, self.python, scratch, binaries,
+                         (store.folder / "driver-cache").absolute())
         self.progress.start(len(todo))
         try:
             for planned_run in todo:
@@ -183,17 +185,19 @@ class Sweep:
                             reason=f"build {build.name} failed: {first}")
         else:
             if _needs_priming(planned, self.project):
-                self._record(self._measure(replace(run), ctx, config, Role.PRIMING), sweep_id)
-            rec = self._measure(run, ctx, config, Role.MEASURE)
+                # labelled with the state it starts in: no cubecl cache at all
+                priming = replace(run, cache=CacheState.COLD, cache_action=CacheAction.NONE)
+                self._record(self._measure(priming, ctx, config, Role.PRIMING), sweep_id)
+            rec = self._measure(run, ctx, config, Role.MEASURE, planned.cold_series)
         rec.expect_failure = planned.expect_failure
         self._record(rec, sweep_id)
         return rec
 
     def _measure(self, run: RunDef, ctx: RunContext, config: config_mod.ExperimentsFile,
-                 role: Role) -> RunRecord:
+                 role: Role, cold_series: str | None = None) -> RunRecord:
         quiet = config.defaults.quiet
         gate = wait_quiet(quiet.max_load1, quiet.max_wait_s, quiet.poll_s)
-        return execute(run, ctx, role=role, gate=gate)
+        return execute(run, ctx, role=role, gate=gate, cold_series=cold_series)
 
     def _record(self, rec: RunRecord, sweep_id: str) -> None:
         parsed = parse_record(rec) if rec.stdout else None

@@ -161,6 +161,8 @@ class Experiment(Strict):
     reps: int | None = Field(None, ge=1)
     threads: tuple[Threads, ...] = Field((), description="thread sweep; empty: program default")
     processes: int = Field(1, ge=1, description="processes in a row (cold only before the first)")
+    repeat: int = Field(1, ge=1, description="cold series: how many times each is run, from "
+                        "fully cold caches (the cold first call's spread)")
     cache: tuple[CacheState, ...] = Field(("none",), min_length=1, description="burn cache sweep")
     warmup: tuple[WarmupKind, ...] = Field(("dropped",), min_length=1, description="warm mode")
     timed_runs: int = Field(3, ge=1, description="warm mode: timed runs after the warm-up")

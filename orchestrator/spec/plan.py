@@ -20,19 +20,24 @@ class PlannedRun:
     run: RunDef
     skip_reason: str | None = None
     expect_failure: bool = False
+    # the run id of the first process of the cold series this run belongs to (its CUDA driver
+    # cache folder, run/driver_cache); None: not in a cold series
+    cold_series: str | None = None
 
 
-def _cache_series(state: CacheState,
-                  processes: int) -> Iterator[tuple[int, CacheState, CacheAction]]:
-    """(process, cache label, action): a cold series is cold only before its first process."""
-    for process in range(1, processes + 1):
-        if state == CacheState.NONE:
-            yield process, CacheState.NONE, CacheAction.NONE
-        elif process == 1:
-            yield process, state, (CacheAction.DELETE if state == CacheState.COLD
-                                   else CacheAction.ENSURE)
-        else:
-            yield process, CacheState.WARM, CacheAction.NONE
+def _cache_series(state: CacheState, processes: int,
+                  repeat: int = 1) -> Iterator[tuple[int, int, CacheState, CacheAction]]:
+    """(repeat, process, cache label, action): a cold series is cold only before its first
+    process; only cold series are repeated (each repeat a full series from cold caches)."""
+    for again in range(1, (repeat if state == CacheState.COLD else 1) + 1):
+        for process in range(1, processes + 1):
+            if state == CacheState.NONE:
+                yield again, process, CacheState.NONE, CacheAction.NONE
+            elif process == 1:
+                yield again, process, state, (CacheAction.DELETE if state == CacheState.COLD
+                                              else CacheAction.ENSURE)
+            else:
+                yield again, process, CacheState.WARM, CacheAction.NONE
 
 
 def _threads(target: Target, exp: Experiment, cores: int) -> list[int | None]:
@@ -78,7 +83,8 @@ def _expand_experiment(config: ExperimentsFile, name: str, exp: Experiment,
             for threads in _threads(target, exp, cores):
                 for state in dict.fromkeys(caches):
                     for warmup in warmups:
-                        for process, label, action in _cache_series(state, exp.processes):
+                        series = _cache_series(state, exp.processes, exp.repeat)
+                        for repeat, process, label, action in series:
                             run = RunDef(
                                 experiment=name, program=target.program, device=target.device,
                                 mode=exp.mode, shape=shape, reps=exp.reps or d.reps,
@@ -89,9 +95,12 @@ def _expand_experiment(config: ExperimentsFile, name: str, exp: Experiment,
                                 timed_runs=exp.timed_runs if exp.mode == "warm" else None,
                                 process=process, processes=exp.processes, samples=d.samples,
                                 env=env, timeout_s=exp.timeout_s or d.timeout_s,
+                                repeat=repeat,
                             )
-                            yield PlannedRun(run, reason,
-                                             bool(build and build.expect_failure))
+                            if process == 1:  # later processes share the first's driver cache
+                                first = run.run_id if state == CacheState.COLD else None
+                            yield PlannedRun(run, reason, bool(build and build.expect_failure),
+                                             cold_series=first)
 
 
 def builds_needed(config: ExperimentsFile, planned: list[PlannedRun]) -> dict[str, Build]:

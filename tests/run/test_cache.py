@@ -108,3 +108,12 @@ def test_config_file_that_moves_the_cache_is_found(tmp_path: Path) -> None:
     assert config_override(rust / "exec-gpu") is None
     (rust / "cubecl.toml").write_text("[environment]\npath = 'global'\n")
     assert config_override(rust / "exec-gpu") == rust / "cubecl.toml"
+
+
+@pytest.mark.parametrize("name", ["CubeCL.toml", "Burn.toml", "cubecl.toml", "burn.toml"])
+def test_every_config_name_cubecl_reads_is_refused(tmp_path: Path, name: str) -> None:
+    """cubecl-runtime 0.11.3 config/base.rs:65,69 reads both spellings of both files."""
+    rust = _tree(tmp_path)
+    (rust / "exec-gpu" / name).write_text("[environment]\npath = 'global'\n")
+    found = config_override(rust / "exec-gpu")
+    assert found is not None and found.name.lower() == name.lower()

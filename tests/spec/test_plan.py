@@ -49,7 +49,14 @@ def test_gpu_machine_cold_series_and_warm_up_puzzle() -> None:
     _cfg, planned = _plan(NVIDIA, only=["first-call", "warmup"])
     burn = [p.run for p in planned if p.skip_reason is None and p.run.program == "burn"]
     first = [(r.process, r.cache, r.cache_action) for r in burn if r.experiment == "first-call"]
-    assert first == [(1, "cold", "delete"), (2, "warm", "none")]  # cold only before process 1
+    # cold only before process 1; each of the 3 repeats a full series with its own driver cache
+    assert first == [(1, "cold", "delete"), (2, "warm", "none")] * 3
+    series = [(p.run.repeat, p.cold_series) for p in planned if p.skip_reason is None
+              and p.run.program == "burn" and p.run.experiment == "first-call"]
+    firsts = [p.run.run_id for p in planned if p.run.program == "burn" and p.skip_reason is None
+              and p.run.experiment == "first-call" and p.run.process == 1]
+    assert series == [(r, firsts[r - 1]) for r in (1, 2, 3) for _ in (1, 2)]
+    assert len(set(firsts)) == 3
     warm = [(r.cache, r.cache_action, r.warmup) for r in burn if r.experiment == "warmup"]
     assert warm == [("cold", "delete", "dropped"), ("cold", "delete", "kept"),
                     ("warm", "ensure", "dropped"), ("warm", "ensure", "kept")]
@@ -82,8 +89,9 @@ def test_builds_needed_only_for_runnable_runs(tmp_path: Path) -> None:
 def test_run_ids_of_the_experiments_file_never_change() -> None:
     """A run id hashes the run's definition: resume and the committed stores depend on it.
     tests/data/plan_run_ids.json was computed before the records moved into data/records.py
-    (every capability present, 8 cores); the same file must give the same ids, in order."""
+    (every capability present, 8 cores); the same file must give the same ids, in order.
+    Runs added since with a new axis (first-call's repeats 2 and 3) are new runs: not pinned."""
     want = json.loads((PROJECT / "tests" / "data" / "plan_run_ids.json").read_text())
     caps: dict[str, str | None] = dict.fromkeys(get_args(Capability))
     planned = expand(config.load(PROJECT / "experiments.yaml"), caps, 8)
-    assert [[p.run.run_id, p.run.describe()] for p in planned] == want
+    assert [[p.run.run_id, p.run.describe()] for p in planned if p.run.repeat == 1] == want

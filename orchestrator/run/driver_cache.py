@@ -1,0 +1,74 @@
+"""The CUDA driver's compute (JIT) cache: one `CUDA_CACHE_PATH` per cold series, recorded.
+
+docs/CACHES.md (H200 experiment): cubecl-cuda loads PTX with `cuModuleLoadData`, so the driver
+compiles every autotune candidate to SASS unless its own cache holds it. A cubecl-cold run over a
+warm driver cache is half-warm (15-17 s instead of 26-30 s); a fresh, empty `CUDA_CACHE_PATH`
+reproduces what a new user sees (c6 ≈ c1), while `CUDA_CACHE_DISABLE=1` would also make every
+later process pay the JIT, which a new user's second run does not. So:
+
+- a cold series (its first process removes cubecl's cache) gets a new, empty folder
+  `<results>/driver-cache/<run id of its first process>`, and its later processes use it too;
+- warm burn series share `<results>/driver-cache/warm`, which their priming run fills;
+- PyTorch CUDA runs get `<results>/driver-cache/torch`: its kernels are precompiled SASS, so the
+  folder should stay empty; the record shows whether it did.
+
+The orchestrator's own CUDA_CACHE_* never reach a program (runner.PASS_THROUGH leaves them out);
+an experiment's `env` may still set them on purpose, which the cache record flags.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from orchestrator.errors import CacheSafetyError
+from orchestrator.run.cache import CacheContents
+
+DRIVER_ENV = ("CUDA_CACHE_PATH", "CUDA_CACHE_DISABLE", "CUDA_CACHE_MAXSIZE")
+WARM, TORCH = "warm", "torch"
+WHY = {
+    "cold series": "docs/CACHES.md: a warm driver JIT cache makes a cubecl-cold first call "
+                   "half-warm (H200: 15-17 s vs 26-30 s); a new empty CUDA_CACHE_PATH is what "
+                   "a new user has",
+    WARM: "docs/CACHES.md: warm series share one driver JIT cache, filled by their priming run",
+    TORCH: "PyTorch's CUDA kernels are precompiled SASS: the driver JIT cache should stay "
+           "empty (recorded to show it)",
+}
+
+
+def folder(root: Path, cold_series: str | None, cached: bool) -> tuple[Path, str]:
+    """(folder, kind) for a run: its cold series' own, the shared warm one, or torch's."""
+    if cold_series is not None:
+        return root / cold_series, "cold series"
+    return (root / WARM, WARM) if cached else (root / TORCH, TORCH)
+
+
+def _contents(path: Path) -> dict[str, Any]:
+    seen = CacheContents.of(path)
+    return {"files": seen.files, "bytes": seen.bytes}
+
+
+def prepare(root: Path, cold_series: str | None, first: bool, cached: bool) -> dict[str, Any]:
+    """Make the run's driver cache folder (emptied for a cold series' first process)."""
+    path, kind = folder(root, cold_series, cached)
+    for part in (path, *path.parents):
+        if part == root.parent:
+            break
+        if part.is_symlink():
+            raise CacheSafetyError(f"refusing to use driver cache {path}: {part} is a symlink")
+    if first and kind == "cold series" and path.exists():
+        shutil.rmtree(path)  # a resumed or retried series starts cold again
+    path.mkdir(parents=True, exist_ok=True)
+    return {"path": str(path.absolute()), "kind": kind, "why": WHY[kind],
+            "before": _contents(path)}
+
+
+def finish(info: dict[str, Any]) -> None:
+    """Add what the folder holds after the run."""
+    info["after"] = _contents(Path(info["path"]))
+
+
+def overrides(env: dict[str, str]) -> dict[str, str]:
+    """The run's own CUDA_CACHE_* settings (an experiment's `env`)."""
+    return {k: env[k] for k in DRIVER_ENV if k in env}
