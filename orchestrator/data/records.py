@@ -94,6 +94,8 @@ class RunDef:
     timeout_s: float = field(default=600, compare=False)
     # which repeat of a cold series (experiment key `repeat`); 1 is left out of the run id
     repeat: int = 1
+    # the f32 matmul arithmetic asked for ('tf32'); None: the program's default (torch: fp32)
+    precision: str | None = None
 
     def __post_init__(self) -> None:
         # one spelling: a caller's plain 'cold' becomes CacheState.COLD (equal, same JSON)
@@ -122,6 +124,9 @@ class RunDef:
         definition.pop("timeout_s")  # a longer timeout measures the same thing
         if definition["repeat"] == 1:  # issue 14's field: one repeat is the run as before
             definition.pop("repeat")
+        for name in _UNHASHED_DEFAULTS:  # fields added later: old run ids stay as they were
+            if definition[name] is None:
+                definition.pop(name)
         blob = json.dumps(definition, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -143,7 +148,13 @@ class RunDef:
             parts.append(f"process {self.process}/{self.processes}")
         if self.repeat > 1:
             parts.append(f"repeat {self.repeat}")
+        if self.precision:
+            parts.append(self.precision)
         return ", ".join(parts)
+
+
+# RunDef fields left out of the run id while None (their default), newest last
+_UNHASHED_DEFAULTS = ("precision",)
 
 
 @dataclass
@@ -303,14 +314,18 @@ class Samples:
 
 @dataclass(frozen=True, slots=True)
 class Header:
-    """A program header: `torch 2.15.0, threads 8`, `torch BLAS_INFO=mkl`, `burn ...`."""
+    """A program header: `torch 2.15.0, threads 8`, `torch BLAS_INFO=mkl`, `burn ...`,
+    `torch precision fp32`."""
 
-    kind: str  # 'torch' | 'burn' | 'torch_blas'
+    kind: str  # 'torch' | 'burn' | 'torch_blas' | 'torch_precision' | 'burn_precision'
     version: str | None
     threads: int | None
     features: tuple[str, ...]
     blas: str | None
     line_no: int
+    # `torch precision tf32` / `burn precision unknown (why)`: fp32, tf32 or unknown; None: not
+    # a precision line
+    precision: str | None = None
 
 
 @dataclass(slots=True)

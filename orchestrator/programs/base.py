@@ -53,6 +53,11 @@ class Program(ABC):
     label_prefixes: ClassVar[dict[str, str]] = {}  # label prefix -> device ('flex' -> cpu)
     # the device a cross-build accuracy reference runs on ('torch cpu'); None: not one
     reference_device: ClassVar[str | None] = None
+    # device -> the f32 matmul arithmetics a run may ask for (`precision`), first the default;
+    # a device not listed takes no `precision` key
+    precisions: ClassVar[dict[str, tuple[str, ...]]] = {}
+    # why a program with no `precisions` takes none (the experiments file's error says it)
+    no_precision: ClassVar[str] = "this program cannot choose its arithmetic"
 
     @abstractmethod
     def command(self, run: RunDef, paths: Paths) -> list[str]:
@@ -77,7 +82,23 @@ class Program(ABC):
             argv.append("--samples")
         if out_dir is not None:
             argv += ["--out", str(out_dir)]
-        return argv
+        return argv + self.precision_argv(run)
+
+    def precision_argv(self, run: RunDef) -> list[str]:
+        """`--precision P` for a program that takes it (the default where the run asks none)."""
+        choices = self.precisions.get(run.device)
+        return ["--precision", run.precision or choices[0]] if choices else []
+
+    def precision_error(self, device: str, precision: str) -> str | None:
+        """Why a target cannot ask this arithmetic on this device; None when it can."""
+        if not self.precisions:
+            return f"a {self.name} target takes no 'precision': {self.no_precision}"
+        choices = self.precisions.get(device, ())
+        if precision in choices:
+            return None
+        where = [d for d, p in self.precisions.items() if precision in p]
+        return (f"{self.name} on {device} computes only {' or '.join(choices) or 'its default'}"
+                + (f" ('{precision}' needs device {' or '.join(where)})" if where else ""))
 
     def store_look(self, run: RunDef, cache_dir: Path, env: dict[str, str]) -> Any:
         """What the on-disk cache holds for this run (JSON-able), when the program can tell."""

@@ -2,7 +2,8 @@
 
 Each run starts in its crate's folder, because cubecl keeps its autotune cache beside the
 outermost Cargo.toml above the working folder (run/cache.py); rayon's thread count is the
-only thread setting. Headers: `burn VERSION, features [...], rayon threads N`.
+only thread setting. Headers: `burn VERSION, features [...], rayon threads N` and `burn precision
+fp32|unknown (why)`; it takes no `--precision` (cubecl's autotune picks the arithmetic).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from orchestrator.programs.base import Paths, Program
 
 _HEADER = re.compile(
     r"burn ([0-9][^\s,]*)(?:, features \[([^\]]*)\])?(?:, rayon threads ([0-9]{1,9}))?")
+# `burn precision fp32` (Flex) / `burn precision unknown (why)` (cubecl devices)
+_PRECISION_HEADER = re.compile(r"burn precision (fp32|tf32|unknown)(?: \((.*)\))?")
 # Cargo features each crate defines (bench_rust/*/Cargo.toml); a typo must not reach cargo.
 CRATE_FEATURES: dict[str, tuple[str, ...]] = {
     "exec-gpu": ("cuda", "metal", "vulkan"),
@@ -45,6 +48,8 @@ class Burn(Program):
         label: label for label in ("metal", "vulkan", "wgpu", "webgpu", "rocm", "hip")}
     # every Flex build (template, +apple-amx, ...) runs on the CPU
     label_prefixes: ClassVar[dict[str, str]] = {"flex": "cpu"}
+    no_precision = ("burn's arithmetic is chosen by cubecl's autotune (on CUDA it may pick TF32 "
+                    "tensor cores); the report infers it from the accuracy arrays")
 
     def command(self, run: RunDef, paths: Paths) -> list[str]:
         return [str(paths.binaries[str(run.build)])]
@@ -62,6 +67,8 @@ class Burn(Program):
         return prove(before, after)
 
     def parse_header(self, line: str, line_no: int) -> Header | None:
+        if (found := _PRECISION_HEADER.fullmatch(line)) is not None:
+            return Header("burn_precision", None, None, (), None, line_no, found.group(1))
         match = _HEADER.fullmatch(line)
         if match is None:
             return None

@@ -1,7 +1,8 @@
 """PyTorch: bench_py/exec_gpu.py, run by the sweep's Python.
 
-It takes `--threads` and the BLAS libraries' thread variables, prints `torch VERSION, threads N`
-and `torch BLAS_INFO=...` headers, times with CUDA/MPS events (`cuda.Event time`), and on the
+It takes `--threads` and the BLAS libraries' thread variables and `--precision fp32|tf32`
+(TF32 on CUDA only), prints `torch VERSION, threads N`, `torch BLAS_INFO=...` and
+`torch precision fp32|tf32` headers, times with CUDA/MPS events (`cuda.Event time`), and on the
 CPU is the reference every build's accuracy is compared with.
 """
 
@@ -18,6 +19,7 @@ from orchestrator.programs.base import Paths, Program
 
 _HEADER = re.compile(r"torch ([0-9][^\s,]*)(?:, threads ([0-9]{1,9}))?")
 _BLAS_HEADER = re.compile(r"torch BLAS_INFO=(\S*)")
+_PRECISION_HEADER = re.compile(r"torch precision (fp32|tf32)(?: \((.*)\))?")
 _EVENT_TIME = re.compile(r"[a-z]+\.Event time")  # torch.mps / cuda / xpu .Event
 _FACTS = (
     "import json,torch,re;"
@@ -45,6 +47,9 @@ class Torch(Program):
                                          "benchmark.Timer": "timer"}
     labels: ClassVar[dict[str, str]] = {"mps": "mps", "xpu": "xpu"}
     reference_device = "cpu"
+    # TF32 exists only on CUDA (Ampere and later); CPU and MPS compute f32 matmuls in f32
+    precisions: ClassVar[dict[str, tuple[str, ...]]] = {
+        "cuda": ("fp32", "tf32"), "cpu": ("fp32",), "mps": ("fp32",), "auto": ("fp32",)}
 
     def command(self, run: RunDef, paths: Paths) -> list[str]:
         return [paths.python, str(paths.project / "bench_py" / "exec_gpu.py")]
@@ -56,6 +61,8 @@ class Torch(Program):
     def parse_header(self, line: str, line_no: int) -> Header | None:
         if (match := _BLAS_HEADER.fullmatch(line)) is not None:  # a torch program's 2nd header
             return Header("torch_blas", None, None, (), match.group(1), line_no)
+        if (match := _PRECISION_HEADER.fullmatch(line)) is not None:
+            return Header("torch_precision", None, None, (), None, line_no, match.group(1))
         if (match := _HEADER.fullmatch(line)) is not None:
             version, threads = match.groups()
             return Header("torch", version, None if threads is None else int(threads), (), None,

@@ -12,7 +12,15 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from orchestrator import programs
 from orchestrator.errors import ConfigError
@@ -29,6 +37,7 @@ Mode = Literal["mm", "warm", "accuracy"]
 CacheState = Literal["cold", "warm", "none"]
 WarmupKind = Literal["dropped", "kept"]
 Threads = int | Literal["auto"]
+Precision = Literal["fp32", "tf32"]
 
 
 
@@ -128,8 +137,24 @@ class Target(Strict):
     build: str | None = Field(None, description="name under 'builds' (burn only)")
     threads: tuple[Threads, ...] | None = Field(None, description="overrides the experiment's")
     requires: tuple[Capability, ...] = ()
+    precision: Precision | None = Field(
+        None, description="torch: the f32 matmul arithmetic, 'fp32' (default: TF32 off) or "
+        "'tf32' (device cuda only); burn takes none (cubecl's autotune chooses)")
 
     _v_threads = field_validator("threads")(_thread_sweep)
+
+    @field_validator("precision")
+    @classmethod
+    def _precision_here(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """Checked here, not after: the error then names `...targets[i].precision`."""
+        name, device = info.data.get("program"), info.data.get("device")
+        if (value is None or name not in programs.REGISTRY
+                or device not in programs.get(name).devices):
+            return value  # program or device is wrong: their own errors say it
+        problem = programs.get(name).precision_error(device, value)
+        if problem:
+            raise ValueError(problem)
+        return value
 
     @field_validator("program")
     @classmethod

@@ -57,6 +57,13 @@ def _skip_reason(target: Target, build: Build | None, caps: dict[str, str | None
     return None
 
 
+def _precision(target: Target) -> str | None:
+    """The arithmetic asked for; None for the program's default (an explicit 'fp32' on torch
+    is the same run as none, with the same id)."""
+    choices = programs.get(target.program).precisions.get(target.device, ())
+    return None if not choices or target.precision in (None, choices[0]) else target.precision
+
+
 def expand(config: ExperimentsFile, caps: dict[str, str | None], cores: int,
            only: list[str] | None = None) -> list[PlannedRun]:
     """Every run of the selected experiments, in execution order."""
@@ -95,7 +102,7 @@ def _expand_experiment(config: ExperimentsFile, name: str, exp: Experiment,
                                 timed_runs=exp.timed_runs if exp.mode == "warm" else None,
                                 process=process, processes=exp.processes, samples=d.samples,
                                 env=env, timeout_s=exp.timeout_s or d.timeout_s,
-                                repeat=repeat,
+                                repeat=repeat, precision=_precision(target),
                             )
                             if process == 1:  # later processes share the first's driver cache
                                 first = run.run_id if state == CacheState.COLD else None

@@ -61,7 +61,8 @@ def test_gpu_machine_cold_series_and_warm_up_puzzle() -> None:
     assert warm == [("cold", "delete", "dropped"), ("cold", "delete", "kept"),
                     ("warm", "ensure", "dropped"), ("warm", "ensure", "kept")]
     torch = [p.run for p in planned if p.skip_reason is None and p.run.program == "torch"]
-    assert [(r.process, r.cache) for r in torch] == [(1, "none"), (2, "none")]
+    assert [(r.process, r.cache, r.precision) for r in torch] == [
+        (1, "none", None), (2, "none", None), (1, "none", "tf32"), (2, "none", "tf32")]
 
 
 def test_auto_threads_is_the_core_count_and_duplicates_collapse() -> None:
@@ -90,8 +91,10 @@ def test_run_ids_of_the_experiments_file_never_change() -> None:
     """A run id hashes the run's definition: resume and the committed stores depend on it.
     tests/data/plan_run_ids.json was computed before the records moved into data/records.py
     (every capability present, 8 cores); the same file must give the same ids, in order.
-    Runs added since with a new axis (first-call's repeats 2 and 3) are new runs: not pinned."""
+    Runs added since with a new axis (first-call's repeats 2 and 3, torch's
+    `precision: tf32`) are new runs: not pinned."""
     want = json.loads((PROJECT / "tests" / "data" / "plan_run_ids.json").read_text())
     caps: dict[str, str | None] = dict.fromkeys(get_args(Capability))
     planned = expand(config.load(PROJECT / "experiments.yaml"), caps, 8)
-    assert [[p.run.run_id, p.run.describe()] for p in planned if p.run.repeat == 1] == want
+    assert [[p.run.run_id, p.run.describe()] for p in planned
+            if p.run.repeat == 1 and p.run.precision is None] == want
