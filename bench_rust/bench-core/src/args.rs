@@ -9,6 +9,7 @@ use crate::Failure;
 pub const USAGE: &str = "\
 usage: exec-{gpu,cpu,amx} [--device DEV] [--mode MODE] [--shape MxN] [--reps N] [--samples]
                           [--warmup KIND] [--timed-runs K] [--out DIR] [--energy SECONDS]
+                          [--profile-window]
 
   --device DEV      flex | cuda | metal | vulkan (default flex; GPU devices need the build's
                     cargo feature)
@@ -22,6 +23,11 @@ usage: exec-{gpu,cpu,amx} [--device DEV] [--mode MODE] [--shape MxN] [--reps N] 
   --energy SECONDS  mm mode: after everything else, run matmuls back to back for at least
                     SECONDS and print the energy NVML counted (CUDA builds; elsewhere a note
                     on stderr); default 0: no energy block
+  --profile-window  mm mode, cuda: after every other block but energy, one more block of
+                    --reps matmuls, each synced, between the CUDA profiler API's start and
+                    stop (cuProfilerStart/cuProfilerStop), so that a profiler started with
+                    --profile-from-start off (ncu) sees only those kernels; prints nothing
+                    (elsewhere a note on stderr)
   -h, --help        this text
 
 Threads come from RAYON_NUM_THREADS (builds with rayon). Exit status: 0 ok, 1 run failed,
@@ -82,6 +88,8 @@ pub struct Args {
     pub out: Option<PathBuf>,
     /// `--energy SECONDS`: the energy block's minimum length; `None` for 0 (no block).
     pub energy: Option<Duration>,
+    /// `--profile-window`: mark one block of `reps` matmuls for an external profiler (CUDA).
+    pub profile_window: bool,
 }
 
 impl Args {
@@ -142,6 +150,7 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Parsed, Failur
     let mut timed_runs = None;
     let mut out = None;
     let mut energy = None;
+    let mut profile_window = false;
 
     let mut it = args.into_iter();
     while let Some(raw) = it.next() {
@@ -209,6 +218,7 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Parsed, Failur
             "--shape" => shape = Some(parse_shape(&value)?),
             "--reps" => reps = parse_count("--reps", &value)?,
             "--samples" => samples = true,
+            "--profile-window" => profile_window = true,
             "--warmup" => {
                 warmup = Some(match value.as_str() {
                     "dropped" => WarmupKind::Dropped,
@@ -246,6 +256,9 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Parsed, Failur
     if mode != Mode::Mm && energy.is_some() {
         return Err(Failure::usage("--energy applies to --mode mm only"));
     }
+    if mode != Mode::Mm && profile_window {
+        return Err(Failure::usage("--profile-window applies to --mode mm only"));
+    }
     if mode == Mode::Accuracy && out.is_none() {
         return Err(Failure::usage("--mode accuracy needs --out DIR"));
     }
@@ -264,5 +277,6 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Parsed, Failur
         timed_runs: timed_runs.unwrap_or(3),
         out,
         energy,
+        profile_window,
     }))
 }

@@ -8,7 +8,8 @@ use burn::tensor::{read_sync, ProfileDuration, ProfileOptions, TimingMethod};
 
 use crate::args::{Args, DeviceName, Mode, WarmupKind};
 use crate::energy::{self, Block};
-use crate::format::{fmt_duration, samples_line, summarize, summary_line};
+use crate::format::{fmt_duration, samples_line, summarize, summary_line, DEVICE_TIME_QUEUED};
+use crate::window::{self, Window};
 use crate::{catch, flex_label, header_line, npy, one_line, precision_line, Failure};
 
 fn not_compiled(dev: DeviceName, hint: &str) -> Failure {
@@ -194,6 +195,74 @@ fn profile_runs(
     Ok(w)
 }
 
+/// Side of the square filler matmul that holds the stream in the queued device time.
+/// 4096³ multiply-adds (~137 GFLOP): ~1-2 ms on an H200 in TF32, far longer than the host needs
+/// to queue the timed matmul (tens of µs); on small GPUs it only costs time.
+const FILLER: usize = 4096;
+
+/// Device time with the launch gap kept out (docs/LINES.md, `device_time_queued`): per run a
+/// filler matmul is queued and handed to the stream (`device.flush()`, no wait) before the
+/// `profile_with(.. .flush())` window opens, so the window's start event sits in the stream
+/// behind the filler, and start event, timed matmul and end event are all queued before the GPU
+/// reaches them (nvbench's blocking kernel, from an ordinary op). Nothing in burn 0.22.1 or
+/// cubecl 0.11.3 drains the stream when a window opens (cubecl-cuda-0.11.3/src/compute/
+/// server.rs:360-383, "No drain"); the window opens as a task on the fusion thread, in order
+/// with the ops registered before it (burn-fusion-0.22.1/src/backend.rs:64-107).
+/// Flushing first matters: Fusion would otherwise run the still-queued filler *inside* the
+/// window, or fuse it with what follows. The filler's key is autotuned by a warm-up before the
+/// loop (the timed matmul's by the blocks before), so no autotune runs in a window.
+fn queued_runs(
+    args: &Args,
+    device: &Device,
+    label: &str,
+    a: &Tensor<2>,
+    b: &Tensor<2>,
+) -> Result<Windows, Failure> {
+    let n = FILLER * FILLER;
+    let fa = Tensor::<2>::from_data(
+        TensorData::new(pseudo_random(n, 3), [FILLER, FILLER]),
+        device,
+    );
+    let fb = Tensor::<2>::from_data(
+        TensorData::new(pseudo_random(n, 4), [FILLER, FILLER]),
+        device,
+    );
+    let warm = fa.clone().matmul(fb.clone());
+    sync(device, label, "filler warm-up")?;
+    drop(warm);
+    let mut w = Windows {
+        times: Vec::with_capacity(args.reps),
+        no_time: 0,
+        device_clock: false,
+    };
+    let flush = |what: &str| {
+        device
+            .flush()
+            .map_err(|e| Failure::run(format!("{label}: flush failed ({what}): {e}")))
+    };
+    for _ in 0..args.reps {
+        // Kept alive until after the sync: Fusion skips work whose output is dropped unread.
+        let filler = fa.clone().matmul(fb.clone());
+        flush("queued device time, filler")?;
+        let (out, d): (Tensor<2>, ProfileDuration) = device
+            .profile_with(ProfileOptions::default().flush(), || {
+                a.clone().matmul(b.clone())
+            })
+            .map_err(|e| Failure::run(format!("{label}: profile failed (queued): {e}")))?;
+        if d.timing_method() == TimingMethod::Device {
+            w.device_clock = true;
+        }
+        match read_sync(d.resolve()) {
+            Some(ticks) => w.times.push(ticks.duration()),
+            None => w.no_time += 1,
+        }
+        sync(device, label, "queued device time")?;
+        drop(out);
+        drop(filler);
+    }
+    Ok(w)
+}
+
 fn mm(args: &Args, device: &Device, label: &str) -> Result<(), Failure> {
     let is_cpu = args.device == DeviceName::Flex;
     let p = Printer {
@@ -237,6 +306,12 @@ fn mm(args: &Args, device: &Device, label: &str) -> Result<(), Failure> {
     // Device time, with and without flush.
     let flushed = profile_runs(args, device, label, &a, &b, true)?;
     let unflushed = profile_runs(args, device, label, &a, &b, false)?;
+    // GPU devices only (Flex has no device clock, and a 4096² filler would only cost time).
+    let queued = if is_cpu {
+        None
+    } else {
+        Some(queued_runs(args, device, label, &a, &b)?)
+    };
     if flushed.device_clock || unflushed.device_clock {
         let m = "device time (profile_with flush)";
         p.summary(m, &flushed.times);
@@ -245,6 +320,15 @@ fn mm(args: &Args, device: &Device, label: &str) -> Result<(), Failure> {
                 "note: {} {m}: {} of {} read as no time",
                 p.prefix, flushed.no_time, args.reps
             );
+        }
+        if let Some(q) = queued.as_ref().filter(|q| q.device_clock) {
+            p.summary(DEVICE_TIME_QUEUED, &q.times);
+            if q.no_time > 0 {
+                eprintln!(
+                    "note: {} {DEVICE_TIME_QUEUED}: {} of {} read as no time",
+                    p.prefix, q.no_time, args.reps
+                );
+            }
         }
         let m = "device time (profile, no flush)";
         println!(
@@ -287,6 +371,18 @@ fn mm(args: &Args, device: &Device, label: &str) -> Result<(), Failure> {
         black_box(s);
     }
     p.summary("+ sum().into_scalar()", &readback);
+
+    // Profile window: after every other block, before energy (docs/LINES.md).
+    if args.profile_window {
+        let w = Window {
+            device,
+            label,
+            a: &a,
+            b: &b,
+            reps: args.reps,
+        };
+        window::run(args.device, &w)?;
+    }
 
     // Energy: its own block, after everything else (docs/LINES.md).
     if let Some(min) = args.energy {

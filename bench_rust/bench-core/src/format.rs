@@ -34,6 +34,10 @@ pub fn summarize(runs: &[Duration]) -> Option<Summary> {
     Some(Summary { min: v[0], median })
 }
 
+/// The queued device time's METHOD (dataset method `device_time_queued`): burn's
+/// `profile_with(.. .flush())` window opened behind a filler matmul, so the launch gap is kept out.
+pub const DEVICE_TIME_QUEUED: &str = "device time (profile_with flush, queued)";
+
 /// `LABEL SHAPE matmul METHOD, N runs: min DUR median DUR` (None for no runs).
 pub fn summary_line(prefix: &str, method: &str, runs: &[Duration]) -> Option<String> {
     let s = summarize(runs)?;

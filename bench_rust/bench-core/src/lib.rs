@@ -29,6 +29,7 @@ mod bench;
 mod energy;
 pub mod format;
 pub mod npy;
+pub mod window;
 
 /// The burn version this crate is pinned to (`burn = "=0.22.1"` in Cargo.toml).
 pub const BURN_VERSION: &str = "0.22.1";

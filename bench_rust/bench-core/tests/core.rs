@@ -4,9 +4,10 @@ use std::time::Duration;
 use bench_core::args::{parse, parse_energy, Args, DeviceName, Mode, Parsed, WarmupKind, USAGE};
 use bench_core::format::{
     duration_table_tsv, energy_line, fmt_duration, samples_line, summarize, summary_line,
-    DURATION_TABLE_NS,
+    DEVICE_TIME_QUEUED, DURATION_TABLE_NS,
 };
 use bench_core::npy::{npy_f32_bytes, parse_npy_header};
+use bench_core::window::no_window_note;
 use bench_core::{arch_note, precision_line};
 
 fn ns(n: u64) -> String {
@@ -313,4 +314,50 @@ fn arch_notes() {
         .ends_with("sm 75: cubecl enables no TF32 below sm 80"));
     assert!(arch_note("cuda", "x", "hip-kernel_gfx1151").is_none());
     assert!(arch_note("cuda", "x", "ptx_smXY").is_none());
+}
+
+#[test]
+fn profile_window_argument() {
+    assert!(!run_args(&[]).profile_window);
+    assert!(run_args(&["--profile-window"]).profile_window);
+    let a = run_args(&["--device", "cuda", "--profile-window", "--reps", "20"]);
+    assert!(a.profile_window);
+    assert_eq!((a.device, a.reps, a.mode), (DeviceName::Cuda, 20, Mode::Mm));
+    // A flag: no value, and mm mode only (as --energy).
+    assert!(usage_error(&["--profile-window=1"]).contains("takes no value"));
+    assert_eq!(
+        usage_error(&["--mode", "warm", "--profile-window"]),
+        "--profile-window applies to --mode mm only"
+    );
+    assert!(
+        usage_error(&["--mode", "accuracy", "--out", "/tmp/x", "--profile-window"])
+            .contains("mm only")
+    );
+    assert!(USAGE.contains("--profile-window"));
+    assert!(USAGE.contains("cuProfilerStart"));
+    assert_eq!(
+        no_window_note("metal"),
+        "note: --profile-window: no CUDA profiler API on metal; no window marked"
+    );
+}
+
+#[test]
+fn queued_device_time_line() {
+    let runs: Vec<Duration> = [58_100u64, 57_900, 58_300, 58_000]
+        .iter()
+        .map(|&n| Duration::from_nanos(n))
+        .collect();
+    assert_eq!(
+        summary_line("cuda 1024x1024 matmul", DEVICE_TIME_QUEUED, &runs).unwrap(),
+        "cuda 1024x1024 matmul device time (profile_with flush, queued), 4 runs: \
+         min 57.900µs median 58.050µs"
+    );
+    assert_eq!(
+        samples_line("cuda 1024x1024 matmul", DEVICE_TIME_QUEUED, &runs[..2]),
+        "# samples cuda 1024x1024 matmul device time (profile_with flush, queued): \
+         0.0000581 0.0000579"
+    );
+    // The chapter's method stays a prefix of its own, so the two lines never read as one.
+    assert!(DEVICE_TIME_QUEUED.starts_with("device time (profile_with flush"));
+    assert_ne!(DEVICE_TIME_QUEUED, "device time (profile_with flush)");
 }
