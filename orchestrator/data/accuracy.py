@@ -3,12 +3,19 @@
 Each accuracy run dumps a, b and c = a @ b as float32 `.npy`. The reference for a build is the
 float64 product of that build's own f32 inputs, so a build whose sin/cos differ is not blamed for
 its sums; inputs that differ from torch cpu's are reported apart.
+
+`infer_precision` says which arithmetic a build used where its program cannot tell (burn on a
+cubecl device): its error is set against the float64 product of its inputs rounded to TF32
+(round to nearest even, 10 mantissa bits, as the tensor cores' conversion does; truncation
+and round-half-away both miss the H200's burn cuda arrays by far more than f32 rounding, see
+tests/data/test_precision_inference.py) and against numpy's own f32 product.
 """
 
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Literal
 
 import numpy as np
 
@@ -81,3 +88,65 @@ def compare(entries: list[Arrays]) -> list[Comparison]:
             bitwise_group=group,
         ))
     return out
+
+
+# Above this many times numpy's f32 error a result is no longer "at f32 level"; a TF32 result's
+# error is ~1000x more, so the margin costs nothing and absorbs another summation order.
+FP32_MARGIN = 10.0
+_TF32_DROP = 13  # f32 has 23 mantissa bits, TF32 10: the low 13 go
+
+
+def round_tf32(x: np.ndarray) -> np.ndarray:
+    """f32 values rounded to TF32 (10 mantissa bits), to nearest with ties to even, as f32."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    half = (1 << (_TF32_DROP - 1)) - 1
+    bits = (bits + half + ((bits >> _TF32_DROP) & 1)) >> _TF32_DROP << _TF32_DROP
+    return bits.astype(np.uint32).view(np.float32)
+
+
+def truncate_tf32(x: np.ndarray) -> np.ndarray:
+    """f32 values with the low 13 mantissa bits cut (the other conversion a GPU might use)."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    return (bits & np.uint32(~((1 << _TF32_DROP) - 1) & 0xFFFFFFFF)).view(np.float32)
+
+
+@dataclass(frozen=True)
+class Inference:
+    """A build's arithmetic as its arrays show it, with the figures that show it."""
+
+    precision: Literal["fp32", "tf32", ""]  # '': neither explains the error
+    max_err: float  # max|c - f64 ref|
+    tf32_err: float  # max|TF32-rounded-inputs product - f64 ref|: what TF32 alone costs
+    fp32_err: float  # max|numpy f32 product - f64 ref|: what f32 rounding costs
+    from_tf32: float  # max|c - TF32-rounded-inputs product|: f32-level if c is TF32
+
+    def evidence(self) -> str:
+        """'max err 7.72e-3 = TF32 rounding of the inputs 7.72e-3', for the report."""
+        if self.precision == "tf32":
+            return (f"max err {self.max_err:.3g} = TF32 rounding of the inputs "
+                    f"{self.tf32_err:.3g}")
+        if self.precision == "fp32":
+            return (f"max err {self.max_err:.3g}, f32 level {self.fp32_err:.3g}; TF32 would "
+                    f"give {self.tf32_err:.3g}")
+        return (f"max err {self.max_err:.3g} is neither f32 ({self.fp32_err:.3g}) nor TF32 "
+                f"rounding ({self.tf32_err:.3g})")
+
+
+def infer_precision(a: np.ndarray, b: np.ndarray, c: np.ndarray,
+                    rounding: str = "nearest") -> Inference:
+    """fp32, tf32 or '' for a product c of a and b. TF32 is claimed only when c is, to f32
+    rounding, the product of the TF32-rounded inputs and that is far above f32's own error."""
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    to_tf32 = round_tf32 if rounding == "nearest" else truncate_tf32
+    tf32 = to_tf32(a).astype(np.float64) @ to_tf32(b).astype(np.float64)
+    f32 = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float64)
+    c64 = c.astype(np.float64)
+    inf = Inference("", float(np.max(np.abs(c64 - ref))), float(np.max(np.abs(tf32 - ref))),
+                    float(np.max(np.abs(f32 - ref))), float(np.max(np.abs(c64 - tf32))))
+    level = FP32_MARGIN * max(inf.fp32_err, np.finfo(np.float32).tiny)
+    distinct = inf.tf32_err > FP32_MARGIN * level  # inputs TF32 can round at all
+    if inf.max_err <= level:
+        return replace(inf, precision="fp32")
+    if distinct and inf.from_tf32 <= level:
+        return replace(inf, precision="tf32")
+    return inf

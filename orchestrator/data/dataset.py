@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from orchestrator.data import accuracy, schema
+from orchestrator.data import accuracy, precision, schema
 from orchestrator.data.records import CacheState, ParseResult, Role, RunDef, Status
 from orchestrator.data.store import Store
 
@@ -25,6 +25,8 @@ COLUMNS = [
     "load1_after", "status", "reason", "method_text", "threads_requested", "build", "features",
     "role", "expect_failure", "sweep_id", "section", "line_no",
 ]
+# each run's f32 matmul arithmetic, printed or inferred (data/precision.py)
+COLUMNS += precision.COLUMNS
 # the samples CSV; the DataFrame adds `summary_line` (the figures' `line_no` it belongs to)
 SAMPLE_CSV_COLUMNS = ["run_id", "experiment", "label", "shape", "method", "idx", "value_s",
                       "sweep_id"]
@@ -79,8 +81,8 @@ def _figure_row(ctx: dict[str, Any], fig: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def _accuracy_rows(store: Store, runs: list[dict[str, Any]],
-                   contexts: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def _accuracy_entries(store: Store, runs: list[dict[str, Any]],
+                      contexts: dict[str, dict[str, Any]]) -> list[accuracy.Arrays]:
     entries = []
     for run in runs:
         if run["status"] != "ok" or contexts[run["run_id"]]["mode"] != "accuracy":
@@ -96,6 +98,11 @@ def _accuracy_rows(store: Store, runs: list[dict[str, Any]],
                                    ctx["device"])
         entries.append(accuracy.Arrays(name, run["run_id"], arrays["a.npy"], arrays["b.npy"],
                                        arrays["c.npy"]))
+    return entries
+
+
+def _accuracy_rows(entries: list[accuracy.Arrays], contexts: dict[str, dict[str, Any]],
+                   inferred: dict[str, accuracy.Inference]) -> list[dict[str, Any]]:
     rows = []
     for comp in accuracy.compare(entries):
         ctx = dict(contexts[comp.run_id])
@@ -105,7 +112,11 @@ def _accuracy_rows(store: Store, runs: list[dict[str, Any]],
                  "max_diff_torch_cpu": comp.max_diff_torch_cpu,
                  "max_abs_ref": comp.max_abs_ref,
                  "inputs_match_torch_cpu": comp.inputs_match_torch_cpu,
-                 "bitwise_group": comp.bitwise_group}
+                 "bitwise_group": comp.bitwise_group,
+                 # the evidence of the arithmetic (data/precision.py)
+                 "max_err_tf32_inputs": inferred[comp.run_id].tf32_err,
+                 "max_diff_tf32_product": inferred[comp.run_id].from_tf32,
+                 "max_err_f32_numpy": inferred[comp.run_id].fp32_err}
         for stat, value in stats.items():
             if value is not None:
                 rows.append({**ctx, "stat": stat, "value_s": float(value)})
@@ -120,6 +131,10 @@ def load(results: Path, sweep: str | None = None) -> Dataset:
         runs = store.query("SELECT * FROM runs WHERE sweep_id=? ORDER BY started_at, rowid",
                            (sweep_id,))
         contexts = {r["run_id"]: _run_context(r) for r in runs}
+        entries = _accuracy_entries(store, runs, contexts)
+        inferred = {e.run_id: accuracy.infer_precision(e.a, e.b, e.c) for e in entries}
+        for rid, columns in precision.assign(runs, inferred).items():
+            contexts[rid].update(columns)
         figs = store.query("SELECT * FROM figures WHERE sweep_id=? ORDER BY rowid", (sweep_id,))
         rows = [_figure_row(contexts[f["run_id"]], f) for f in figs]
         with_figures = {f["run_id"] for f in figs}
@@ -127,7 +142,7 @@ def load(results: Path, sweep: str | None = None) -> Dataset:
             accuracy_ok = ctx["status"] == "ok" and ctx["mode"] == "accuracy"
             if rid not in with_figures and not accuracy_ok:
                 rows.append(ctx)  # a run with no figure still shows, with its reason
-        rows += _accuracy_rows(store, runs, contexts)
+        rows += _accuracy_rows(entries, contexts, inferred)
         samples = [{**s, "experiment": contexts[s["run_id"]]["experiment"], "value_s": s["value"]}
                    for s in store.query("SELECT * FROM samples WHERE sweep_id=? ORDER BY rowid",
                                         (sweep_id,))]
@@ -143,8 +158,10 @@ def load(results: Path, sweep: str | None = None) -> Dataset:
 def from_parse(parsed: ParseResult, source: str) -> Dataset:
     """A captured log's figures as the same tidy dataset (run_id 'log:<file>')."""
     rows = []
-    for fig in parsed.figures:
+    for fig, arithmetic in zip(parsed.figures, precision.of_log(parsed.figures, parsed.headers),
+                               strict=True):
         row = {col.dataset: getattr(fig, col.name) for col in schema.FIGURE_COLUMNS}
+        row.update(arithmetic)
         row.update({col: row[col] or "" for col in _BLANK})
         row.update(run_id=f"log:{source}", experiment=fig.section or "",
                    cache=CacheState.of(fig.cache).column, status=Status.OK.value,
