@@ -27,6 +27,9 @@ COLUMNS = [
 ]
 # each run's f32 matmul arithmetic, printed or inferred (data/precision.py)
 COLUMNS += precision.COLUMNS
+# a profiler's kernel time (method kernel_time): which profiler, which kernel; a profile
+# run's measured run
+COLUMNS += ["profiler", "kernel", "profile_of"]
 # the samples CSV; the DataFrame adds `summary_line` (the figures' `line_no` it belongs to)
 SAMPLE_CSV_COLUMNS = ["run_id", "experiment", "label", "shape", "method", "idx", "value_s",
                       "sweep_id"]
@@ -66,6 +69,7 @@ def _run_context(run: dict[str, Any]) -> dict[str, Any]:
         "reason": run["reason"], "build": d.build or "", "features": "+".join(d.features),
         "role": run["role"], "expect_failure": bool(run["expect_failure"]), "mode": d.mode,
         "load1_before": before.get("load1"), "load1_after": after.get("load1"),
+        "profile_of": d.profile_of or "", "profiler": "", "kernel": "",
     }
 
 
@@ -165,7 +169,7 @@ def from_parse(parsed: ParseResult, source: str) -> Dataset:
         row.update({col: row[col] or "" for col in _BLANK})
         row.update(run_id=f"log:{source}", experiment=fig.section or "",
                    cache=CacheState.of(fig.cache).column, status=Status.OK.value,
-                   role=Role.MEASURE.value)
+                   role=Role.MEASURE.value, profile_of="")
         rows.append(row)
     samples = [{"run_id": f"log:{source}", "experiment": s.section or "", "label": s.label,
                 "shape": s.shape, "method": s.method, "idx": i, "value_s": v,

@@ -48,6 +48,10 @@ _NO_TIME = re.compile(
 _WROTE = re.compile(_LSO + r"accuracy: wrote .+")
 _WARMUP = re.compile(rf"warm-up ([A-Za-z_-]+), timed run {_INT}: after sync {_DUR}")
 _SAMPLES = re.compile(r"# samples " + _LSO + r"([^:]+):(.*)")
+# NAME is everything after the ': ' that follows `median DUR` (it may hold ': ' itself)
+_KERNEL = re.compile(r"# kernel " + _LSO +
+                     rf"([^:]+): {_INT} launches, min {_DUR} median {_DUR}: (.*\S)")
+_PROFILER = re.compile(r"kernel time \(([a-z]+)\)")  # the profiler a kernel_time names
 # NAME must end in a non-space, so a long run of spaces can't make the lazy group quadratic.
 _ACCURACY = re.compile(
     rf"(.*?\S) +max\|x - f64 ref\| = {_NUM}(?: +max\|x - torch cpu\| = {_NUM})?")
@@ -103,6 +107,12 @@ def _program_words() -> tuple[re.Pattern[str], dict[str, str], tuple[str, ...]]:
     words = {word: p.name for p in programs.REGISTRY.values() for word in (p.name, *p.aliases)}
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, words)) + r")\b", re.IGNORECASE)
     return pattern, words, tuple(f"{name} " for name in programs.REGISTRY)
+
+
+def _profiler(text: str) -> str:
+    """'cupti' of `kernel time (cupti)`: the profiler a kernel-time figure came from."""
+    match = _PROFILER.fullmatch(text)
+    return match.group(1) if match else ""
 
 
 def _seconds(number: str, unit: str) -> float:
@@ -222,6 +232,8 @@ class _Parser:
         if head == "#":
             if line.startswith("# samples "):
                 return self._samples(n, line)
+            if line.startswith("# kernel "):
+                return self._kernel(n, line)
             if line == "###" or line.startswith("### "):
                 self._enter_section(line[4:].strip())
                 return True
@@ -252,15 +264,17 @@ class _Parser:
     def _emit(self, label: str, shape: str | None, op: str | None, method: str, text: str,
               hint: str | None, n: int, stats: tuple[tuple[str, float], ...],
               runs: int | None = None, iteration: int | None = None,
-              warmup: str | None = None) -> None:
+              warmup: str | None = None, kernel: str = "") -> None:
         """Append one figure per (stat, value); `hint` is the framework the method implies."""
         device, implied = _label_info(label)
         framework = self.framework or implied or hint
         threads, cache, process, run_warmup = self.run
         warmup, section, append = warmup or run_warmup, self.section, self.figures.append
+        profiler = _profiler(text) if method == "kernel_time" else ""
         for stat, value in stats:
             figure = _FigureTwin(framework, label, device, shape, op, method, text, stat, value,
-                                 runs, threads, cache, process, warmup, iteration, section, n)
+                                 runs, threads, cache, process, warmup, iteration, section, n,
+                                 profiler, kernel)
             figure.__class__ = Figure
             append(figure)
         self.last = (label, shape, op)
@@ -274,6 +288,18 @@ class _Parser:
                  ("median", float(num2 + _EXPONENTS[unit2])))
         self._emit(label, shape, op, found[0], text, found[1], n, stats, int(runs))
         self.unsampled.setdefault((label, shape, found[0]), []).append(n)
+        return True
+
+    def _kernel(self, n: int, line: str) -> bool:
+        """`# kernel ... kernel time (cupti): N launches, min DUR median DUR: NAME`."""
+        match = _KERNEL.fullmatch(line)
+        found = match and _method(match.group(4))
+        if not found or found[0] != "kernel_time":
+            return False
+        label, shape, op, text, launches, num1, unit1, num2, unit2, name = match.groups()
+        stats = (("kernel_min", _seconds(num1, unit1)), ("kernel_median", _seconds(num2, unit2)))
+        self._emit(label, shape, op, "kernel_time", text, found[1], n, stats, int(launches),
+                   kernel=name)
         return True
 
     def _values(self, n: int, groups: tuple[str, ...],

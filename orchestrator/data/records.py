@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import signal
-from dataclasses import dataclass, field, fields, make_dataclass
+from dataclasses import MISSING, dataclass, field, fields, make_dataclass, replace
 from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
@@ -32,6 +32,9 @@ class Role(StrEnum):
     # a run that only fills burn's cache before a warm run; its definition says the state it
     # started in (cold: no cubecl cache), its cache record what it found and left
     PRIMING = "priming"
+    # a measured run's twin under a profiler (Nsight Compute): its program's own figures are
+    # kept but are never chapter figures; the profiler's are (`kernel_time`, profiler 'ncu')
+    PROFILE = "profile"
 
 
 class CacheState(StrEnum):
@@ -96,6 +99,8 @@ class RunDef:
     repeat: int = 1
     # the f32 matmul arithmetic asked for ('tf32'); None: the program's default (torch: fp32)
     precision: str | None = None
+    # the profiler this run is started under ('ncu'): a profile run of the same definition
+    profile: str | None = None
 
     def __post_init__(self) -> None:
         # one spelling: a caller's plain 'cold' becomes CacheState.COLD (equal, same JSON)
@@ -134,6 +139,11 @@ class RunDef:
     def shape_text(self) -> str:
         return f"{self.shape[0]}x{self.shape[1]}"
 
+    @property
+    def profile_of(self) -> str | None:
+        """A profile run's measured run (the same definition without the profiler)."""
+        return replace(self, profile=None).run_id if self.profile else None
+
     def describe(self) -> str:
         """One human line: what this run is ('burn cuda' for a build, 'torch' without)."""
         what = f"{self.program} {self.build}" if self.build else self.program
@@ -150,11 +160,13 @@ class RunDef:
             parts.append(f"repeat {self.repeat}")
         if self.precision:
             parts.append(self.precision)
+        if self.profile:
+            parts.append(f"profile run ({self.profile})")
         return ", ".join(parts)
 
 
 # RunDef fields left out of the run id while None (their default), newest last
-_UNHASHED_DEFAULTS = ("precision",)
+_UNHASHED_DEFAULTS = ("precision", "profile")
 
 
 @dataclass
@@ -294,6 +306,8 @@ class Figure:
     iteration: int | None  # the warm-up puzzle's timed run index
     section: str | None  # text of the last '### ' header
     line_no: int  # 1-based
+    profiler: str = ""  # method kernel_time: 'cupti' | 'ncu'; '' for every other figure
+    kernel: str = ""  # kernel_min/kernel_median: the kernel's name (ncu: with grid, block)
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,5 +372,8 @@ def mutable_twin(cls: type) -> type:
     building the twin and switching __class__ (legal: same slot layout) costs a sixth of that,
     and the parser makes up to two figures per line.
     """
-    twin_fields = [(f.name, f.type) for f in fields(cls)]
+    # fields with a default keep it (added fields the parser's fast path need not pass)
+    twin_fields = [(f.name, f.type) if f.default is MISSING else (f.name, f.type,
+                                                                    field(default=f.default))
+                   for f in fields(cls)]
     return make_dataclass(f"_{cls.__name__}Twin", twin_fields, slots=True)

@@ -7,7 +7,8 @@ name or type differs from the default, and a migration.
 
 Versions: 1, the first store (docs/results/h200 is one); 2 adds `samples.summary_line` (the
 line number of the summary line a sample set belongs to, which the report used to rebuild by
-counting) and spells "no cache" in `figures.cache` as 'none' instead of NULL. `MIGRATIONS` is
+counting), spells "no cache" in `figures.cache` as 'none' instead of NULL, and adds the
+figure fields added since (`profiler`, `kernel`: a profiler's kernel time). `MIGRATIONS` is
 an ordered list of (from_version, function); `migrate` applies each in turn in one
 transaction. Who migrates where is `store`'s business (a store opened for writing migrates in
 place; one opened for reading migrates a temporary copy).
@@ -105,6 +106,17 @@ def _v1_to_v2(db: sqlite3.Connection) -> None:
         links.append((line, rowid))
     db.executemany("UPDATE samples SET summary_line=? WHERE rowid=?", links)
     db.execute("UPDATE figures SET cache='none' WHERE cache IS NULL OR cache=''")
+    _add_figure_columns(db)
+
+
+def _add_figure_columns(db: sqlite3.Connection) -> None:
+    """Figure fields added in format 2 (profiler, kernel, ...): every one the table lacks, as
+    '' in old rows (a version-1 store's figures had none of them)."""
+    have = {row[1] for row in db.execute("PRAGMA table_info(figures)")}
+    for column in FIGURE_COLUMNS:
+        if column.name not in have:
+            default = " DEFAULT ''" if column.sql == "TEXT" else ""
+            db.execute(f"ALTER TABLE figures ADD COLUMN {column.name} {column.sql}{default}")
 
 
 MIGRATIONS: list[tuple[int, Callable[[sqlite3.Connection], None]]] = [(1, _v1_to_v2)]

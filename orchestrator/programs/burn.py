@@ -42,6 +42,7 @@ class Burn(Program):
     thread_vars = ("RAYON_NUM_THREADS",)
     methods: ClassVar[dict[str, str]] = {
         "device time (profile_with flush)": "device_time",
+        "device time (profile_with flush, queued)": "device_time_queued",
         "device time (profile, no flush)": "device_time_no_flush",
         "+ sum().into_scalar()": "readback"}
     labels: ClassVar[dict[str, str]] = {

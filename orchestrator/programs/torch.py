@@ -44,7 +44,9 @@ class Torch(Program):
                    "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
     thread_flag = True
     methods: ClassVar[dict[str, str]] = {"+ sum().item()": "readback",
-                                         "benchmark.Timer": "timer"}
+                                         "benchmark.Timer": "timer",
+                                         "cuda.Event time (queued)": "device_time_queued",
+                                         "kernel time (cupti)": "kernel_time"}
     labels: ClassVar[dict[str, str]] = {"mps": "mps", "xpu": "xpu"}
     reference_device = "cpu"
     # TF32 exists only on CUDA (Ampere and later); CPU and MPS compute f32 matmuls in f32

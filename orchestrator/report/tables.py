@@ -83,6 +83,10 @@ def prepare(data: Dataset) -> pd.DataFrame:
     fig["order"] = range(len(fig))
     fig["threads_key"] = _threads_key(fig)
     ok = (fig["status"].isin(["ok", ""])) & (fig["role"] != "priming") & (fig["method"] != "")
+    # a profile run's program ran under ncu: of its figures only ncu's own are kept
+    profiler = fig["profiler"].astype(object).where(fig["profiler"].notna(), "") \
+        if "profiler" in fig else pd.Series("", index=fig.index)
+    ok &= (fig["role"] != "profile") | (profiler == "ncu")
     return fig[ok].reset_index(drop=True)
 
 

@@ -77,6 +77,8 @@ def capabilities(python: str = sys.executable) -> dict[str, str | None]:
         "x86_64": None if arch in ("x86_64", "amd64") else f"needs x86-64 (this is {arch})",
         "arm64": None if arm else f"needs arm64 (this is {arch})",
         "apple-silicon": None if macos and arm else f"needs Apple silicon ({system} {arch})",
+        # profile runs (experiments' `profile: [ncu]`) start the program under Nsight Compute
+        "ncu": None if shutil.which("ncu") else "Nsight Compute (ncu) is not on PATH",
     } | {cap: why for program in programs.REGISTRY.values()
          for cap, why in program.capabilities(python).items()}
 

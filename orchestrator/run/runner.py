@@ -26,7 +26,7 @@ from orchestrator.data.records import (
 )
 from orchestrator.errors import CacheSafetyError
 from orchestrator.programs import Paths
-from orchestrator.run import cache_record, driver_cache
+from orchestrator.run import cache_record, driver_cache, profile
 from orchestrator.run.cache import cache_dir_for, config_override, remove_cache
 from orchestrator.run.machine import Load
 from orchestrator.run.process import spawn
@@ -130,12 +130,15 @@ def execute(run: RunDef, ctx: RunContext, role: Role = Role.MEASURE,
     except CacheSafetyError as exc:
         record.status, record.reason = Status.FAILED, str(exc)
         return record
-    out_dir = ctx.scratch / record.run_id if run.mode == "accuracy" else None
+    out_dir = ctx.scratch / record.run_id if run.mode == "accuracy" or run.profile else None
     problem = _fresh_dir(out_dir) if out_dir is not None else None
     if problem is not None:
         record.status, record.reason = Status.FAILED, problem
         return record
-    record.argv = program_argv(run, ctx, out_dir)
+    if run.profile and out_dir is not None:  # the program under ncu, its CSV into out_dir
+        record.argv = profile.argv(program_argv(run, ctx, None), out_dir / profile.ARTIFACT)
+    else:
+        record.argv = program_argv(run, ctx, out_dir)
     record.env = program_env(run)
     if driver is not None:  # an experiment's own CUDA_CACHE_PATH wins, and is flagged
         record.env.setdefault("CUDA_CACHE_PATH", driver["path"])
@@ -153,6 +156,8 @@ def execute(run: RunDef, ctx: RunContext, role: Role = Role.MEASURE,
         cache_record.finish(run, record.cache)
     if out_dir is not None:
         record.artifacts = {p.name: p.read_bytes() for p in sorted(out_dir.glob("*.npy"))}
+        if run.profile:
+            profile.collect(record, out_dir / profile.ARTIFACT)
         shutil.rmtree(out_dir, ignore_errors=True)
     # what the process did; its figures are checked once the sweep has parsed them
     record.status, record.reason = classify(record)

@@ -29,6 +29,7 @@ from orchestrator.data.records import (
 from orchestrator.data.store import Store
 from orchestrator.errors import CacheSafetyError, InputError
 from orchestrator.programs.cargo import Builder
+from orchestrator.run import profile
 from orchestrator.run.cache import CacheContents, cache_dir_for, config_override
 from orchestrator.run.machine import capabilities, cpu_count, host_facts
 from orchestrator.run.progress import Progress
@@ -177,18 +178,20 @@ class Sweep:
         run = planned.run
         self.progress.begin(run)
         build = builds.get(run.build or "")
+        role = Role.PROFILE if run.profile else Role.MEASURE
         if planned.skip_reason is not None:
-            rec = RunRecord(run=run, status=Status.SKIPPED, reason=planned.skip_reason)
+            rec = RunRecord(run=run, role=role, status=Status.SKIPPED,
+                            reason=planned.skip_reason)
         elif build is not None and build.status != Status.OK:
             first = build.error.splitlines()[0] if build.error else "no error text"
-            rec = RunRecord(run=run, status=Status.FAILED,
+            rec = RunRecord(run=run, role=role, status=Status.FAILED,
                             reason=f"build {build.name} failed: {first}")
         else:
-            if _needs_priming(planned, self.project):
+            if role == Role.MEASURE and _needs_priming(planned, self.project):
                 # labelled with the state it starts in: no cubecl cache at all
                 priming = replace(run, cache=CacheState.COLD, cache_action=CacheAction.NONE)
                 self._record(self._measure(priming, ctx, config, Role.PRIMING), sweep_id)
-            rec = self._measure(run, ctx, config, Role.MEASURE, planned.cold_series)
+            rec = self._measure(run, ctx, config, role, planned.cold_series)
         rec.expect_failure = planned.expect_failure
         self._record(rec, sweep_id)
         return rec
@@ -202,6 +205,8 @@ class Sweep:
     def _record(self, rec: RunRecord, sweep_id: str) -> None:
         parsed = parse_record(rec) if rec.stdout else None
         rec.status, rec.reason = classify(rec, parsed)
+        if rec.role == Role.PROFILE and rec.outcome is not None:  # ncu's figures, or why not
+            parsed = profile.add_figures(rec, parsed)
         self.store.record_run(sweep_id, rec, parsed)
         self.progress.run_done(rec, parsed)
 
@@ -211,12 +216,18 @@ def reparse(results: Path) -> tuple[int, int]:
     store = Store(results)
     runs = figures = 0
     with store.writing():
-        rows = store.query("SELECT sweep_id, run_id, definition_json, stdout FROM runs "
-                           "WHERE length(stdout) > 0")
+        rows = store.query("SELECT sweep_id, run_id, role, status, definition_json, stdout "
+                           "FROM runs WHERE length(stdout) > 0")
         for row in rows:
             rec = RunRecord(run=RunDef.from_definition(json.loads(row["definition_json"])),
+                            role=Role(row["role"]), status=Status(row["status"]),
                             stdout=row["stdout"])
             parsed = parse_record(rec)
+            if rec.role == Role.PROFILE:  # ncu's CSV is read again too (status as recorded)
+                rec.artifacts = {a["name"]: a["data"] for a in store.query(
+                    "SELECT name, data FROM artifacts WHERE sweep_id=? AND run_id=?",
+                    (row["sweep_id"], row["run_id"]))}
+                parsed = profile.add_figures(rec, parsed)
             store.replace_parsed(row["sweep_id"], row["run_id"], parsed)
             runs, figures = runs + 1, figures + len(parsed.figures)
     return runs, figures

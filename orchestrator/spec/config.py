@@ -37,6 +37,7 @@ Mode = Literal["mm", "warm", "accuracy"]
 CacheState = Literal["cold", "warm", "none"]
 WarmupKind = Literal["dropped", "kept"]
 Threads = int | Literal["auto"]
+Profiler = Literal["ncu"]  # a profile run of each measured CUDA mm run, under Nsight Compute
 Precision = Literal["fp32", "tf32"]
 
 
@@ -137,6 +138,8 @@ class Target(Strict):
     build: str | None = Field(None, description="name under 'builds' (burn only)")
     threads: tuple[Threads, ...] | None = Field(None, description="overrides the experiment's")
     requires: tuple[Capability, ...] = ()
+    profile: tuple[Profiler, ...] | None = Field(
+        None, description="profile runs for this target (overrides the experiment's; [] none)")
     precision: Precision | None = Field(
         None, description="torch: the f32 matmul arithmetic, 'fp32' (default: TF32 off) or "
         "'tf32' (device cuda only); burn takes none (cubecl's autotune chooses)")
@@ -193,6 +196,9 @@ class Experiment(Strict):
     timed_runs: int = Field(3, ge=1, description="warm mode: timed runs after the warm-up")
     timeout_s: float | None = Field(None, gt=0)
     env: dict[str, str] = Field(default_factory=dict)
+    profile: tuple[Profiler, ...] = Field(
+        (), description="profile runs: ['ncu'] adds, after each measured mm run on a CUDA "
+        "device, the same run under Nsight Compute (kernel times); default none")
 
     @model_validator(mode="after")
     def _mode_of_every_program(self) -> Experiment:

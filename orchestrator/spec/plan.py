@@ -7,7 +7,7 @@ measurement and the run is new; keep it and a resumed sweep knows the run is alr
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from orchestrator import programs
 from orchestrator.data.records import CacheAction, CacheState, RunDef
@@ -104,10 +104,28 @@ def _expand_experiment(config: ExperimentsFile, name: str, exp: Experiment,
                                 env=env, timeout_s=exp.timeout_s or d.timeout_s,
                                 repeat=repeat, precision=_precision(target),
                             )
+                            expect = bool(build and build.expect_failure)
                             if process == 1:  # later processes share the first's driver cache
                                 first = run.run_id if state == CacheState.COLD else None
-                            yield PlannedRun(run, reason, bool(build and build.expect_failure),
-                                             cold_series=first)
+                            yield PlannedRun(run, reason, expect, cold_series=first)
+                            yield from _profile_runs(run, _profilers(target, exp), reason,
+                                                     caps, expect)
+
+
+def _profilers(target: Target, exp: Experiment) -> tuple[str, ...]:
+    """The profilers a target's runs get a profile run under (the target's list wins)."""
+    return exp.profile if target.profile is None else target.profile
+
+
+def _profile_runs(run: RunDef, profilers: tuple[str, ...], reason: str | None,
+                  caps: dict[str, str | None], expect: bool) -> Iterator[PlannedRun]:
+    """Right after a measured mm run on CUDA, the same run under each profiler: a new run id
+    (the `profile` marker is hashed), the measured run's id unchanged. Skipped where the
+    measured run is, or where the profiler is missing (`ncu` capability)."""
+    if run.mode != "mm" or run.device != "cuda":
+        return
+    for profiler in profilers:
+        yield PlannedRun(replace(run, profile=profiler), reason or caps.get(profiler), expect)
 
 
 def builds_needed(config: ExperimentsFile, planned: list[PlannedRun]) -> dict[str, Build]:

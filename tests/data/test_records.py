@@ -66,7 +66,7 @@ def test_a_record_without_a_process_keeps_its_decision() -> None:
 
 def test_enums_store_and_hash_as_their_old_strings() -> None:
     assert [str(s) for s in Status] == ["ok", "failed", "skipped"]
-    assert [str(r) for r in Role] == ["measure", "priming"]
+    assert [str(r) for r in Role] == ["measure", "priming", "profile"]
     plain = {"cache": "none", "cache_action": "none"}
     assert json.dumps({"cache": CacheState.NONE, "cache_action": CacheAction.NONE}) == \
         json.dumps(plain)

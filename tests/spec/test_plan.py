@@ -91,10 +91,12 @@ def test_run_ids_of_the_experiments_file_never_change() -> None:
     """A run id hashes the run's definition: resume and the committed stores depend on it.
     tests/data/plan_run_ids.json was computed before the records moved into data/records.py
     (every capability present, 8 cores); the same file must give the same ids, in order.
-    Runs added since with a new axis (first-call's repeats 2 and 3, torch's
-    `precision: tf32`) are new runs: not pinned."""
+    Runs added since with a new axis (torch's `precision: tf32`, first-call's repeats 2 and
+    3) are new runs: not pinned; so are profile runs (`profile: [ncu]`), each right after
+    its measured run, whose id is unchanged."""
     want = json.loads((PROJECT / "tests" / "data" / "plan_run_ids.json").read_text())
     caps: dict[str, str | None] = dict.fromkeys(get_args(Capability))
     planned = expand(config.load(PROJECT / "experiments.yaml"), caps, 8)
     assert [[p.run.run_id, p.run.describe()] for p in planned
-            if p.run.repeat == 1 and p.run.precision is None] == want
+            if p.run.precision is None and p.run.repeat == 1 and p.run.profile is None
+            ] == want

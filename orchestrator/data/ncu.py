@@ -1,0 +1,149 @@
+"""Read Nsight Compute's CSV (`ncu --csv --metrics gpu__time_duration.sum`) into kernel times.
+
+A profile run (role `profile`) starts its program under ncu with `--profile-from-start off`
+and the program's `--profile-window`, so the CSV holds the kernels of one block of --reps
+matmuls. This module turns that CSV into `kernel_time` figures with profiler `ncu`: per kernel
+(name, grid, block) its launches and min / median duration (stats `kernel_min`,
+`kernel_median`, column `kernel` = `NAME [grid (x, y, z) block (x, y, z)]`), and, where the
+launches divide evenly into --reps matmuls, the time of one matmul (the sum of its kernels,
+grouped by launch order) as stats `min` / `median` with `kernel` ''.
+
+It reads what ncu really writes: `==PROF==` / `==WARNING==` / `==ERROR==` lines around the
+CSV, the program's own stdout mixed in when ncu wrote to stdout, values with thousands
+separators (`"57,760"`) and the duration in ns, us, ms or s. Anything else (no file, no CSV
+header, a cut row, a unit it does not know, no kernel at all) is a `NcuError` with the reason,
+never an exception of another kind: the caller records a failed profile run.
+"""
+
+from __future__ import annotations
+
+import csv
+import statistics
+from dataclasses import dataclass
+
+from orchestrator.data.records import CacheState, Figure
+
+METRIC = "gpu__time_duration.sum"
+METHOD_TEXT = "kernel time (ncu)"
+# ncu's unit names for a duration, both its short and its long spellings
+_UNITS = {"ns": 1e-9, "nsecond": 1e-9, "us": 1e-6, "usecond": 1e-6, "µs": 1e-6, "ms": 1e-3,
+          "msecond": 1e-3, "s": 1.0, "second": 1.0}
+_NEEDED = ("ID", "Kernel Name", "Block Size", "Grid Size", "Metric Name", "Metric Unit",
+           "Metric Value")
+
+
+class NcuError(ValueError):
+    """ncu's output cannot give kernel times; the message says why (one line)."""
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One kernel launch ncu profiled."""
+
+    index: int  # ncu's ID: launch order in the window
+    name: str
+    grid: str  # '(8, 16, 1)', as ncu writes it
+    block: str
+    seconds: float
+
+    @property
+    def kernel(self) -> str:
+        """The dataset's `kernel`: the name with its launch shape."""
+        return f"{self.name} [grid {self.grid} block {self.block}]"
+
+
+@dataclass(frozen=True)
+class Where:
+    """What the figures belong to: the profiled run's program, label, shape and op."""
+
+    framework: str
+    label: str
+    device: str
+    shape: str
+    op: str = "matmul"
+
+
+def read_launches(text: str) -> list[Launch]:
+    """Every launch of the duration metric in ncu's CSV output, in launch order."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith('"ID",')), None)
+    if start is None:
+        errors = [line for line in lines if line.startswith("==ERROR==")]
+        raise NcuError(errors[0] if errors else
+                       f"no CSV header in ncu's output ({len(lines)} lines)")
+    header = next(csv.reader([lines[start]]))
+    missing = [name for name in _NEEDED if name not in header]
+    if missing:
+        raise NcuError(f"ncu's CSV header (line {start + 1}) lacks {', '.join(missing)}")
+    col = {name: header.index(name) for name in _NEEDED}
+    launches = []
+    for number, line in enumerate(lines[start + 1:], start + 2):
+        if not line.startswith('"'):  # ==PROF== lines, the program's stdout
+            continue
+        row = next(csv.reader([line]))
+        if len(row) != len(header):
+            raise NcuError(f"ncu's CSV line {number} has {len(row)} of {len(header)} fields "
+                           "(cut short?)")
+        if row[col["Metric Name"]] != METRIC:
+            continue
+        launches.append(Launch(_int(row[col["ID"]], number), row[col["Kernel Name"]],
+                               row[col["Grid Size"]], row[col["Block Size"]],
+                               _seconds(row[col["Metric Value"]], row[col["Metric Unit"]],
+                                        number)))
+    if not launches:
+        raise NcuError(f"ncu profiled no kernel ({METRIC}): did the program mark its window "
+                       "(--profile-window)?")
+    return sorted(launches, key=lambda launch: launch.index)
+
+
+def _int(text: str, number: int) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise NcuError(f"ncu's CSV line {number}: ID {text!r} is not a number") from None
+
+
+def _seconds(value: str, unit: str, number: int) -> float:
+    if unit not in _UNITS:
+        raise NcuError(f"ncu's CSV line {number}: unknown duration unit {unit!r}")
+    try:
+        return float(value.replace(",", "")) * _UNITS[unit]
+    except ValueError:
+        raise NcuError(f"ncu's CSV line {number}: duration {value!r} is not a number") from None
+
+
+def figures(launches: list[Launch], reps: int, where: Where) -> list[Figure]:
+    """Per kernel: stats kernel_min / kernel_median (runs = launches); per matmul (the sum of
+    each run of launches/reps kernels, in launch order) min / median, when that divides."""
+    found: list[Figure] = []
+    kernels: dict[str, list[float]] = {}
+    for launch in launches:
+        kernels.setdefault(launch.kernel, []).append(launch.seconds)
+    for kernel, seconds in kernels.items():
+        found += _figures(where, (("kernel_min", min(seconds)),
+                                  ("kernel_median", statistics.median(seconds))),
+                          len(seconds), kernel)
+    per = len(launches) // reps if reps > 0 else 0
+    if per and per * reps == len(launches):
+        sums = [sum(launch.seconds for launch in launches[i:i + per])
+                for i in range(0, len(launches), per)]
+        found += _figures(where, (("min", min(sums)), ("median", statistics.median(sums))),
+                          reps, "")
+    return found
+
+
+def _figures(where: Where, stats: tuple[tuple[str, float], ...], runs: int,
+             kernel: str) -> list[Figure]:
+    return [Figure(where.framework, where.label, where.device, where.shape, where.op,
+                   "kernel_time", METHOD_TEXT, stat, value, runs, None, CacheState.NONE, None,
+                   None, None, None, 0, "ncu", kernel) for stat, value in stats]
+
+
+def read(data: bytes | None, reps: int, where: Where) -> list[Figure]:
+    """The figures of a stored `ncu.csv` artifact; NcuError when there is none to read."""
+    if data is None:
+        raise NcuError("ncu wrote no CSV (no ncu.csv)")
+    text = data.decode("utf-8", "replace")
+    if not text.strip():
+        raise NcuError("ncu's CSV is empty")
+    return figures(read_launches(text), reps, where)

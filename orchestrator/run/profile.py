@@ -1,0 +1,55 @@
+"""Profile runs: a measured run's program started again under Nsight Compute (`ncu`).
+
+The plan puts a profile run (role `profile`, the same definition plus `profile='ncu'`) right
+after each measured mm run on CUDA of a target with `profile: [ncu]`. Here: its argv (ncu's
+options, then the program's own argv with `--profile-window`, so that ncu, started with
+`--profile-from-start off`, sees exactly one block of --reps matmuls), keeping ncu's CSV as the
+run's `ncu.csv` artifact, and reading it into `kernel_time` figures (data/ncu.py) beside the
+program's own figures (kept, never chapter figures). A CSV that cannot be read makes the run
+failed with the reason; nothing already measured is dropped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from orchestrator.data import ncu
+from orchestrator.data.records import ParseResult, RunDef, RunRecord, Status
+
+ARTIFACT = "ncu.csv"
+# --clock-control none / --cache-control none: the GPU's clocks and caches as the measured
+# run had them (ncu's defaults lock the base clock and flush caches before every kernel)
+NCU_OPTIONS = ("--clock-control", "none", "--cache-control", "none",
+               "--profile-from-start", "off", "--metrics", ncu.METRIC, "--csv")
+
+
+def argv(program_argv: list[str], csv_path: Path) -> list[str]:
+    """ncu around the program, which marks its window (--profile-window)."""
+    return ["ncu", *NCU_OPTIONS, "--log-file", str(csv_path), *program_argv, "--profile-window"]
+
+
+def collect(record: RunRecord, csv_path: Path) -> None:
+    """Keep ncu's CSV (whatever it holds) as the record's artifact."""
+    with contextlib.suppress(OSError):  # no file: `add_figures` says so
+        record.artifacts[ARTIFACT] = csv_path.read_bytes()
+
+
+def where(run: RunDef) -> ncu.Where:
+    # both programs label their CUDA lines 'cuda' (docs/LINES.md)
+    return ncu.Where(run.program, run.device, run.device, run.shape_text)
+
+
+def add_figures(record: RunRecord, parsed: ParseResult | None) -> ParseResult:
+    """The program's figures plus ncu's; a CSV that cannot be read fails the run (a run that
+    failed already gets ncu's own error line added to its reason)."""
+    parsed = parsed if parsed is not None else ParseResult()
+    try:
+        parsed.figures.extend(ncu.read(record.artifacts.get(ARTIFACT), record.run.reps,
+                                       where(record.run)))
+    except ncu.NcuError as exc:
+        if record.status == Status.OK:
+            record.status, record.reason = Status.FAILED, f"ncu: {exc}"
+        elif str(exc).startswith("==ERROR=="):
+            record.reason += f" ({exc})"
+    return parsed
