@@ -149,7 +149,7 @@ def write_png(c: Comparison, path: Path) -> None:
     ax.set_title(f"A = {c.a.name}   B = {c.b.name}", fontsize=9)
     ax.legend(loc="lower right", fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=110, metadata={"Software": PNG_SOFTWARE})
+    fig.savefig(path, dpi=110, bbox_inches="tight", metadata={"Software": PNG_SOFTWARE})
 
 
 # ---- writing, refusing what is not ours ---------------------------------------------------------
