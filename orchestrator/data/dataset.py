@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from orchestrator.data import accuracy, precision, schema
+from orchestrator.data import accuracy, cache_columns, precision, schema
 from orchestrator.data.records import CacheState, ParseResult, Role, RunDef, Status
 from orchestrator.data.store import Store
 
@@ -25,6 +25,8 @@ COLUMNS = [
     "load1_after", "status", "reason", "method_text", "threads_requested", "build", "features",
     "role", "expect_failure", "sweep_id", "section", "line_no",
 ]
+# what autotune chose and what the run's caches were, proven (data/cache_columns.py)
+COLUMNS += cache_columns.COLUMNS
 # each run's f32 matmul arithmetic, printed or inferred (data/precision.py)
 COLUMNS += precision.COLUMNS
 # a profiler's kernel time (method kernel_time): which profiler, which kernel; a profile
@@ -70,6 +72,7 @@ def _run_context(run: dict[str, Any]) -> dict[str, Any]:
         "role": run["role"], "expect_failure": bool(run["expect_failure"]), "mode": d.mode,
         "load1_before": before.get("load1"), "load1_after": after.get("load1"),
         "profile_of": d.profile_of or "", "profiler": "", "kernel": "",
+        **cache_columns.columns(run["cache_json"]),
     }
 
 

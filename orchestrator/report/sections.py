@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from orchestrator.data.dataset import Dataset
-from orchestrator.report import checks, ratios, tables, timing_tables
+from orchestrator.report import cache_report, checks, ratios, tables, timing_tables
 from orchestrator.report.checks import Thresholds
 from orchestrator.report.tables import Table
 
@@ -34,9 +34,9 @@ def build_sections(data: Dataset, fig: pd.DataFrame, sets: checks.SampleSets,
                    th: Thresholds) -> list[Section]:
     """The report's sections in the chapter's order, then what goes beyond it."""
     builders: list[Callable[[], Section]] = [
-        lambda: _methods(fig, sets, th), lambda: _first_call(fig, th),
+        lambda: _methods(fig, sets, th), lambda: _first_call(fig, th, data),
         lambda: _cpu(fig, sets, data.host, th), lambda: _accuracy(fig, th),
-        lambda: _warmup(fig, th), lambda: _statistics(fig, sets),
+        lambda: _warmup(fig, th, data), lambda: _statistics(fig, sets),
         lambda: _failures(data.figures),
     ]
     return [build() for build in builders]
@@ -54,14 +54,18 @@ def _methods(fig: pd.DataFrame, sets: checks.SampleSets, th: Thresholds) -> Sect
         + checks.load(rows, th), "methods.png")
 
 
-def _first_call(fig: pd.DataFrame, th: Thresholds) -> Section:
+def _first_call(fig: pd.DataFrame, th: Thresholds, data: Dataset) -> Section:
     rows = fig[(fig["device"] != "cpu") & fig["method"].isin(list(tables.FIRST_CALL_METHODS))]
+    # the spread only where a cold series was repeated; priming runs where there were any
+    spread, priming = cache_report.cold_spread_table(fig), cache_report.priming_table(data)
     return Section(
         "2. First call across processes",
         "The first matmul of each process: when the call returned and when a sync after it "
         "returned. For burn, process 1 starts from a cold autotune cache, process 2 finds it "
-        "warm.", [timing_tables.first_call_table(fig)],
-        checks.first_call_cost(fig[fig["device"] != "cpu"], th) + checks.load(rows, th),
+        "warm.", [timing_tables.first_call_table(fig),
+                  *(t for t in (spread, priming) if not t.frame.empty)],
+        checks.first_call_cost(fig[fig["device"] != "cpu"], th) + checks.load(rows, th)
+        + cache_report.unproven_warnings(rows) + cache_report.settings_warnings(data),
         "first_call.png")
 
 
@@ -91,14 +95,15 @@ def _accuracy(fig: pd.DataFrame, th: Thresholds) -> Section:
         [tables.accuracy_table(fig)], notes)
 
 
-def _warmup(fig: pd.DataFrame, th: Thresholds) -> Section:
+def _warmup(fig: pd.DataFrame, th: Thresholds, data: Dataset) -> Section:
     rows = fig[fig["method"] == "warmup_timed_run"]
     return Section(
         "5. The warm-up puzzle",
         "burn: one warm-up without sync (result dropped, or kept alive unread), then timed "
         "runs that each end with a sync, on a cold and on a warm autotune cache.",
         [timing_tables.warmup_table(fig)],
-        checks.warmup_first_run(rows, th) + checks.load(rows, th), "warmup.png")
+        checks.warmup_first_run(rows, th) + checks.load(rows, th)
+        + cache_report.unproven_warnings(rows), "warmup.png")
 
 
 def _statistics(fig: pd.DataFrame, sets: checks.SampleSets) -> Section:

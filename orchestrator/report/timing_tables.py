@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from orchestrator.report import cache_report
 from orchestrator.report.tables import (
     FIRST_CALL_METHODS,
     METHOD_NAMES,
@@ -96,6 +97,7 @@ def first_call_table(fig: pd.DataFrame) -> Table:
     # A captured log names the run in its section; a store's runs need the experiment's name.
     from_store = bool((rows["section"] == "").all())
     keys = ["unit", "experiment", "framework", "label", "process", "cache"]
+    with_cache = cache_report.has_cache_info(rows)  # what autotune chose, the cache proof
     records = []
     for unit, experiment, framework, label, process, cache in ordered(rows, keys):
         mine = lookup(rows, unit=unit, framework=framework, label=label)
@@ -105,6 +107,8 @@ def first_call_table(fig: pd.DataFrame) -> Table:
                        "process": "" if pd.isna(process) else str(process), "cache": cache})
         for method, column in FIRST_CALL_METHODS.items():
             record[column] = first_value(mine, method=method)
+        if with_cache:
+            record.update(cache_report.cells(mine))
         records.append(record)
     return Table("first_call", title, pd.DataFrame(records))
 
@@ -185,6 +189,7 @@ def warmup_table(fig: pd.DataFrame) -> Table:
         return empty("warmup", title, "no warm-up puzzle runs in this data")
     show_device = bool((rows["label"] != "").any())
     runs = sorted(int(i) for i in rows["iteration"].dropna().unique())
+    with_cache = cache_report.has_cache_info(rows)
     records = []
     for unit, label, cache, warmup in ordered(rows, ["unit", "label", "cache", "warmup"]):
         mine = lookup(rows, unit=unit, label=label, cache=cache, warmup=warmup)
@@ -192,5 +197,7 @@ def warmup_table(fig: pd.DataFrame) -> Table:
         record.update({"cache": cache, "warm-up": warmup})
         for i in runs:
             record[f"run {i}"] = first_value(mine[(mine["iteration"] == i).fillna(False)])
+        if with_cache:
+            record.update(cache_report.cells(mine))
         records.append(record)
     return Table("warmup", title, pd.DataFrame(records))

@@ -34,7 +34,8 @@ FAKE_BURN = f"""
 import os, shutil
 from pathlib import Path
 env = Path.cwd().parent / "target" / "environment"
-if not (env / "default.db").exists():
+cold = not (env / "default.db").exists()
+if cold:
     env.mkdir(parents=True, exist_ok=True)
     for name in ("default.db", "default.db-wal"):
         shutil.copyfile(Path({str(FIXTURE)!r}) / name, env / name)
@@ -43,6 +44,9 @@ jit = Path(os.environ["CUDA_CACHE_PATH"])
 if not any(jit.iterdir()):
     (jit / "index").write_bytes(b"sass" * 100)
 print("cuda: device init 1.000ms")
+# a cold first call pays the autotune: 26 s, and ms from its driver cache folder's name
+after = f"26.{{sum(jit.name.encode()) % 1000:03d}}s" if cold else "1.500s"
+print(f"cuda 1024x1024 matmul first call: returned 150.000\\u00b5s, after sync {{after}}")
 print("cuda 1024x1024 matmul with sync, 3 runs: min 1.000\\u00b5s median 2.000\\u00b5s")
 """
 GPU = {"program": "burn", "build": "gpu", "device": "cuda"}
@@ -221,3 +225,40 @@ def test_users_driver_cache_settings_never_leak(monkeypatch: pytest.MonkeyPatch)
                         ("OTHER", "x")))
     assert program_env(asked)["CUDA_CACHE_DISABLE"] == "1"
     assert env_overrides(asked) == {"CUBECL_AUTOTUNE_CACHE": "0", "CUDA_CACHE_DISABLE": "1"}
+
+
+def test_report_shows_choices_spread_priming_and_settings(
+        tmp_path: Path, project_copy: tuple[Path, dict],  # noqa: F811
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from orchestrator.data import dataset
+    from orchestrator.report.writer import write
+    root, env = project_copy
+    runs = _sweep(root, env, tmp_path, {
+        "methods": {"mode": "mm", "cache": ["warm"], "targets": [GPU],
+                    "env": {"CUBECL_AUTOTUNE_CACHE": "1"}},
+        "first-call": {"mode": "mm", "cache": ["cold"], "processes": 2, "repeat": 3,
+                       "targets": [GPU]}}, monkeypatch)
+    data = dataset.load(root / "results")
+    fig = data.figures
+    assert fig.columns[-3:].tolist() == ["autotune_kernel", "autotune_median_s", "cache_proof"]
+    burn = fig[fig["method"] == "first_call_after_sync"]
+    assert set(burn["autotune_kernel"]) == {WINNER}
+    assert burn["autotune_median_s"].astype(float).tolist() == pytest.approx([MEDIAN] * 8)
+    cold = burn[(burn["cache"] == "cold") & (burn["role"] == "measure")]
+    afters = sorted(cold["value_s"].astype(float))
+    assert len(afters) == 3 and all(26 < v < 27 for v in afters)
+    assert set(burn[burn["role"] == "priming"]["cache"]) == {"cold"}
+    out = tmp_path / "report"
+    write(data, out)
+    md = (out / "report.md").read_text()
+    first_call = md.split("### First call across processes")[1].split("###")[0]
+    assert "| autotune kernel | autotune median | cache proof |" in first_call
+    assert f"| {WINNER} | 37.344µs | cold, autotuned; driver cache new and empty |" in first_call
+    spread = md.split("### Cold first call over repeats")[1].split("###")[0]
+    low, mid, high = (f"{v:.3f}s" for v in afters)
+    assert "| first-call | burn | cuda | 3 |" in spread and f"{low} / {mid} / {high}" in spread
+    priming = md.split("### Priming runs")[1].split("###")[0]
+    assert "| methods | priming | burn cuda | cold (no cubecl cache) |" in priming
+    assert ("cache settings in the runs' environment change what cold and warm mean: "
+            "CUBECL_AUTOTUNE_CACHE=1 (experiments methods)") in md
+    assert len(runs) == 8

@@ -1,0 +1,138 @@
+"""What the caches were behind the first-call and warm-up tables (issue 14).
+
+Cells for the tables that show them (`autotune kernel`, `autotune median`, `cache proof`, only
+where the data has them: captured logs and stores older than issue 14 do not), the cold first
+call's spread over an experiment's repeats (min / median / max), the priming runs with their
+role and the state they started in, and a check that names runs whose environment changed what
+cold or warm mean (the cache record's `env`).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from orchestrator.data.dataset import Dataset
+from orchestrator.report.tables import (
+    FIRST_CALL_METHODS,
+    Table,
+    column_name,
+    duration,
+    empty,
+    framework_name,
+    ordered,
+    prepare,
+)
+
+CELLS = ("autotune kernel", "autotune median", "cache proof")
+
+
+def has_cache_info(rows: pd.DataFrame) -> bool:
+    """Does any row carry what autotune chose or a cache proof?"""
+    present = [c for c in ("autotune_kernel", "cache_proof") if c in rows]
+    return any(rows[c].fillna("").astype(str).ne("").any() for c in present)
+
+
+def cells(mine: pd.DataFrame) -> dict[str, str]:
+    """A table row's cache cells, from the run's first row that has them."""
+    kernel = _first(mine, "autotune_kernel")
+    median = mine["autotune_median_s"].dropna() if "autotune_median_s" in mine else []
+    return {"autotune kernel": kernel,
+            "autotune median": duration(median.iloc[0]) if len(median) else "",
+            "cache proof": _first(mine, "cache_proof")}
+
+
+def _first(rows: pd.DataFrame, col: str) -> str:
+    if col not in rows:
+        return ""
+    values = rows[col].fillna("").astype(str)
+    values = values[values != ""]
+    return values.iloc[0] if len(values) else ""
+
+
+def cold_spread_table(fig: pd.DataFrame) -> Table:
+    """The cold first call over repeats: each experiment's cold process-1 runs, min/median/max."""
+    title = "Cold first call over repeats"
+    rows = fig[(fig["device"] != "cpu") & (fig["cache"] == "cold")
+               & fig["method"].isin(list(FIRST_CALL_METHODS))]
+    rows = rows[(rows["process"].astype("Int64") == 1).fillna(True)]
+    if rows.empty:
+        return empty("cold_spread", title, "no cold first calls in this data")
+    records = []
+    keys = ["experiment", "framework", "label", "warmup"]
+    for experiment, framework, label, warmup in ordered(rows, keys):
+        mine = rows[(rows["experiment"] == experiment) & (rows["framework"] == framework)
+                    & (rows["label"] == label) & (rows["warmup"] == warmup)]
+        if mine["unit"].nunique() < 2:
+            continue  # one cold series: no spread (it is in the first-call table)
+        record = {"experiment": experiment, "framework": framework_name(framework),
+                  "device": label, "runs": str(mine["unit"].nunique())}
+        for method, column in FIRST_CALL_METHODS.items():
+            values = mine.loc[mine["method"] == method, "value_s"].dropna().astype(float)
+            record[column] = "" if values.empty else " / ".join(
+                duration(v) for v in (values.min(), values.median(), values.max()))
+        records.append(record)
+    if not records:
+        return empty("cold_spread", title, "no cold series was repeated")
+    return Table("cold_spread", title, pd.DataFrame(records),
+                 notes=["Each cell: min / median / max over the cold series (experiment key "
+                        "`repeat`), each from an empty cubecl cache and a new CUDA driver cache."])
+
+
+def priming_table(data: Dataset) -> Table:
+    """Priming runs: the first process of a warm series, which started with no cubecl cache."""
+    title = "Priming runs (they fill the cache a warm run needs)"
+    figures = data.figures
+    priming = figures[figures["role"].fillna("") == "priming"]
+    if priming.empty:
+        return empty("priming", title, "no priming runs in this data")
+    # prepare() keeps measured runs only: the priming rows go through it as if measured
+    fig = prepare(Dataset(priming.assign(role="measure"), data.samples, data.runs, data.host))
+    fig = fig[fig["method"].isin(list(FIRST_CALL_METHODS))]
+    if fig.empty:
+        return empty("priming", title, "the priming runs printed no first call")
+    with_cache = has_cache_info(fig)
+    records = []
+    for unit, experiment, framework, label in ordered(
+            fig, ["unit", "experiment", "framework", "label"]):
+        mine = fig[fig["unit"] == unit]
+        # a sweep primes only where cubecl's folder holds no file: it started cold, whatever
+        # a store older than issue 14 says ('warm', its measured run's label)
+        record = {"experiment": experiment, "role": "priming",
+                  "target": column_name(framework, label), "started": "cold (no cubecl cache)"}
+        for method, column in FIRST_CALL_METHODS.items():
+            values = mine.loc[mine["method"] == method, "value_s"]
+            record[column] = duration(values.iloc[0]) if len(values) else ""
+        if with_cache:
+            record.update(cells(mine))
+        records.append(record)
+    return Table("priming", title, pd.DataFrame(records), notes=[
+        "A priming run is the first process of a warm series whose cubecl cache was empty; "
+        "its first call is a cold one (its driver cache: the shared warm one, see cache proof)."])
+
+
+def settings_warnings(data: Dataset) -> list[str]:
+    """Runs whose own environment changed what cold or warm mean (recorded, flagged here)."""
+    if data.runs.empty or "cache_record" not in data.runs:
+        return []
+    flagged: dict[str, list[str]] = {}
+    for _, run in data.runs.iterrows():
+        record = json.loads(run["cache_record"]) if run["cache_record"] else None
+        if isinstance(record, dict) and record.get("env"):
+            text = ", ".join(f"{k}={v}" for k, v in record["env"].items())
+            flagged.setdefault(text, []).append(str(run["experiment"]))
+    return [f"cache settings in the runs' environment change what cold and warm mean: {text} "
+            f"(experiments {', '.join(dict.fromkeys(names))})"
+            for text, names in flagged.items()]
+
+
+def unproven_warnings(fig: pd.DataFrame) -> list[str]:
+    """Runs labelled warm whose store did not prove it."""
+    if "cache_proof" not in fig:
+        return []
+    proofs = fig["cache_proof"].fillna("").astype(str)
+    rows = fig[(fig["cache"] == "warm") & proofs.str.startswith("not ")]
+    return [f"{experiment} {column_name(framework, label)}: labelled warm, but {proof}"
+            for experiment, framework, label, proof in ordered(
+                rows, ["experiment", "framework", "label", "cache_proof"])]
