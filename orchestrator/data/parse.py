@@ -56,6 +56,8 @@ _PROFILER = re.compile(r"kernel time \(([a-z]+)\)")  # the profiler a kernel_tim
 _ACCURACY = re.compile(
     rf"(.*?\S) +max\|x - f64 ref\| = {_NUM}(?: +max\|x - torch cpu\| = {_NUM})?")
 _MAX_REF = re.compile(rf"max \|ref\| = {_NUM}")
+# `cuda 1024x1024 matmul energy (nvml): 1105.207 J, 35200 runs, 2.001s` (its own block)
+_ENERGY = re.compile(_LSO + rf"(energy \([a-z]+\)): {_NUM} J, {_INT} runs, {_DUR}")
 
 # Lines of one or two plain durations: (substring that selects the form, its regex, then
 # (method, method_text) per duration). Device init has no SHAPE OP.
@@ -250,6 +252,8 @@ class _Parser:
                 return match is not None and self._values(n, match.groups(), methods)
         if line.endswith(" read as no time"):
             return self._no_time(n, line)
+        if " energy (" in line:
+            return self._energy(n, line)
         if "max|x - f64 ref|" in line:
             return self._accuracy(n, line)
         if line.startswith("max |ref|"):
@@ -318,6 +322,16 @@ class _Parser:
         text = "device time (profile, no flush)"
         self._emit(label, shape, op, "device_time_no_flush", text, (_method(text) or ("", None))[1],
                    n, (("no_time_count", float(empty)),), int(runs))
+        return True
+
+    def _energy(self, n: int, line: str) -> bool:
+        """Method `energy`: stat `joules` (J) and `seconds` (the block's wall time), runs = N."""
+        match = _ENERGY.fullmatch(line)
+        if match is None:
+            return False
+        label, shape, op, text, joules, runs, num, unit = match.groups()
+        self._emit(label, shape, op, "energy", text, None, n,
+                   (("joules", float(joules)), ("seconds", _seconds(num, unit))), int(runs))
         return True
 
     def _warmup(self, n: int, line: str) -> bool:

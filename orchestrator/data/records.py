@@ -101,6 +101,8 @@ class RunDef:
     precision: str | None = None
     # the profiler this run is started under ('ncu'): a profile run of the same definition
     profile: str | None = None
+    # seconds of the energy block (`--energy`); None: no block (0 in the experiments file)
+    energy_s: float | None = None
 
     def __post_init__(self) -> None:
         # one spelling: a caller's plain 'cold' becomes CacheState.COLD (equal, same JSON)
@@ -166,7 +168,7 @@ class RunDef:
 
 
 # RunDef fields left out of the run id while None (their default), newest last
-_UNHASHED_DEFAULTS = ("precision", "profile")
+_UNHASHED_DEFAULTS = ("precision", "profile", "energy_s")
 
 
 @dataclass
@@ -200,6 +202,9 @@ class RunRecord:
     env: dict[str, str] = field(default_factory=dict)
     cwd: str = ""
     cache: dict[str, Any] | None = None  # what was done to burn's cache folder, and found
+    # the machine around the run (run/gpu_state, run/cpu_state): gpu_before/_after/_delta,
+    # cpu_before/_after; None: no process ran
+    state: dict[str, Any] | None = None
     stdout: bytes = b""
     stderr: bytes = b""
     artifacts: dict[str, bytes] = field(default_factory=dict)

@@ -56,7 +56,8 @@ CREATE TABLE IF NOT EXISTS runs(
   expect_failure INTEGER, definition_json TEXT, started_at REAL, ended_at REAL, wall_s REAL,
   returncode INTEGER, load_before_json TEXT, load_after_json TEXT, gate_json TEXT,
   argv_json TEXT, env_json TEXT, cwd TEXT, cache_json TEXT, stdout BLOB, stderr BLOB,
-  unknown_lines INTEGER, headers_json TEXT, recorded_at REAL, PRIMARY KEY(sweep_id, run_id));
+  unknown_lines INTEGER, headers_json TEXT, recorded_at REAL, state_json TEXT,
+  PRIMARY KEY(sweep_id, run_id));
 CREATE TABLE IF NOT EXISTS artifacts(
   sweep_id TEXT, run_id TEXT, name TEXT, data BLOB, PRIMARY KEY(sweep_id, run_id, name));
 CREATE TABLE IF NOT EXISTS figures(
@@ -107,6 +108,7 @@ def _v1_to_v2(db: sqlite3.Connection) -> None:
     db.executemany("UPDATE samples SET summary_line=? WHERE rowid=?", links)
     db.execute("UPDATE figures SET cache='none' WHERE cache IS NULL OR cache=''")
     _add_figure_columns(db)
+    add_run_columns(db)
 
 
 def _add_figure_columns(db: sqlite3.Connection) -> None:
@@ -117,6 +119,19 @@ def _add_figure_columns(db: sqlite3.Connection) -> None:
         if column.name not in have:
             default = " DEFAULT ''" if column.sql == "TEXT" else ""
             db.execute(f"ALTER TABLE figures ADD COLUMN {column.name} {column.sql}{default}")
+
+
+# Run columns added in format 2, with their SQL types
+RUN_COLUMNS_V2 = (("state_json", "TEXT"),)  # the machine around the run (GPU, CPU), JSON
+
+
+def add_run_columns(db: sqlite3.Connection) -> None:
+    """Run columns added in format 2 that the table lacks (NULL in old rows): a version-1
+    store, or a format-2 store written before the column existed (opened for writing)."""
+    have = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+    for name, sql in RUN_COLUMNS_V2:
+        if name not in have:
+            db.execute(f"ALTER TABLE runs ADD COLUMN {name} {sql}")
 
 
 MIGRATIONS: list[tuple[int, Callable[[sqlite3.Connection], None]]] = [(1, _v1_to_v2)]

@@ -37,7 +37,8 @@ DB_NAME = "results.sqlite"
 _RUN_COLUMNS = ("sweep_id", "run_id", "experiment", "role", "status", "reason", "expect_failure",
                 "definition_json", "started_at", "ended_at", "wall_s", "returncode",
                 "load_before_json", "load_after_json", "gate_json", "argv_json", "env_json", "cwd",
-                "cache_json", "stdout", "stderr", "unknown_lines", "headers_json", "recorded_at")
+                "cache_json", "stdout", "stderr", "unknown_lines", "headers_json", "recorded_at",
+                "state_json")
 _BUILD_COLUMNS = ("sweep_id", "name", "key", "status", "binary", "seconds", "fresh",
                   "expect_failure", "error", "log", "at")
 _SWEEP_COLUMNS = ("sweep_id", "started_at", "ended_at", "status", "config_path", "config_text",
@@ -142,6 +143,8 @@ class Store:
             db = copy
         if version < FORMAT_VERSION:
             schema.migrate(db, version)
+        elif create:  # a format-2 store from before a run column was added
+            schema.add_run_columns(db)
         return db
 
     @contextmanager
@@ -230,7 +233,8 @@ class Store:
                  rec.wall_s, rec.returncode, _json(rec.load_before), _json(rec.load_after),
                  _json(rec.gate), _json(rec.argv), _json(rec.env), rec.cwd, _json(rec.cache),
                  rec.stdout, rec.stderr, len(parsed.unknown) if parsed else 0,
-                 _json([asdict(h) for h in parsed.headers] if parsed else []), time.time()))
+                 _json([asdict(h) for h in parsed.headers] if parsed else []), time.time(),
+                 _json(rec.state)))
             if parsed is not None:
                 self._write_parsed(db, sweep_id, run_id, parsed)
             db.executemany(schema.insert("artifacts", ("sweep_id", "run_id", "name", "data")),

@@ -82,6 +82,9 @@ class Program(ABC):
             argv.append("--samples")
         if out_dir is not None:
             argv += ["--out", str(out_dir)]
+        # both programs: a block of its own after everything else; never under a profiler
+        if run.energy_s and not run.profile:
+            argv += ["--energy", f"{run.energy_s:g}"]
         return argv + self.precision_argv(run)
 
     def precision_argv(self, run: RunDef) -> list[str]:

@@ -23,8 +23,9 @@ from orchestrator.programs.cargo import Builder
 from orchestrator.spec.config import ExperimentsFile
 from orchestrator.spec.plan import PlannedRun, builds_needed
 
-# What the orchestrator imports that a bare GPU box (torch, pandas, numpy, psutil, PyYAML) lacks.
-OFFLINE_PACKAGES = ("pydantic", "rich")
+# What the orchestrator imports that a bare GPU box (torch, pandas, numpy, psutil, PyYAML) lacks;
+# nvidia-ml-py (pynvml, the GPU state around each run) too, in case its Python has none.
+OFFLINE_PACKAGES = ("pydantic", "rich", "nvidia-ml-py")
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from typing import Any
 import psutil
 
 from orchestrator import programs
+from orchestrator.run import cpu_state
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,7 @@ def host_facts(project: Path, python: str = sys.executable) -> dict[str, Any]:
         "cargo": _quiet(["cargo", "--version"]),
         "git_commit": git_commit(project),
         "load": asdict(Load.now()),
+        "cpu_state": cpu_state.read(),  # governor, frequency, boost, SMT (and per run)
         # each program's own facts (torch: version, CUDA, BLAS; burn: the version it pins)
         **{name: program.facts(project, python) for name, program in programs.REGISTRY.items()},
     }

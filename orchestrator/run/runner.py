@@ -26,7 +26,7 @@ from orchestrator.data.records import (
 )
 from orchestrator.errors import CacheSafetyError
 from orchestrator.programs import Paths
-from orchestrator.run import cache_record, driver_cache, profile
+from orchestrator.run import cache_record, cpu_state, driver_cache, gpu_state, profile
 from orchestrator.run.cache import cache_dir_for, config_override, remove_cache
 from orchestrator.run.machine import Load
 from orchestrator.run.process import spawn
@@ -117,6 +117,13 @@ def _fresh_dir(path: Path) -> str | None:
     return None
 
 
+def _gpu_snapshot(run: RunDef, env: dict[str, str]) -> dict[str, Any]:
+    """NVML's view of the run's GPU, for runs on an NVIDIA device; else why not."""
+    if "cuda" not in programs.get(run.program).device_needs.get(run.device, ()):
+        return {"reason": f"not an NVIDIA GPU run (device {run.device})"}
+    return gpu_state.snapshot(env)
+
+
 def execute(run: RunDef, ctx: RunContext, role: Role = Role.MEASURE,
             gate: dict[str, Any] | None = None, cold_series: str | None = None) -> RunRecord:
     """Run one program to the end and return its record (never raises for program faults).
@@ -143,11 +150,17 @@ def execute(run: RunDef, ctx: RunContext, role: Role = Role.MEASURE,
     if driver is not None:  # an experiment's own CUDA_CACHE_PATH wins, and is flagged
         record.env.setdefault("CUDA_CACHE_PATH", driver["path"])
         record.cache = {**(record.cache or {}), "driver_cache": driver}
+    # snapshots only, right before the spawn and right after the exit: nothing of the
+    # orchestrator runs while the program does
+    record.state = {"cpu_before": cpu_state.read(), "gpu_before": _gpu_snapshot(run, record.env)}
     record.load_before = asdict(Load.now())
     record.started_at = time.time()
     record.outcome = outcome = spawn(record.argv, record.env, Path(record.cwd), run.timeout_s)
     record.ended_at = time.time()
+    gpu_after = _gpu_snapshot(run, record.env)
     record.load_after = asdict(Load.now())
+    record.state.update(gpu_after=gpu_after, cpu_after=cpu_state.read(),
+                        gpu_delta=gpu_state.delta(record.state["gpu_before"], gpu_after))
     record.wall_s, record.returncode = outcome.wall_s, outcome.returncode
     record.stdout, record.stderr = outcome.stdout, outcome.stderr
     if record.cache is not None:

@@ -196,6 +196,9 @@ class Experiment(Strict):
     timed_runs: int = Field(3, ge=1, description="warm mode: timed runs after the warm-up")
     timeout_s: float | None = Field(None, gt=0)
     env: dict[str, str] = Field(default_factory=dict)
+    energy_s: float = Field(
+        0, ge=0, allow_inf_nan=False, description="seconds of each program's energy block "
+        "(`--energy`: matmuls back to back, joules from NVML; CUDA only); 0: none")
     profile: tuple[Profiler, ...] = Field(
         (), description="profile runs: ['ncu'] adds, after each measured mm run on a CUDA "
         "device, the same run under Nsight Compute (kernel times); default none")

@@ -103,6 +103,7 @@ def _expand_experiment(config: ExperimentsFile, name: str, exp: Experiment,
                                 process=process, processes=exp.processes, samples=d.samples,
                                 env=env, timeout_s=exp.timeout_s or d.timeout_s,
                                 repeat=repeat, precision=_precision(target),
+                                energy_s=exp.energy_s or None,
                             )
                             expect = bool(build and build.expect_failure)
                             if process == 1:  # later processes share the first's driver cache
