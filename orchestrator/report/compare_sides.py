@@ -6,15 +6,15 @@ input, such as the chapter's listings); anything else is one line and exit code 
 A side's facts come from its sweep's host facts (OS, CPU, GPUs and driver, torch and its BLAS,
 burn), the program headers it printed (torch and burn versions, burn's enabled features, which
 name its backend), its figures (the accelerators it ran on, precision, CPU thread counts) and
-its runs (1-minute load before each run; CPU governor and GPU clocks where a sweep recorded
-them). A captured log has no host facts: those read 'not recorded'. A fact neither side recorded
-is not listed.
+its runs (1-minute load before each run; CPU governor and the GPU's SM clock where a sweep
+recorded them). A captured log has no host facts: those read 'not recorded'. A fact neither
+side recorded is not listed.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -191,30 +191,33 @@ def _env(side: Side) -> str | None:
     return _join(side.env) or ("none" if side.kind == "store" else None)
 
 
-def _find(value: Any, word: str, path: str = "") -> Iterator[tuple[str, Any]]:
-    """(path, value) of every scalar whose key contains `word`, in nested dicts and lists."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from _find(v, word, f"{path}.{k}" if path else str(k))
-    elif isinstance(value, list):
-        for v in value:
-            yield from _find(v, word, path)
-    elif word in path.rsplit(".", 1)[-1].lower() and value not in (None, ""):
-        yield path, value
+def _run_values(side: Side, column: str) -> list[Any]:
+    """A per-run state column's recorded values ('' and None are not recorded)."""
+    runs = side.data.runs
+    if runs.empty or column not in runs:
+        return []
+    return [v for v in runs[column].dropna() if str(v) not in ("", "None", "nan")]
 
 
-def _recorded(word: str) -> Callable[[Side], str | None]:
-    """Host facts and per-run columns whose name contains `word` (governor, clock): whichever
-    names a sweep used for them, they are listed when present."""
-    def read(side: Side) -> str | None:
-        found = [f"{k}={v}" for k, v in _find(side.data.host, word)]
-        runs = side.data.runs
-        for col in [c for c in runs.columns if word in c.lower()] if not runs.empty else []:
-            values = runs[col].dropna()
-            if not values.empty:
-                found.append(f"{col}={_join(values)}")
-        return _join(found)
-    return read
+def _span(values: list[Any], unit: str) -> str | None:
+    if not values:
+        return None
+    low, high = min(map(float, values)), max(map(float, values))
+    return f"{low:g} {unit}" if low == high else f"{low:g} – {high:g} {unit}"
+
+
+def _governor(side: Side) -> str | None:
+    """The CPU frequency policy per run (issue 15's state columns), else the sweep's."""
+    state = side.data.host.get("cpu_state") or {}
+    found = _join(_run_values(side, "cpu_governor")) or state.get("governor")
+    boost = _join(_run_values(side, "cpu_boost")) or state.get("boost")
+    return f"{found}, boost {boost}" if found and boost else found or None
+
+
+def _gpu_clocks(side: Side) -> str | None:
+    sm = _span(_run_values(side, "gpu_sm_clock_mhz"), "MHz")
+    top = _span(_run_values(side, "gpu_sm_clock_max_mhz"), "MHz")
+    return f"SM {sm}" + (f" (max {top})" if top else "") if sm else None
 
 
 FACTS: list[tuple[str, Callable[[Side], str | None]]] = [
@@ -232,8 +235,8 @@ FACTS: list[tuple[str, Callable[[Side], str | None]]] = [
     ("CPU thread counts", _cpu_threads),
     ("1-minute load before runs", _load),
     ("experiment env", _env),
-    ("CPU governor", _recorded("governor")),
-    ("GPU clocks", _recorded("clock")),
+    ("CPU governor", _governor),
+    ("GPU clocks before runs", _gpu_clocks),
 ]
 
 

@@ -66,6 +66,16 @@ def test_comparability_list_comes_first_and_names_both_machines(chapter_vs_h200)
     assert "| GPU | not recorded | NVIDIA H200 | differs |" in text
 
 
+def test_machine_state_of_the_runs_is_listed_where_recorded() -> None:
+    a, b = load_side(str(H200)), load_side(str(H200))
+    assert "GPU clocks before runs" not in {f.what for f in compare.compare(a, b).facts}
+    a.data.runs["gpu_sm_clock_mhz"], b.data.runs["gpu_sm_clock_mhz"] = 1980.0, 345.0
+    a.data.runs["cpu_governor"], b.data.runs["cpu_governor"] = "performance", "powersave"
+    facts = {f.what: (f.a, f.b) for f in compare.compare(a, b).facts}
+    assert facts["GPU clocks before runs"] == ("SM 1980 MHz", "SM 345 MHz")
+    assert facts["CPU governor"] == ("performance", "powersave")
+
+
 def test_the_table_can_be_checked_by_hand(chapter_vs_h200) -> None:
     # chapter: 'mps 1024x1024 matmul with sync, 20 runs: min 535.250µs median 1.118ms'
     row = _row(chapter_vs_h200, "torch mps/cuda with sync")
