@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from orchestrator.data.dataset import Dataset
-from orchestrator.report import cache_report, checks, ratios, tables, timing_tables
+from orchestrator.report import cache_report, checks, clocks, ratios, tables, timing_tables
 from orchestrator.report.checks import Thresholds
 from orchestrator.report.tables import Table
 
@@ -34,7 +34,8 @@ def build_sections(data: Dataset, fig: pd.DataFrame, sets: checks.SampleSets,
                    th: Thresholds) -> list[Section]:
     """The report's sections in the chapter's order, then what goes beyond it."""
     builders: list[Callable[[], Section]] = [
-        lambda: _methods(fig, sets, th), lambda: _first_call(fig, th, data),
+        lambda: _methods(fig, sets, th), lambda: _clocks(fig),
+        lambda: _first_call(fig, th, data),
         lambda: _cpu(fig, sets, data.host, th), lambda: _accuracy(fig, th),
         lambda: _warmup(fig, th, data), lambda: _statistics(fig, sets),
         lambda: _failures(data.figures),
@@ -52,6 +53,17 @@ def _methods(fig: pd.DataFrame, sets: checks.SampleSets, th: Thresholds) -> Sect
         checks.call_overhead(rows, th) + checks.no_time(rows) + checks.short_window(rows, th)
         + checks.spread(rows, sets, th)
         + checks.load(rows, th), "methods.png")
+
+
+def _clocks(fig: pd.DataFrame) -> Section:
+    return Section(
+        "1b. Beyond the chapter: what each clock measured",
+        "Per GPU target, every clock beside the kernels' own GPU time from a profiler that is "
+        "not the framework's timer (CUPTI in bench_py, Nsight Compute in a profile run), min "
+        "and median, with the differences named; then the kernels each framework ran, and "
+        "burn / PyTorch on kernel time.",
+        [*clocks.clock_tables(fig), clocks.kernel_table(fig), clocks.kernel_ratio_table(fig)],
+        clocks.device_time_excess(fig) + clocks.undivided(fig))
 
 
 def _first_call(fig: pd.DataFrame, th: Thresholds, data: Dataset) -> Section:

@@ -1,0 +1,224 @@
+"""Beyond the chapter: what each clock measured, beside the time of the kernels themselves.
+
+Per GPU target (framework, label, shape): the chapter's clocks (no sync, with sync, device
+time, read-back), the launch-gap-free device time (`device_time_queued`) and the kernels' own
+GPU time from a profiler that is not the framework's timer (`kernel_time`: CUPTI inside
+bench_py, Nsight Compute in a profile run), min and median, with the differences named: launch
+gap = device time - kernel time, sync overhead = with sync - device time, read-back extra =
+read-back - with sync (the `sum` kernel and the copy). A table of the kernels each framework
+ran (name, launch shape for ncu, launches, min, median) and burn / PyTorch ratios on kernel
+time follow. The check warns when a
+figure labelled device time is more than 5% above the kernel time, and says why.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from orchestrator.report.tables import (
+    Table,
+    column_name,
+    duration,
+    empty,
+    lookup,
+    one_unit_per,
+    ordered,
+)
+
+# (method, profiler, row name, what the window holds)
+CLOCKS = [
+    ("no_sync", "", "no sync", "the host's call only: the GPU has not run the matmul yet"),
+    ("with_sync", "", "with sync", "host clock around matmul + sync: launch, kernel, wake-up"),
+    ("device_time", "", "device time", "the framework's device timer, as the chapter took it"),
+    ("device_time_queued", "", "device time queued",
+     "the same timer with the launch gap kept out (stream held busy before the start)"),
+    ("readback", "", "read-back", "matmul + sum + copy of one number to the host"),
+    ("kernel_time", "cupti", "kernel time (CUPTI)",
+     "GPU time of the matmul's kernels, torch.profiler (bench_py's own block)"),
+    ("kernel_time", "ncu", "kernel time (ncu)",
+     "GPU time of the matmul's kernels, Nsight Compute (a profile run)"),
+]
+KEYS = ["framework", "label", "shape"]
+EXCESS = 0.05  # a device time this far above the kernel time holds more than the kernels
+_STATS = ("min", "median")
+
+
+def _profilers(rows: pd.DataFrame) -> pd.Series:
+    if "profiler" not in rows:
+        return pd.Series("", index=rows.index, dtype=object)
+    return rows["profiler"].astype(object).where(rows["profiler"].notna(), "")
+
+
+def _kernels(rows: pd.DataFrame) -> pd.Series:
+    if "kernel" not in rows:
+        return pd.Series("", index=rows.index, dtype=object)
+    return rows["kernel"].astype(object).where(rows["kernel"].notna(), "")
+
+
+def clock_rows(fig: pd.DataFrame) -> pd.DataFrame:
+    """Per-matmul figures of every clock on accelerators, one run per clock and target."""
+    methods = {method for method, *_ in CLOCKS}
+    rows = fig[(fig["device"] != "cpu") & fig["method"].isin(methods)
+               & fig["stat"].isin(_STATS)].copy()
+    rows["profiler"] = _profilers(rows)
+    rows = rows[_kernels(rows) == ""]
+    return one_unit_per(rows, [*KEYS, "method", "profiler"])
+
+
+def kernel_rows(fig: pd.DataFrame) -> pd.DataFrame:
+    """One row per kernel a profiler saw (stats kernel_min / kernel_median)."""
+    rows = fig[(fig["method"] == "kernel_time")
+               & fig["stat"].isin(["kernel_min", "kernel_median"])].copy()
+    rows["profiler"] = _profilers(rows)
+    rows["kernel"] = _kernels(rows)
+    return rows
+
+
+def _value(mine: pd.DataFrame, method: str, profiler: str, stat: str) -> float | None:
+    hit = mine[(mine["method"] == method) & (mine["profiler"] == profiler)
+               & (mine["stat"] == stat)]
+    return None if hit.empty else float(hit["value_s"].iloc[0])
+
+
+def reference_kernel(mine: pd.DataFrame, stat: str) -> tuple[float | None, str]:
+    """The kernel time the other clocks are compared with: CUPTI's, else ncu's."""
+    for profiler, name in (("cupti", "CUPTI"), ("ncu", "ncu")):
+        value = _value(mine, "kernel_time", profiler, stat)
+        if value is not None:
+            return value, name
+    return None, ""
+
+
+def _difference(a: float | None, b: float | None) -> str:
+    return "" if a is None or b is None else duration(a - b)
+
+
+def _table(rows: pd.DataFrame, kernels: pd.DataFrame, target: tuple[str, str, str]) -> Table:
+    framework, label, shape = target
+    mine = lookup(rows, framework=framework, label=label, shape=shape)
+    records = []
+    for method, profiler, name, what in CLOCKS:
+        cells = [_value(mine, method, profiler, stat) for stat in _STATS]
+        if any(c is not None for c in cells):
+            records.append({"clock": name, "min": duration(cells[0]),
+                            "median": duration(cells[1]), "what it holds": what})
+    get = {stat: {m: _value(mine, m, "", stat) for m in ("with_sync", "device_time",
+                                                         "device_time_queued", "readback")}
+           for stat in _STATS}
+    ref = {stat: reference_kernel(mine, stat) for stat in _STATS}
+    named = ref["min"][1] or "no kernel time"
+    for name, a, b, what in (
+            ("launch gap", "device_time", "kernel", f"device time - kernel time ({named})"),
+            ("queued gap", "device_time_queued", "kernel",
+             f"device time queued - kernel time ({named})"),
+            ("sync overhead", "with_sync", "device_time", "with sync - device time"),
+            ("read-back extra", "readback", "with_sync",
+             "read-back - with sync: the sum kernel and the copy")):
+        cells = [_difference(get[s][a], ref[s][0] if b == "kernel" else get[s][b])
+                 for s in _STATS]
+        if any(cells):
+            records.append({"clock": f"= {name}", "min": cells[0], "median": cells[1],
+                            "what it holds": what})
+    title = f"What each clock measured: {column_name(framework, label)} {shape}"
+    slug = re.sub(r"[^a-z0-9]+", "_", f"clocks {framework} {label} {shape}".lower()).strip("_")
+    return Table(slug, title, pd.DataFrame(records))
+
+
+def kernel_table(fig: pd.DataFrame) -> Table:
+    """Every kernel a profiler saw, per target: launches, min and median duration."""
+    title = "Kernels each framework ran"
+    kernels = kernel_rows(fig)
+    if kernels.empty:
+        return empty("kernels", title, "no profiler's kernel list in this data")
+    records = []
+    for framework, label, shape, profiler, kernel in ordered(
+            kernels, [*KEYS, "profiler", "kernel"]):
+        one = lookup(kernels, framework=framework, label=label, shape=shape, profiler=profiler,
+                     kernel=kernel)
+        stats = dict(zip(one["stat"], one["value_s"], strict=False))
+        runs = one["runs"].dropna()
+        records.append({"run": column_name(framework, label), "shape": shape,
+                        "profiler": "CUPTI" if profiler == "cupti" else profiler,
+                        "kernel": kernel,
+                        "launches": str(int(runs.iloc[0])) if not runs.empty else "",
+                        "min": duration(stats.get("kernel_min")),
+                        "median": duration(stats.get("kernel_median"))})
+    return Table("kernels", title, pd.DataFrame(records))
+
+
+def undivided(fig: pd.DataFrame) -> list[str]:
+    """Targets whose ncu kernels do not divide into --reps matmuls: no per-matmul figure."""
+    rows, kernels = clock_rows(fig), kernel_rows(fig)
+    kernels = kernels[kernels["profiler"] == "ncu"]
+    found = []
+    for framework, label, shape in ordered(kernels, KEYS):
+        mine = lookup(rows, framework=framework, label=label, shape=shape)
+        if _value(mine, "kernel_time", "ncu", "min") is None:
+            found.append(f"{column_name(framework, label)} {shape}: ncu's launches do not "
+                         "divide evenly into --reps matmuls, so no per-matmul kernel time "
+                         "from ncu (its kernels are listed one by one).")
+    return found
+
+
+def clock_tables(fig: pd.DataFrame) -> list[Table]:
+    """One table per GPU target that has a kernel time or the queued device time."""
+    rows, kernels = clock_rows(fig), kernel_rows(fig)
+    beyond = rows[rows["method"].isin(["kernel_time", "device_time_queued"])]
+    targets = [t for t in ordered(rows, KEYS) if t in set(ordered(beyond, KEYS))] \
+        if not beyond.empty else []
+    targets += [t for t in ordered(kernels, KEYS) if t not in targets]
+    if not targets:
+        return [empty("clocks", "What each clock measured",
+                      "no kernel time in this data (bench_py's CUPTI block on CUDA, or a "
+                      "profile run: `profile: [ncu]`)")]
+    return [_table(rows, kernels, target) for target in targets]
+
+
+def device_time_excess(fig: pd.DataFrame, excess: float = EXCESS) -> list[str]:
+    """A device time more than `excess` above the kernel time measures more than the GPU's
+    work: on CUDA the start event is recorded on an idle stream, so the window also holds the
+    host's launch of the kernel."""
+    rows, warnings = clock_rows(fig), []
+    for framework, label, shape in ordered(rows, KEYS):
+        mine = lookup(rows, framework=framework, label=label, shape=shape)
+        kernel, named = reference_kernel(mine, "min")
+        for method, text in (("device_time", "device time"),
+                             ("device_time_queued", "device time queued")):
+            value = _value(mine, method, "", "min")
+            if kernel is None or value is None or value <= kernel * (1 + excess):
+                continue
+            warnings.append(
+                f"{column_name(framework, label)} {shape}: {text} min {duration(value)} is "
+                f"{100 * (value / kernel - 1):.0f}% above the kernel time {duration(kernel)} "
+                f"({named}): the start event is recorded on an idle stream, so the window also "
+                "holds the host's launch of the work (launch gap "
+                f"{duration(value - kernel)}), not only the kernels.")
+    return warnings
+
+
+def kernel_ratio_table(fig: pd.DataFrame) -> Table:
+    """burn / PyTorch on kernel time (the per-matmul figure of each), min and median."""
+    title = "burn / PyTorch on kernel time"
+    rows = clock_rows(fig)
+    rows = rows[rows["method"] == "kernel_time"]
+    records = []
+    for label, shape in ordered(rows, ["label", "shape"]):
+        here = lookup(rows, label=label, shape=shape)
+        burn, torch = lookup(here, framework="burn"), lookup(here, framework="torch")
+        for b_prof, t_prof in ((b, t) for b in ("ncu", "cupti") for t in ("ncu", "cupti")):
+            b_vals = [_value(burn, "kernel_time", b_prof, s) for s in _STATS]
+            t_vals = [_value(torch, "kernel_time", t_prof, s) for s in _STATS]
+            if None in b_vals or None in t_vals:
+                continue
+            records.append({"device": label, "shape": shape,
+                            "burn kernel time": f"{duration(b_vals[1])} ({b_prof})",
+                            "PyTorch kernel time": f"{duration(t_vals[1])} ({t_prof})",
+                            "ratio of min": f"{b_vals[0] / t_vals[0]:.2f}",
+                            "ratio of median": f"{b_vals[1] / t_vals[1]:.2f}"})
+    if not records:
+        return empty("kernel_ratio", title, "no target has kernel times of both frameworks")
+    return Table("kernel_ratio", title, pd.DataFrame(records),
+                 notes=["Medians shown; each framework's kernels as its profiler saw them "
+                        "(no raw samples from ncu, so no interval)."])
