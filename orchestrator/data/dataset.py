@@ -80,7 +80,7 @@ def _figure_row(ctx: dict[str, Any], fig: dict[str, Any]) -> dict[str, Any]:
     """A stored figure over its run's context: what the line says wins where it says it."""
     row = dict(ctx)
     for col in schema.FIGURE_COLUMNS:
-        value = fig[col.name]
+        value = fig.get(col.name)  # absent: a format-2 store from before the column
         if col.name in _FROM_RUN or value is None or (col.name in _BLANK and not value):
             continue
         row[col.dataset] = value

@@ -107,13 +107,13 @@ def _v1_to_v2(db: sqlite3.Connection) -> None:
         links.append((line, rowid))
     db.executemany("UPDATE samples SET summary_line=? WHERE rowid=?", links)
     db.execute("UPDATE figures SET cache='none' WHERE cache IS NULL OR cache=''")
-    _add_figure_columns(db)
+    add_figure_columns(db)
     add_run_columns(db)
 
 
-def _add_figure_columns(db: sqlite3.Connection) -> None:
+def add_figure_columns(db: sqlite3.Connection) -> None:
     """Figure fields added in format 2 (profiler, kernel, ...): every one the table lacks, as
-    '' in old rows (a version-1 store's figures had none of them)."""
+    '' in old rows (a version-1 store, or a format-2 store written before the field existed)."""
     have = {row[1] for row in db.execute("PRAGMA table_info(figures)")}
     for column in FIGURE_COLUMNS:
         if column.name not in have:

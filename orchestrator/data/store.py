@@ -143,8 +143,9 @@ class Store:
             db = copy
         if version < FORMAT_VERSION:
             schema.migrate(db, version)
-        elif create:  # a format-2 store from before a run column was added
+        elif create:  # a format-2 store from before a run or figure column was added
             schema.add_run_columns(db)
+            schema.add_figure_columns(db)
         return db
 
     @contextmanager
