@@ -122,14 +122,24 @@ class Inference:
 
     def evidence(self) -> str:
         """'max err 7.72e-3 = TF32 rounding of the inputs 7.72e-3', for the report."""
-        if self.precision == "tf32":
-            return (f"max err {self.max_err:.3g} = TF32 rounding of the inputs "
-                    f"{self.tf32_err:.3g}")
-        if self.precision == "fp32":
-            return (f"max err {self.max_err:.3g}, f32 level {self.fp32_err:.3g}; TF32 would "
-                    f"give {self.tf32_err:.3g}")
-        return (f"max err {self.max_err:.3g} is neither f32 ({self.fp32_err:.3g}) nor TF32 "
-                f"rounding ({self.tf32_err:.3g})")
+        return evidence(self.precision, self.max_err, self.tf32_err, self.fp32_err)
+
+
+def short(value: float) -> str:
+    """7.72e-3: three digits, the exponent without padding."""
+    mantissa, exponent = f"{value:.2e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def evidence(precision: str, max_err: float, tf32_err: float, fp32_err: float) -> str:
+    """Why the arrays say fp32 or tf32 (or neither), in the figures that say it."""
+    if precision == "tf32":
+        return f"max err {short(max_err)} = TF32 rounding of the inputs {short(tf32_err)}"
+    if precision == "fp32":
+        return (f"max err {short(max_err)} at f32 level {short(fp32_err)}; TF32 would give "
+                f"{short(tf32_err)}")
+    return (f"max err {short(max_err)} is neither f32 ({short(fp32_err)}) nor TF32 rounding "
+            f"({short(tf32_err)})")
 
 
 def infer_precision(a: np.ndarray, b: np.ndarray, c: np.ndarray,

@@ -280,8 +280,17 @@ def accuracy(rows: pd.DataFrame, th: Thresholds) -> list[str]:
     for _, row in errs[errs["value_s"] > th.accuracy * scale].iterrows():
         out.append(f"**inaccurate**: {row['build']} is {row['value_s']:.3e} from the float64 "
                    f"reference, more than {th.accuracy:g} × max |ref| ({scale:.4g}); a "
-                   "correctly rounded f32 product is about 2e-6 away.")
+                   "correctly rounded f32 product is about 2e-6 away" + _tf32_cause(row) + ".")
     return out
+
+
+def _tf32_cause(row: pd.Series) -> str:
+    """Where the arithmetic is known to be TF32, that is the cause (not a wrong result)."""
+    if row.get("precision") != "tf32":
+        return ""
+    how = row.get("precision_source") or "recorded"
+    return (f"; this build computes in TF32 ({how}: see the arithmetic column), whose 10-bit "
+            "rounding of the inputs gives this error")
 
 
 def bitwise_summary(rows: pd.DataFrame) -> list[str]:

@@ -6,10 +6,13 @@ ratio of minima and of medians, but no interval.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
 from orchestrator import programs
+from orchestrator.report import arithmetic
 from orchestrator.report.names import run_name
 from orchestrator.report.spread import LEVEL, iqr, median_ci, ratio_ci
 from orchestrator.report.tables import (
@@ -63,17 +66,51 @@ def spread_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
 
 
 def ratio_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
-    """burn time / PyTorch time for each pair that measured the same thing on the same device."""
+    """burn time / PyTorch time for each pair that measured the same thing on the same device
+    in the same arithmetic (fp32 with fp32, tf32 with tf32)."""
     title = "burn / PyTorch: time ratios (above 1: burn is slower)"
-    records = _accelerator_ratios(fig, sets) + _cpu_ratios(fig, sets)
+    records = [r for r in _records(fig, sets) if not r["_mixed"]]
     if not records:
         return empty("ratios", title, "no burn and PyTorch runs of the same kind to compare")
-    return Table("ratios", title, pd.DataFrame(records))
+    frame = _public(pd.DataFrame(records))
+    arith = frame.pop("arithmetic")
+    return Table("ratios", title, frame.assign(arithmetic=arith) if arith.any() else frame)
 
 
-def _accelerator_ratios(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, str]]:
+def mixed_ratio_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
+    """The pairs of different arithmetic (burn TF32 / PyTorch FP32), set apart and flagged."""
+    title = "Set apart: burn / PyTorch of different arithmetic (not like for like)"
+    records = [r for r in _records(fig, sets) if r["_mixed"]]
+    if not records:
+        return empty("ratios_mixed", title, "every pair computes in the same arithmetic")
+    frame = _public(pd.DataFrame(records))
+    return Table("ratios_mixed", title, frame[["arithmetic", *(c for c in frame
+                                                              if c != "arithmetic")]])
+
+
+def arithmetic_checks(fig: pd.DataFrame, sets: SampleSets) -> list[str]:
+    """Under the ratio tables: which pairs compare two arithmetics, and what was done."""
+    records = _records(fig, sets)
+    mixed = [(r["burn"], r["_b_prec"], r["PyTorch"], r["_t_prec"]) for r in records
+             if r["_mixed"]]
+    equals = {r["burn"] for r in records if not r["_mixed"]}
+    return [arithmetic.mixed_note(mixed, equals)] if mixed else []
+
+
+def _records(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
+    return _accelerator_ratios(fig, sets) + _cpu_ratios(fig, sets)
+
+
+def _public(frame: pd.DataFrame) -> pd.DataFrame:
+    """Without the helper columns ('_mixed', ...) a record carries for the checks."""
+    return frame[[c for c in frame if not c.startswith("_")]]
+
+
+def _accelerator_ratios(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
     rows = methods_rows(fig)
-    rows = rows.assign(platform=rows["label"].map(lambda d: PLATFORMS.get(d, d)))
+    # 'cuda [tf32]' runs on cuda: the arithmetic is paired below, not by platform
+    base = rows["label"].map(lambda label: label.split(" [", 1)[0])
+    rows = rows.assign(platform=base.map(lambda d: PLATFORMS.get(d, d)))
     out = []
     for platform, shape in ordered(rows, ["platform", "shape"]):
         mine = rows[(rows["platform"] == platform) & (rows["shape"] == shape)]
@@ -83,7 +120,7 @@ def _accelerator_ratios(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, s
     return out
 
 
-def _cpu_ratios(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, str]]:
+def _cpu_ratios(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
     rows = cpu_rows(fig, ["with_sync", "no_sync"])
     if rows.empty:
         return []
@@ -94,7 +131,7 @@ def _cpu_ratios(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, str]]:
     return out
 
 
-def _against_reference(rows: pd.DataFrame, sets: SampleSets) -> list[dict[str, str]]:
+def _against_reference(rows: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
     """Every other program's rows against the reference program's (burn against PyTorch)."""
     found = programs.reference()
     if found is None:
@@ -108,7 +145,7 @@ def _against_reference(rows: pd.DataFrame, sets: SampleSets) -> list[dict[str, s
     return out
 
 
-def _pairs(torch: pd.DataFrame, burn: pd.DataFrame, sets: SampleSets) -> list[dict[str, str]]:
+def _pairs(torch: pd.DataFrame, burn: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
     """Every burn target against every PyTorch target among rows of one method and place."""
     out = []
     for t_label in dict.fromkeys(torch["label"]):
@@ -120,14 +157,19 @@ def _pairs(torch: pd.DataFrame, burn: pd.DataFrame, sets: SampleSets) -> list[di
 
 
 def _ratio_record(torch: pd.DataFrame, burn: pd.DataFrame,
-                  sets: SampleSets) -> dict[str, str] | None:
+                  sets: SampleSets) -> dict[str, Any] | None:
     t_min, b_min = (_stat_row(f, "min") for f in (torch, burn))
     if t_min is None or b_min is None:
         return None
     t_med, b_med = (_stat_row(f, "median") for f in (torch, burn))
     t_set, b_set = sets.get(t_min["sample_key"]), sets.get(b_min["sample_key"])
     ci = ratio_ci(b_set, t_set) if t_set is not None and b_set is not None else None
+    (b_prec, _), (t_prec, _) = (arithmetic.precision_of(f) for f in (burn, torch))
+    mixed = arithmetic.is_mixed(b_prec, t_prec)
     return {
+        "arithmetic": f"{arithmetic.words(b_prec)} vs {arithmetic.words(t_prec)}" if mixed
+        else b_prec,
+        "_mixed": mixed, "_b_prec": b_prec, "_t_prec": t_prec,
         "burn": run_name(b_min), "PyTorch": run_name(t_min),
         "method": METHOD_NAMES[b_min["method"]],
         "min ratio": _times(b_min["value_s"] / t_min["value_s"]),

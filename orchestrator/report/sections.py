@@ -124,7 +124,9 @@ def _statistics(fig: pd.DataFrame, sets: checks.SampleSets) -> Section:
         "From the raw samples: each median with its 95% confidence interval (order "
         "statistics), and burn / PyTorch time ratios of the same measurement with a bootstrap "
         "95% interval of the median ratio (fixed seed).",
-        [ratios.spread_table(fig, sets), ratios.ratio_table(fig, sets)])
+        [ratios.spread_table(fig, sets), ratios.ratio_table(fig, sets),
+         *(t for t in [ratios.mixed_ratio_table(fig, sets)] if not t.frame.empty)],
+        ratios.arithmetic_checks(fig, sets))
 
 
 def _failures(figures: pd.DataFrame) -> Section:

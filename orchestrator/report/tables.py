@@ -16,6 +16,7 @@ import pandas as pd
 
 from orchestrator.data.dataset import Dataset
 from orchestrator.data.durations import format_duration
+from orchestrator.report import arithmetic
 from orchestrator.report.names import (  # re-exported: tables, plots and ratios name runs so
     TEMPLATE_LABEL,
     accuracy_build_name,
@@ -79,6 +80,7 @@ def prepare(data: Dataset) -> pd.DataFrame:
         fig[col] = fig[col].astype(object).where(fig[col].notna(), "")
     fig["build"] = fig["build"].astype(object).where(fig["build"].notna(), "")
     fig["label"] = _tag_builds(fig)
+    fig["label"] = arithmetic.tag_labels(fig)  # 'cuda [tf32]': a TF32 run is a run of its own
     fig["unit"] = fig["run_id"].astype(str) + "|" + fig["experiment"].astype(str)
     fig["order"] = range(len(fig))
     fig["threads_key"] = _threads_key(fig)
@@ -187,6 +189,7 @@ def accuracy_table(fig: pd.DataFrame) -> Table:
         return empty("accuracy", title, "no accuracy comparisons in this data")
     letters = _group_letters(builds)
     has = set(builds["stat"])
+    known = "precision" in builds and bool(builds["precision"].fillna("").astype(str).ne("").any())
     records = []
     for build, shape in ordered(builds, ["build", "shape"]):
         mine = lookup(builds, build=build, shape=shape)
@@ -200,6 +203,8 @@ def accuracy_table(fig: pd.DataFrame) -> Table:
         if "inputs_match_torch_cpu" in has:
             record["inputs = torch cpu's"] = first_value(mine, _yes_no,
                                                          stat="inputs_match_torch_cpu")
+        if known:  # how the build computed, and how that is known
+            record["arithmetic"] = arithmetic.accuracy_cell(mine)
         records.append(record)
     return Table("accuracy", title, pd.DataFrame(records).fillna(""))
 

@@ -45,9 +45,10 @@ def test_cold_runs_removed_and_rewrote_the_cache_folder() -> None:
 def test_report_flags_what_the_h200_showed(tmp_path: Path) -> None:
     report.write(dataset.load(H200), tmp_path)
     text = (tmp_path / "report.md").read_text()
-    assert "**call overhead**: burn cuda no sync" in text
-    assert "**profile window too short**: burn cuda device time without flush" in text
-    assert "**inaccurate**: burn cuda is 7.720e-03" in text
+    assert "**call overhead**: burn cuda [tf32] no sync" in text  # its arithmetic: inferred
+    assert "**profile window too short**: burn cuda [tf32] device time without flush" in text
+    assert "**inaccurate**: burn cuda [tf32] is 7.720e-03" in text  # TF32, inferred
+    assert "this build computes in TF32 (inferred" in text
     assert "| PyTorch CPU | 16.075ms | 1.304ms | mkl |" in text
 
 

@@ -45,7 +45,7 @@ def test_burn_cuda_is_tf32_with_the_evidence(inferred: dict[str, accuracy.Infere
     assert f"{burn.max_err:.3e}" == "7.720e-03"  # what the stored arrays show
     assert f"{burn.tf32_err:.3e}" == "7.721e-03"  # TF32 rounding of the inputs alone
     assert burn.from_tf32 < 2e-6  # c is the TF32 product, to f32 rounding
-    assert burn.evidence() == "max err 0.00772 = TF32 rounding of the inputs 0.00772"
+    assert burn.evidence() == "max err 7.72e-3 = TF32 rounding of the inputs 7.72e-3"
 
 
 @pytest.mark.parametrize("name", ["torch cpu", "torch cuda", "burn flex"])
