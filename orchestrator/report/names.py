@@ -86,6 +86,8 @@ def describe_run(row: pd.Series) -> str:
             text += ", " + fmt.format(value)
     if row.get("role") == "priming":
         text += " (priming run)"
+    if row.get("role") == "profile":  # the same run again under Nsight Compute
+        text += " (profile run, ncu)"
     return text
 
 

@@ -138,3 +138,17 @@ def test_kernel_ratio_needs_both_frameworks(results: Path) -> None:
     ratios = set(zip(table.frame["ratio of median"], table.frame["PyTorch kernel time"],
                      strict=True))
     assert ("0.50", "56.576µs (ncu)") in ratios
+
+
+def test_failures_table_names_a_skipped_profile_run(tmp_path: Path) -> None:
+    run = RunDef(experiment="methods", program="torch", device="cuda", mode="mm",
+                 shape=(1024, 1024), reps=20, profile="ncu")
+    folder = tmp_path / "results"
+    with Store(folder).writing() as store:
+        sweep, _ = store.begin_sweep(write(tmp_path / "e.yaml", "version: 1\n"), {}, [], True)
+        store.record_run(sweep, RunRecord(run=run, role=Role.PROFILE, status="skipped",
+                                          reason="Nsight Compute (ncu) is not on PATH"), None)
+    writer.write(dataset.load(folder), tmp_path / "report")
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert "torch cuda (profile run, ncu)" in report
+    assert "Nsight Compute (ncu) is not on PATH" in report
