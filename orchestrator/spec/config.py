@@ -30,7 +30,8 @@ from orchestrator.spec.yamlsource import format_path, load_yaml
 FORMAT_VERSION = 1
 
 Capability = Literal[
-    "cuda", "mps", "metal", "vulkan", "macos", "linux", "x86_64", "arm64", "apple-silicon", "torch"
+    "cuda", "mps", "metal", "vulkan", "macos", "linux", "x86_64", "arm64", "apple-silicon", "torch",
+    "ncu",  # Nsight Compute on PATH: what a profile run (`profile: [ncu]`) needs
 ]
 Crate = Literal["exec-gpu", "exec-cpu", "exec-amx"]
 Mode = Literal["mm", "warm", "accuracy"]
