@@ -56,7 +56,9 @@ def measurements(side: Side) -> pd.DataFrame:
     if fig.empty:
         return pd.DataFrame(columns=[*KEY, "value", "min", "samples", "run_id"])
     fig = fig.assign(sample_key=summary_keys(fig), order=range(len(fig)))
-    measured = fig["status"].fillna("ok").eq("ok") & fig["role"].fillna("").ne("priming")
+    # a profile run's program ran under ncu: none of its figures is one of the chapter's
+    measured = fig["status"].fillna("ok").eq("ok") & ~fig["role"].fillna("").isin(
+        ["priming", "profile"])
     fig = fig[measured & fig["method"].notna() & fig["value_s"].notna()]
     sets = sample_sets(side.data.samples)
     mins = fig[fig["stat"] == "min"].set_index("sample_key")["value_s"].to_dict()

@@ -152,3 +152,12 @@ def test_failures_table_names_a_skipped_profile_run(tmp_path: Path) -> None:
     report = (tmp_path / "report" / "report.md").read_text()
     assert "torch cuda (profile run, ncu)" in report
     assert "Nsight Compute (ncu) is not on PATH" in report
+
+
+def test_compare_leaves_out_profile_runs(results: Path) -> None:
+    from orchestrator.report import compare_match, compare_sides
+
+    side = compare_sides.load_side(str(results))
+    rows = compare_match.measurements(side)
+    assert set(rows["run_id"]) == set(side.data.figures[side.data.figures["role"] == "measure"]
+                                      ["run_id"])
