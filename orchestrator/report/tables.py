@@ -189,7 +189,7 @@ def accuracy_table(fig: pd.DataFrame) -> Table:
         return empty("accuracy", title, "no accuracy comparisons in this data")
     letters = _group_letters(builds)
     has = set(builds["stat"])
-    known = "precision" in builds and bool(builds["precision"].fillna("").astype(str).ne("").any())
+    known = bool(arithmetic.precision_of(builds)[0])  # some build's arithmetic was recorded
     records = []
     for build, shape in ordered(builds, ["build", "shape"]):
         mine = lookup(builds, build=build, shape=shape)
