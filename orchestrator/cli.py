@@ -26,10 +26,11 @@ from orchestrator.data.records import BuildResult, Status
 from orchestrator.errors import InputError, OrchestratorError
 from orchestrator.programs.cargo import Builder
 from orchestrator.run import carry
+from orchestrator.run.machine import cpu_count
 from orchestrator.run.sweep import Interrupted, Sweep, plan, reparse
 from orchestrator.spec import config as config_mod
 from orchestrator.spec.config import Capability
-from orchestrator.spec.plan import builds_needed
+from orchestrator.spec.plan import PlannedRun, builds_needed
 
 PROJECT = Path(__file__).resolve().parent.parent
 CAPABILITIES = list(get_args(Capability))
@@ -68,7 +69,11 @@ def _parser() -> argparse.ArgumentParser:
     build = sub.add_parser("build", help="build the crates the experiments need, run nothing")
     experiments(build)
     assume = {"nargs": "+", "default": [], "choices": CAPABILITIES, "metavar": "CAP",
-              "help": "treat these as present, e.g. cuda (build for another machine)"}
+              "help": "treat these as present: 'cuda' adds to this machine's (build here for "
+                      "a GPU machine); naming an OS (macos, linux) or an architecture (x86_64, "
+                      "arm64) describes another machine, e.g. 'macos arm64 apple-silicon mps "
+                      "metal' for a Mac: then it has only what is named (no cuda, no x86_64 "
+                      f"unless named). One of: {', '.join(CAPABILITIES)}"}
     build.add_argument("--assume", **assume)
     plan.add_argument("--assume", **assume)
     bundle = sub.add_parser("bundle", help="binaries and wheels for a GPU machine without "
@@ -120,9 +125,23 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_plan(args: argparse.Namespace, console: Console) -> int:
     _config, planned = plan(args.experiments, args.only, args.python, args.assume)
-    done = _done_in(args.results)
     table = Table("experiment", "run", "will", "why", title=str(args.experiments))
     counts: Counter[str] = Counter({"run": 0, "skip": 0, "done": 0})
+    for row in plan_rows(planned, _done_in(args.results)):
+        counts[row[2]] += 1
+        table.add_row(*row)
+    console.print(table)
+    console.print(", ".join(f"{n} {w}" for w, n in counts.items()))
+    if set(args.assume) & {"macos", "linux", "x86_64", "arm64"}:
+        console.print(f"'auto' threads are this machine's {cpu_count()} cores here; there, "
+                      "that machine's own count")
+    return 0
+
+
+def plan_rows(planned: list[PlannedRun],
+              done: dict[str, str]) -> list[tuple[str, str, str, str]]:
+    """(experiment, run, will, why) for each planned run: the rows `plan` prints."""
+    rows = []
     for p in planned:
         if p.run.run_id in done:
             will, why = "done", f"{done[p.run.run_id]} in the latest sweep"
@@ -130,11 +149,8 @@ def cmd_plan(args: argparse.Namespace, console: Console) -> int:
             will, why = "skip", p.skip_reason
         else:
             will, why = "run", "expected to fail" if p.expect_failure else ""
-        counts[will] += 1
-        table.add_row(p.run.experiment, p.run.describe().split(": ", 1)[1], will, why)
-    console.print(table)
-    console.print(", ".join(f"{n} {w}" for w, n in counts.items()))
-    return 0
+        rows.append((p.run.experiment, p.run.describe().split(": ", 1)[1], will, why))
+    return rows
 
 
 def _done_in(results: Path) -> dict[str, str]:

@@ -27,6 +27,8 @@ LINUX_FORM = {
     ".venv/bin/python -m orchestrator run experiments.yaml": "tests/run/test_sweep.py",
     ".venv/bin/python -m orchestrator report": "test_report_of_a_store",
     ".venv/bin/python -m orchestrator plan experiments.yaml": "test_plan_of_the_experiments_file",
+    ".venv/bin/python -m orchestrator plan experiments.yaml --assume macos arm64 apple-silicon mps "
+    "metal": "tests/spec/test_plan_macos.py",
     ".venv/bin/python -m orchestrator compare results-mac docs/results/h200": (
         "test_compare_a_results_folder_with_the_h200"
     ),
@@ -97,11 +99,6 @@ def test_compare_a_results_folder_with_the_h200(tmp_path: Path, results_mac: Pat
     assert (tmp_path / "cmp" / "compare.md").is_file()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 17: `report A B` (one column group per machine) is being built; when it "
-    "lands this test passes, strict xfail fails, and this marker must go",
-)
 def test_report_of_two_machines(tmp_path: Path, results_mac: Path) -> None:
     out = tmp_path / "report"
     done = orchestrator("report", "results-mac", H200, "--out", out, cwd=tmp_path)

@@ -9,8 +9,10 @@ CPU is the reference every build's accuracy is compared with.
 from __future__ import annotations
 
 import json
+import platform
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -28,6 +30,9 @@ _FACTS = (
     "'blas':m.group(1) if m else None,'threads':torch.get_num_threads()}))"
 )
 _IMPORTABLE = "import importlib.util,sys; sys.exit(importlib.util.find_spec('torch') is None)"
+# torch's own answer: is its MPS backend compiled in, and does this Mac's GPU take it
+MPS_PROBE = "import torch; m = torch.backends.mps; print(m.is_built(), m.is_available())"
+Runner = Callable[[list[str]], "str | None"]  # a command's stdout, None when it fails
 
 
 class Torch(Program):
@@ -71,13 +76,14 @@ class Torch(Program):
                           line_no)
         return None
 
-    def capabilities(self, python: str) -> dict[str, str | None]:
-        try:
-            done = subprocess.run([python, "-c", _IMPORTABLE], capture_output=True, timeout=60)
-            found = done.returncode == 0
-        except (OSError, subprocess.TimeoutExpired):
-            found = False
-        return {"torch": None if found else f"PyTorch is not installed for {python}"}
+    def capabilities(self, python: str, system: str | None = None,
+                     run: Runner | None = None) -> dict[str, str | None]:
+        """`torch` (importable by `python`) and `mps` (torch's own answer); `system` and `run`
+        (a command's stdout, None when it fails) are this machine's unless a test gives them."""
+        run = run or _stdout
+        found = run([python, "-c", _IMPORTABLE]) is not None
+        return {"torch": None if found else f"PyTorch is not installed for {python}",
+                "mps": _mps(python, system or platform.system(), found, run)}
 
     def facts(self, project: Path, python: str) -> dict[str, Any]:
         """Version, CUDA, BLAS and default threads of the torch the runs will import."""
@@ -91,3 +97,30 @@ class Torch(Program):
             return dict(json.loads(out.splitlines()[-1])) if out else {}
         except ValueError:
             return {}
+
+
+def _stdout(argv: list[str]) -> str | None:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def _mps(python: str, system: str, torch_found: bool, run: Runner) -> str | None:
+    """None when torch says MPS is available, else why not. Only macOS builds of torch have
+    an MPS backend, so elsewhere torch is not imported to ask (seconds on every plan)."""
+    if system != "Darwin":
+        return f"needs Apple silicon with MPS (this is {system})"
+    if not torch_found:
+        return f"needs PyTorch to tell whether MPS works (not installed for {python})"
+    out = run([python, "-c", MPS_PROBE])
+    answer = (out or "").split()[-2:]
+    if answer == ["True", "True"]:
+        return None
+    if answer == ["True", "False"]:
+        return ("torch has MPS but says it is not available here "
+                "(torch.backends.mps.is_available() is False: macOS 12.3+ and a Metal GPU)")
+    if answer == ["False", "False"]:
+        return "this torch was built without MPS (torch.backends.mps.is_built() is False)"
+    return f"could not ask torch whether MPS works ({python} -c '{MPS_PROBE}' failed)"

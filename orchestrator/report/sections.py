@@ -91,7 +91,8 @@ def _cpu(fig: pd.DataFrame, sets: checks.SampleSets, host: dict[str, Any],
         [timing_tables.cpu_table(fig, host), timing_tables.cpu_first_call_table(fig)],
         checks.cpu_sync(rows, th) + checks.thread_mismatch(fig) + checks.thread_gain(
             timing_tables.cpu_rows(fig, ["with_sync", "no_sync"]), th)
-        + checks.spread(rows, sets, th) + checks.load(rows, th), "cpu_threads.png")
+        + checks.spread(rows, sets, th) + checks.load(rows, th)
+        + tables.unexpected_successes(rows), "cpu_threads.png")  # beside its figures
 
 
 def _accuracy(fig: pd.DataFrame, th: Thresholds) -> Section:

@@ -21,7 +21,8 @@ from typing import Any
 import psutil
 
 from orchestrator import programs
-from orchestrator.run import cpu_state
+from orchestrator.run import cpu_state, detect
+from orchestrator.run.detect import Host
 
 
 @dataclass(frozen=True)
@@ -48,11 +49,15 @@ def _quiet(argv: list[str], timeout: float = 20) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-def cpu_count() -> int:
-    """Cores this process may use (affinity-aware): the chapter's N for 'auto' threads."""
+def cpu_count(host: Host | None = None) -> int:
+    """Cores this process may use (affinity-aware): the chapter's N for 'auto' threads. On
+    Apple silicon the performance cores (8 on the chapter's M2 Max, not its 12 in all)."""
+    host = host or Host.this()
+    if host.macos:
+        return detect.performance_cores(host) or os.cpu_count() or 1
     try:
         return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS
+    except AttributeError:  # another Unix without affinity
         return os.cpu_count() or 1
 
 
@@ -62,22 +67,11 @@ def has_nvidia_gpu() -> bool:
 
 def capabilities(python: str = sys.executable) -> dict[str, str | None]:
     """Every capability the experiments file may require: None if present, else why not.
-    The machine's own here; what only a program can probe (is torch importable?) it says."""
-    system, arch = platform.system(), platform.machine().lower()
-    macos, arm = system == "Darwin", arch in ("arm64", "aarch64")
-    nvidia = has_nvidia_gpu()
+    The machine's own (run/detect.py); what only a program can probe (is torch importable,
+    does its MPS backend work?) it says."""
     vulkan = any(Path(p).exists() for p in ("/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d"))
-    why_gpu = "needs an NVIDIA GPU (no /dev/nvidia0, no working nvidia-smi)"
     return {
-        "cuda": None if nvidia else why_gpu,
-        "mps": None if macos and arm else f"needs Apple silicon with MPS (this is {system} {arch})",
-        "metal": None if macos else f"needs macOS for Metal (this is {system})",
-        "vulkan": None if vulkan else "needs a Vulkan driver (no ICD files found)",
-        "macos": None if macos else f"needs macOS (this is {system})",
-        "linux": None if system == "Linux" else f"needs Linux (this is {system})",
-        "x86_64": None if arch in ("x86_64", "amd64") else f"needs x86-64 (this is {arch})",
-        "arm64": None if arm else f"needs arm64 (this is {arch})",
-        "apple-silicon": None if macos and arm else f"needs Apple silicon ({system} {arch})",
+        **detect.machine_capabilities(Host.this(), has_nvidia_gpu(), vulkan),
         # profile runs (experiments' `profile: [ncu]`) start the program under Nsight Compute
         "ncu": None if shutil.which("ncu") else "Nsight Compute (ncu) is not on PATH",
     } | {cap: why for program in programs.REGISTRY.values()

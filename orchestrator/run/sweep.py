@@ -31,6 +31,7 @@ from orchestrator.errors import CacheSafetyError, InputError
 from orchestrator.programs.cargo import Builder
 from orchestrator.run import profile
 from orchestrator.run.cache import CacheContents, cache_dir_for, config_override
+from orchestrator.run.detect import assumed
 from orchestrator.run.machine import capabilities, cpu_count, host_facts
 from orchestrator.run.progress import Progress
 from orchestrator.run.runner import RunContext, execute, program_cwd, wait_quiet
@@ -70,14 +71,15 @@ def plan(config_path: Path, only: list[str] | None = None, python: str = sys.exe
                                                    list[PlannedRun]]:
     """The runs of the selected experiments on this machine; no results folder needed.
 
-    `assume` pretends capabilities are present (to build for another machine)."""
+    `assume` pretends capabilities are present (to build for another machine); naming an OS
+    or an architecture plans for another machine, with none of this one's (detect.assumed)."""
     config = config_mod.load(config_path)
     unknown = [name for name in only or [] if name not in config.experiments]
     if unknown:
         raise InputError(f"--only: no experiment named {', '.join(unknown)} in "
                          f"{config_path} (known: {', '.join(config.experiments)})")
     caps = capabilities(python)
-    caps.update(dict.fromkeys(assume or []))
+    caps = assumed(caps, assume or [])
     return config, expand(config, caps, cpu_count(), only)
 
 

@@ -1,0 +1,117 @@
+"""The plan for the chapter's Mac stays exactly the committed one (tests/data/plan_macos.txt).
+
+`plan experiments.yaml --assume macos arm64 apple-silicon mps metal` on any machine: every row
+(experiment, run, will, why) as `plan` prints it, with 'auto' threads as the chapter's M2 Max
+resolves them (its 8 performance cores, from the transcribed sysctl in tests/data/macos/). A
+change to experiments.yaml, to the plan or to --assume that changes the Mac's runs fails here;
+if the change is meant, write the file again and review its diff:
+
+    .venv/bin/python -m tests.spec.test_plan_macos
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from orchestrator.cli import plan_rows
+from orchestrator.run.detect import assumed
+from orchestrator.run.machine import capabilities, cpu_count
+from orchestrator.spec import config
+from orchestrator.spec.plan import expand
+
+from ..conftest import DATA, PROJECT
+from ..transcripts import host
+
+MAC = ["macos", "arm64", "apple-silicon", "mps", "metal"]
+EXPECTED = DATA / "plan_macos.txt"
+HEADER = """\
+# plan experiments.yaml --assume macos arm64 apple-silicon mps metal, 'auto' threads = 8 (the
+# M2 Max's performance cores). Written by `python -m tests.spec.test_plan_macos`; compared
+# exactly by tests/spec/test_plan_macos.py. experiment | run | will | why
+"""
+
+
+def mac_rows(cores: int) -> list[tuple[str, str, str, str]]:
+    cfg = config.load(PROJECT / "experiments.yaml")
+    caps = assumed(capabilities(sys.executable), MAC)
+    return plan_rows(expand(cfg, caps, cores), {})
+
+
+def listing() -> str:
+    cores = cpu_count(host("m2_max")[0])
+    return HEADER + "".join(" | ".join(row).rstrip() + "\n" for row in mac_rows(cores))
+
+
+def test_the_mac_plan_is_the_committed_one() -> None:
+    assert listing() == EXPECTED.read_text(encoding="utf-8")
+
+
+def test_the_mac_plan_is_the_chapters_runs() -> None:
+    """What the chapter measured on its M2 Max runs (tests/data/chapter_listings.log);
+    what it could not, skips; accelerate runs, expected to fail."""
+    rows = mac_rows(8)
+    runs = {f"{e}: {r}" for e, r, will, _ in rows if will == "run"}
+    chapter = {
+        "methods: torch mps mm 1024x1024", "methods: burn metal metal mm 1024x1024, warm cache",
+        "first-call: torch mps mm 1024x1024, process 1/2",
+        "first-call: torch mps mm 1024x1024, process 2/2",
+        "first-call: burn metal metal mm 1024x1024, cold cache, process 1/2",
+        "first-call: burn metal metal mm 1024x1024, warm cache, process 2/2",
+        "cpu: torch cpu mm 1024x1024, threads 1", "cpu: torch cpu mm 1024x1024, threads 8",
+        "cpu: burn template flex mm 1024x1024, threads 1",
+        "cpu: burn default flex mm 1024x1024, threads 1",
+        "cpu: burn default flex mm 1024x1024, threads 8",
+        "cpu: burn apple-amx flex mm 1024x1024, threads 1",
+        "cpu: burn apple-amx flex mm 1024x1024, threads 8",
+        "accuracy: torch cpu accuracy 256x256", "accuracy: torch mps accuracy 256x256",
+        "accuracy: burn template flex accuracy 256x256",
+        "accuracy: burn default flex accuracy 256x256",
+        "accuracy: burn apple-amx flex accuracy 256x256",
+        "accuracy: burn metal metal accuracy 256x256",
+        "warmup: burn metal metal warm 1024x1024, cold cache, warm-up dropped",
+        "warmup: burn metal metal warm 1024x1024, cold cache, warm-up kept",
+        "warmup: burn metal metal warm 1024x1024, warm cache, warm-up dropped",
+    }
+    assert chapter <= runs, sorted(chapter - runs)
+    # runs the chapter did not list: repeats of its runs (a cold series again, for the
+    # spread), the fourth warm-up case, and the build it could not make
+    beyond = {run for run in runs - chapter if re.sub(r", repeat \d+$", "", run) not in chapter}
+    assert beyond == {"warmup: burn metal metal warm 1024x1024, warm cache, warm-up kept",
+                      "failed-build: burn accelerate flex mm 1024x1024"}, sorted(beyond)
+    accelerate = [row for row in rows if row[0] == "failed-build"]
+    assert accelerate == [("failed-build", "burn accelerate flex mm 1024x1024", "run",
+                           "expected to fail")]
+    skipped = {why for _, _, will, why in rows if will == "skip"}
+    assert skipped, "nothing skipped on a Mac: the CUDA and x86-v4 runs must be"
+    assert all(re.fullmatch(r"needs (an NVIDIA GPU|x86-64) \(not in --assume "
+                            r"macos arm64 apple-silicon mps metal\)", why) for why in skipped)
+    assert all(("x86-v4" in r or "cuda" in r) for _, r, will, _ in rows if will == "skip")
+
+
+def test_the_plan_command_prints_the_same_rows() -> None:
+    """The command itself, as the README's Mac section says to run it here."""
+    cores = cpu_count()
+    if cores == 1:
+        pytest.skip("one core: 'auto' collapses into threads 1, another set of rows")
+    done = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "plan", "experiments.yaml", "--assume", *MAC],
+        capture_output=True, text=True, encoding="utf-8", timeout=600, cwd=PROJECT,
+        env={**os.environ, "COLUMNS": "400"}, check=False)
+    assert done.returncode == 0, done.stderr
+    shown = [tuple(cell.strip() for cell in line.strip().strip("│").split("│"))
+             for line in done.stderr.splitlines() if line.count("│") == 5]
+    want = mac_rows(cores)
+    assert shown == want
+    counts = {w: sum(1 for r in want if r[2] == w) for w in ("run", "skip")}
+    assert f"{counts['run']} run, {counts['skip']} skip, 0 done" in done.stderr
+    assert f"'auto' threads are this machine's {cores} cores here" in done.stderr
+
+
+if __name__ == "__main__":
+    EXPECTED.write_text(listing(), encoding="utf-8")
+    print(f"wrote {EXPECTED}")
