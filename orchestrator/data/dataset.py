@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from orchestrator.data import accuracy, cache_columns, precision, schema
+from orchestrator.data import accuracy, cache_columns, precision, schema, state_columns
 from orchestrator.data.records import CacheState, ParseResult, Role, RunDef, Status
 from orchestrator.data.store import Store
 
@@ -25,6 +25,8 @@ COLUMNS = [
     "load1_after", "status", "reason", "method_text", "threads_requested", "build", "features",
     "role", "expect_failure", "sweep_id", "section", "line_no",
 ]
+# the machine around each run (gpu_*, cpu_*: data/state_columns.py), after every other column
+COLUMNS += state_columns.COLUMNS
 # what autotune chose and what the run's caches were, proven (data/cache_columns.py)
 COLUMNS += cache_columns.COLUMNS
 # each run's f32 matmul arithmetic, printed or inferred (data/precision.py)
@@ -53,7 +55,7 @@ class Dataset:
 def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=columns)
     for col in ("runs", "threads", "process", "iteration", "threads_requested", "line_no", "idx",
-                "summary_line"):
+                "summary_line", *state_columns.INT_COLUMNS):
         if col in frame:
             frame[col] = frame[col].astype("Int64")
     return frame
@@ -71,8 +73,9 @@ def _run_context(run: dict[str, Any]) -> dict[str, Any]:
         "reason": run["reason"], "build": d.build or "", "features": "+".join(d.features),
         "role": run["role"], "expect_failure": bool(run["expect_failure"]), "mode": d.mode,
         "load1_before": before.get("load1"), "load1_after": after.get("load1"),
-        "profile_of": d.profile_of or "", "profiler": "", "kernel": "",
+        **state_columns.columns(run.get("state_json")),
         **cache_columns.columns(run["cache_json"]),
+        "profile_of": d.profile_of or "", "profiler": "", "kernel": "",
     }
 
 

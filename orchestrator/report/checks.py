@@ -7,7 +7,8 @@ them under the table they concern. Thresholds are parameters (`Thresholds`), nev
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -17,19 +18,41 @@ from orchestrator.report.spread import iqr
 from orchestrator.report.tables import METHOD_NAMES, duration, ordered
 
 SampleSets = dict[str, np.ndarray]
+UNKNOWN_CORES_LOAD = 4.0  # the load threshold where the data does not say how many cores ran it
 
 
 @dataclass(frozen=True)
 class Thresholds:
     """When a figure earns a warning."""
 
-    load1: float = 4.0  # 1-minute load average above which a run counts as taken under load
+    # 1-minute load above which a run counts as taken under load: `load1` if given, else
+    # `load_per_core` × the cores the runs could use (`cores`, from the host facts: `for_host`)
+    load1: float | None = None
+    load_per_core: float = 0.5
+    cores: int | None = None
     spread: float = 1.5  # median / min above this is a wide spread
     call_overhead: float = 0.2  # no-sync min below this fraction of with-sync min: not the work
     cpu_sync: float = 0.05  # relative difference allowed between CPU no sync and with sync
     first_run: float = 10.0  # first run / steady run above this swallowed autotune or compile
     thread_gain: float = 1.2  # more threads giving less than this speed-up: threads don't reach
     accuracy: float = 1e-4  # max|x - f64 ref| / max |ref| above this is more than rounding
+
+    def for_host(self, host: dict[str, Any] | None) -> Thresholds:
+        """These thresholds with the core count of the machine the data came from."""
+        cores = (host or {}).get("cores_usable") or (host or {}).get("cores_logical")
+        return replace(self, cores=int(cores)) if cores and self.cores is None else self
+
+    @property
+    def load_limit(self) -> float:
+        if self.load1 is not None:
+            return self.load1
+        return self.load_per_core * self.cores if self.cores else UNKNOWN_CORES_LOAD
+
+    def load_words(self) -> str:
+        """'1 (0.5 × 2 cores)': the load threshold and where it comes from."""
+        if self.load1 is None and self.cores:
+            return f"{self.load_limit:g} ({self.load_per_core:g} × {self.cores} cores)"
+        return f"{self.load_limit:g}" + ("" if self.load1 is not None else " (cores unknown)")
 
 
 def _ratio(a: float, b: float) -> float:
@@ -139,13 +162,19 @@ def load(rows: pd.DataFrame, th: Thresholds) -> list[str]:
     for mine, row in _per_run(rows):
         before, after = mine["load1_before"].max(), mine["load1_after"].max()
         worst = max(v for v in (before, after, -1.0) if pd.notna(v))
-        if worst <= th.load1:
+        if worst <= th.load_limit:
             continue
         where = f" ({row['experiment']})" if row["experiment"] else ""
         out.append(f"**under load**: {_target(row)}{where} ran at a 1-minute load of "
-                   f"{_num(before)} before and {_num(after)} after (threshold {th.load1:g}); "
-                   "minima hold up better than medians.")
+                   f"{_num(before)} before and {_num(after)} after (threshold "
+                   f"{th.load_words()}); minima hold up better than medians.")
     return out
+
+
+def _load_during(rows: pd.DataFrame) -> float | None:
+    """The highest 1-minute load around `rows`' runs, None where none was recorded."""
+    values = pd.concat([rows["load1_before"], rows["load1_after"]]).dropna()
+    return float(values.max()) if not values.empty else None
 
 
 def _num(value: float) -> str:
@@ -255,9 +284,15 @@ def thread_gain(rows: pd.DataFrame, th: Thresholds) -> list[str]:
         most = int(by_threads.index.max())
         gain = _ratio(by_threads[1], by_threads[most])
         if gain < th.thread_gain:
+            load = _load_during(mine)
+            cause = ("the machine was under load (1-minute load up to "
+                     f"{load:.2f}, threshold {th.load_words()}): other work took the cores the "
+                     "threads needed, the likely cause; rerun on a quiet machine"
+                     if load is not None and load > th.load_limit else
+                     "the thread setting does not reach the matmul (e.g. a BLAS with its own "
+                     "threads)")
             out.append(f"**threads without effect**: {cpu_build_name(framework, label)} is "
-                       f"{gain:.2f}× faster at {most} threads than at 1: the thread setting "
-                       "does not reach the matmul (e.g. a BLAS with its own threads).")
+                       f"{gain:.2f}× faster at {most} threads than at 1: {cause}.")
     return out
 
 

@@ -14,7 +14,16 @@ from typing import Any
 import pandas as pd
 
 from orchestrator.data.dataset import Dataset
-from orchestrator.report import cache_report, checks, clocks, ratios, tables, timing_tables
+from orchestrator.report import (
+    cache_report,
+    checks,
+    clocks,
+    energy,
+    ratios,
+    state_checks,
+    tables,
+    timing_tables,
+)
 from orchestrator.report.checks import Thresholds
 from orchestrator.report.tables import Table
 
@@ -38,7 +47,7 @@ def build_sections(data: Dataset, fig: pd.DataFrame, sets: checks.SampleSets,
         lambda: _first_call(fig, th, data),
         lambda: _cpu(fig, sets, data.host, th), lambda: _accuracy(fig, th),
         lambda: _warmup(fig, th, data), lambda: _statistics(fig, sets),
-        lambda: _failures(data.figures),
+        lambda: _failures(data.figures), lambda: _machine(fig, data.host),
     ]
     return [build() for build in builders]
 
@@ -49,10 +58,10 @@ def _methods(fig: pd.DataFrame, sets: checks.SampleSets, th: Thresholds) -> Sect
         "1. Timing methods on the accelerator",
         "Each method timed the same matmul in one process (first call excluded): min and "
         "median of the timed runs, and the 1-minute load average around the runs.",
-        [timing_tables.methods_table(fig, rows)],
+        [timing_tables.methods_table(fig, rows), energy.energy_table(fig)],
         checks.call_overhead(rows, th) + checks.no_time(rows) + checks.short_window(rows, th)
         + checks.spread(rows, sets, th)
-        + checks.load(rows, th), "methods.png")
+        + checks.load(rows, th) + _gpu_warnings(rows), "methods.png")
 
 
 def _clocks(fig: pd.DataFrame) -> Section:
@@ -92,7 +101,8 @@ def _cpu(fig: pd.DataFrame, sets: checks.SampleSets, host: dict[str, Any],
         checks.cpu_sync(rows, th) + checks.thread_mismatch(fig) + checks.thread_gain(
             timing_tables.cpu_rows(fig, ["with_sync", "no_sync"]), th)
         + checks.spread(rows, sets, th) + checks.load(rows, th)
-        + tables.unexpected_successes(rows), "cpu_threads.png")  # beside its figures
+        + tables.unexpected_successes(rows)  # beside its figures
+        + state_checks.cpu_governor(rows, host), "cpu_threads.png")
 
 
 def _accuracy(fig: pd.DataFrame, th: Thresholds) -> Section:
@@ -134,3 +144,21 @@ def _failures(figures: pd.DataFrame) -> Section:
     return Section("7. Runs skipped or failed",
                    "Runs that measured nothing, with the reason recorded for them.",
                    [tables.failures_table(figures)], tables.unexpected_successes(figures))
+
+
+def _gpu_warnings(rows: pd.DataFrame) -> list[str]:
+    """What NVML said about the GPU around these runs (state_checks)."""
+    return (state_checks.gpu_start(rows) + state_checks.gpu_throttle(rows)
+            + state_checks.gpu_others(rows))
+
+
+def _machine(fig: pd.DataFrame, host: dict[str, Any]) -> Section:
+    return Section(
+        "8. The machine around the runs",
+        "What was recorded before and after every run: for GPU runs NVML's SM clock (and its "
+        "max and application clock), performance state, temperature, power, clock-event "
+        "reasons, the energy the GPU drew during the run and the time it was throttled, and "
+        "other processes on it; the CPU's frequency policy per sweep and per run. "
+        + " ".join(state_checks.cpu_state_lines(host, fig)),
+        [state_checks.gpu_state_table(fig)],
+        _gpu_warnings(fig) + state_checks.cpu_governor(fig, host))

@@ -25,7 +25,7 @@ REPORT_NAME = "report.md"
 
 def write(data: Dataset, out: Path, *, thresholds: Thresholds | None = None) -> list[Path]:
     """Write report.md, one CSV per table and the plots into `out`; return the files."""
-    th = thresholds or Thresholds()
+    th = (thresholds or Thresholds()).for_host(data.host)  # the load limit scales with cores
     out.mkdir(parents=True, exist_ok=True)
     fig = tables.prepare(data)
     sets = sample_sets(data.samples)
@@ -75,7 +75,7 @@ def _source_lines(data: Dataset, th: Thresholds) -> list[str]:
     lines += [f"{name}: {value}." for name, value in facts if value]
     if data.figures["load1_before"].isna().all() and data.figures["load1_after"].isna().all():
         lines.append("The load average was not recorded (a captured log does not carry it).")
-    lines.append(f"Warning thresholds: load above {th.load1:g}, median/min above "
+    lines.append(f"Warning thresholds: load above {th.load_words()}, median/min above "
                  f"{th.spread:g}, first run above {th.first_run:g}× a steady run.")
     return lines
 

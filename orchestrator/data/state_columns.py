@@ -1,0 +1,79 @@
+"""The dataset's machine-state columns (`gpu_*`, `cpu_*`) from a run's stored `state_json`.
+
+The runner keeps NVML's snapshots before and after each run and the CPU's frequency policy
+(run/gpu_state.py, run/cpu_state.py) as JSON; these columns flatten what a reader of a figure
+needs beside it. A run without a state (an older store, a skipped run, a captured log) or a
+value its machine could not give has empty cells; `gpu_state_reason` says why the GPU ones are.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+COLUMNS = [
+    "gpu_sm_clock_mhz", "gpu_sm_clock_max_mhz", "gpu_app_clock_mhz", "gpu_mem_clock_mhz",
+    "gpu_pstate", "gpu_temp_c", "gpu_temp_after_c", "gpu_power_w", "gpu_power_limit_w",
+    "gpu_reasons_before", "gpu_reasons_after", "gpu_energy_j", "gpu_throttle_s",
+    "gpu_other_processes", "gpu_other_pids", "gpu_state_reason",
+    "cpu_governor", "cpu_freq_mhz", "cpu_boost",
+]
+# Columns that hold whole numbers (nullable Int64 in the DataFrame)
+INT_COLUMNS = ("gpu_sm_clock_mhz", "gpu_sm_clock_max_mhz", "gpu_app_clock_mhz",
+               "gpu_mem_clock_mhz", "gpu_pstate", "gpu_temp_c", "gpu_temp_after_c",
+               "gpu_other_processes")
+
+
+def reasons_text(names: list[str] | None) -> str:
+    """'gpu_idle', 'sw_power_cap+hw_slowdown', 'none' (no reason set), '' (not read)."""
+    if names is None:
+        return ""
+    return "+".join(names) or "none"
+
+
+def columns(state_json: str | None) -> dict[str, Any]:
+    """The state columns of one run; every column present, empty where nothing was read."""
+    state = json.loads(state_json or "null") or {}
+    row: dict[str, Any] = dict.fromkeys(COLUMNS)
+    row.update(_gpu(state), **_cpu(state))
+    for col in ("gpu_reasons_before", "gpu_reasons_after", "gpu_other_pids", "gpu_state_reason",
+                "cpu_governor", "cpu_boost"):
+        row[col] = row[col] or ""
+    return row
+
+
+def _gpu(state: dict[str, Any]) -> dict[str, Any]:
+    before = (state.get("gpu_before") or {}).get("gpu")
+    after = (state.get("gpu_after") or {}).get("gpu")
+    if not before:
+        why = (state.get("gpu_before") or {}).get("reason") or ("" if not state else
+                                                                 "no GPU state recorded")
+        return {"gpu_state_reason": why}
+    delta = state.get("gpu_delta") or {}
+    pids = sorted({*(before.get("other_pids") or []), *((after or {}).get("other_pids") or [])})
+    counted = before.get("other_pids") is not None or (after or {}).get("other_pids") is not None
+    missing = sorted({*before.get("missing", {}), *((after or {}).get("missing") or {})})
+    return {
+        "gpu_sm_clock_mhz": before.get("sm_clock_mhz"),
+        "gpu_sm_clock_max_mhz": before.get("sm_clock_max_mhz"),
+        "gpu_app_clock_mhz": before.get("sm_app_clock_mhz"),
+        "gpu_mem_clock_mhz": before.get("mem_clock_mhz"),
+        "gpu_pstate": before.get("pstate"),
+        "gpu_temp_c": before.get("temp_c"),
+        "gpu_temp_after_c": (after or {}).get("temp_c"),
+        "gpu_power_w": before.get("power_w"),
+        "gpu_power_limit_w": before.get("power_limit_w"),
+        "gpu_reasons_before": reasons_text(before.get("reason_names")),
+        "gpu_reasons_after": reasons_text((after or {}).get("reason_names")),
+        "gpu_energy_j": delta.get("energy_j"),
+        "gpu_throttle_s": delta.get("throttle_s"),
+        "gpu_other_processes": len(pids) if counted else None,
+        "gpu_other_pids": " ".join(map(str, pids)),
+        "gpu_state_reason": ("not supported here: " + ", ".join(missing)) if missing else "",
+    }
+
+
+def _cpu(state: dict[str, Any]) -> dict[str, Any]:
+    cpu = state.get("cpu_before") or {}
+    return {"cpu_governor": cpu.get("governor"), "cpu_freq_mhz": cpu.get("freq_mhz"),
+            "cpu_boost": cpu.get("boost")}

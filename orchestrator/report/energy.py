@@ -1,0 +1,66 @@
+"""Energy per matmul: joules from each program's NVML block, per framework and precision.
+
+Each program's `--energy` block runs matmuls back to back for a few seconds and reads NVML's
+total-energy counter around them (`LABEL SHAPE OP energy (nvml): J J, N runs, DUR`, dataset
+method `energy`, stats `joules` and `seconds`). The counter moves every ~100 ms on the H200,
+so a 2 s block spans ~20 updates: one 75 µs matmul is far below what it can resolve, N of them
+are not. J per matmul = J / N; GFLOP/J = 2·M·N·M·N_matmuls / J / 1e9 (a is M×N, b is N×M);
+mean power = J / s. The block's energy is the whole GPU's, idle power included.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from orchestrator.report.names import as_text, column_name
+from orchestrator.report.tables import Table, empty, ordered
+
+
+def _flop(shape: str) -> float | None:
+    """2·M·N·M of 'MxN'."""
+    try:
+        m, n = (int(v) for v in shape.split("x"))
+    except ValueError:
+        return None
+    return 2.0 * m * n * m
+
+
+def _per_matmul(joules: float) -> str:
+    return f"{joules * 1e3:.3f} mJ" if joules < 1 else f"{joules:.3f} J"
+
+
+def energy_rows(fig: pd.DataFrame) -> pd.DataFrame:
+    return fig[fig["method"] == "energy"]
+
+
+def energy_table(fig: pd.DataFrame) -> Table:
+    """One row per energy block: framework (and precision), matmuls, time, J, J/matmul,
+    GFLOP/J, mean power."""
+    title = "Energy per matmul (NVML)"
+    rows = energy_rows(fig)
+    if rows.empty:
+        return empty("energy", title, "no energy block in this data (experiment key "
+                     "`energy_s`; CUDA with NVML only)")
+    has_precision = "precision" in rows and rows["precision"].fillna("").astype(str).ne("").any()
+    out = []
+    for unit, line in ordered(rows, ["unit", "line_no"]):  # one energy line each
+        mine = rows[(rows["unit"] == unit) & (rows["line_no"] == line)]
+        first = mine.iloc[0]
+        stats = dict(zip(mine["stat"], mine["value_s"], strict=True))
+        joules, seconds = stats.get("joules"), stats.get("seconds")
+        if joules is None or pd.isna(first["runs"]) or joules <= 0:
+            continue
+        matmuls, flop = int(first["runs"]), _flop(str(first["shape"]))
+        row = {"framework": column_name(first["framework"], first["label"])}
+        if has_precision:
+            row["precision"] = as_text(first["precision"])
+        row.update({
+            "shape": first["shape"], "matmuls": matmuls,
+            "seconds": f"{seconds:.3f}" if seconds else "", "joules": f"{joules:.3f}",
+            "J per matmul": _per_matmul(joules / matmuls),
+            "GFLOP/J": f"{flop * matmuls / joules / 1e9:.1f}" if flop else "",
+            "mean power W": f"{joules / seconds:.0f}" if seconds else ""})
+        out.append(row)
+    if not out:
+        return empty("energy", title, "the energy lines hold no joules")
+    return Table("energy", title, pd.DataFrame(out))
