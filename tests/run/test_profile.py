@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from orchestrator.cli import main
 from orchestrator.data import dataset
-from orchestrator.data.records import Role, RunDef, Status, classify
+from orchestrator.data.records import Role, RunDef, RunRecord, Status, classify
 from orchestrator.data.store import Store
 from orchestrator.errors import ConfigError
 from orchestrator.run import profile, sweep
@@ -157,3 +158,26 @@ def test_sweep_records_skipped_profile_runs_linked_to_their_measured_run(
     assert list(rows["profile_of"]) == [runs[0]["run_id"]]
     assert list(rows["reason"]) == ["needs an NVIDIA GPU"]
     assert set(data.figures[data.figures["role"] == "measure"]["profile_of"]) == {""}
+
+
+def test_reparse_reads_the_kernel_lines_and_the_stored_csv_again(tmp_path: Path) -> None:
+    """A store written by an older parser (no kernel figures) gets them from `reparse`."""
+    run = RunDef(experiment="methods", program="torch", device="cuda", mode="mm",
+                 shape=(1024, 1024), reps=20)
+    log = (H200 / "torch_cuda_fp32.log").read_bytes()
+    folder = tmp_path / "results"
+    with Store(folder).writing() as store:
+        sweep_id, _ = store.begin_sweep(write(tmp_path / "e.yaml", "version: 1\n"), {}, [], True)
+        store.record_run(sweep_id, RunRecord(run=run, stdout=log), None)
+        store.record_run(sweep_id, RunRecord(
+            run=replace(run, profile="ncu"), role=Role.PROFILE, stdout=log,
+            artifacts={profile.ARTIFACT: (H200 / "ncu_window_torch_fp32.csv").read_bytes()}),
+            None)
+    assert dataset.load(folder).figures["method"].isna().all()  # no figures yet
+    runs, _figures = sweep.reparse(folder)
+    assert runs == 2
+    fig = dataset.load(folder).figures
+    kernel = fig[fig["method"] == "kernel_time"]
+    assert set(zip(kernel["role"], kernel["profiler"], strict=True)) == {
+        ("measure", "cupti"), ("profile", "cupti"), ("profile", "ncu")}
+    assert set(fig[fig["method"] == "device_time_queued"]["stat"]) == {"min", "median"}
