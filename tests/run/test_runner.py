@@ -135,7 +135,11 @@ def test_argv_of_each_mode() -> None:
                  shape=(256, 256), reps=1, threads=1, samples=False)
     assert program_argv(acc, ctx, Path("/out")) == [
         "/py", str(PROJECT / "bench_py" / "exec_gpu.py"), "--device", "cpu", "--mode",
-        "accuracy", "--shape", "256x256", "--reps", "1", "--threads", "1", "--out", "/out"]
+        "accuracy", "--shape", "256x256", "--reps", "1", "--threads", "1", "--out", "/out",
+        "--precision", "fp32"]  # torch always says its arithmetic (the default: TF32 off)
+    tf32 = RunDef(experiment="m", program="torch", device="cuda", mode="mm", shape=(64, 64),
+                  reps=2, samples=False, precision="tf32")
+    assert program_argv(tf32, ctx, None)[-2:] == ["--precision", "tf32"]
 
 
 def test_quiet_gate_waits_bounded_and_records_it() -> None:
