@@ -41,7 +41,8 @@ def energy_table(fig: pd.DataFrame) -> Table:
     if rows.empty:
         return empty("energy", title, "no energy block in this data (experiment key "
                      "`energy_s`; CUDA with NVML only)")
-    has_precision = "precision" in rows and rows["precision"].fillna("").astype(str).ne("").any()
+    has_precision = "precision" in rows and rows["precision"].notna().any() and \
+        rows["precision"].dropna().astype(str).ne("").any()
     out = []
     for unit, line in ordered(rows, ["unit", "line_no"]):  # one energy line each
         mine = rows[(rows["unit"] == unit) & (rows["line_no"] == line)]

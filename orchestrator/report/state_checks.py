@@ -25,8 +25,13 @@ def _runs(rows: pd.DataFrame) -> list[pd.Series]:
     """One row per run that has GPU state (a results store; a log has none)."""
     if "gpu_reasons_before" not in rows or rows.empty:
         return []
-    with_state = rows[rows["gpu_reasons_before"].fillna("").astype(str) != ""]
+    with_state = rows[_text(rows["gpu_reasons_before"]) != ""]
     return [row for _, row in with_state.drop_duplicates("run_id").iterrows()]
+
+
+def _text(column: pd.Series) -> pd.Series:
+    """A text column with '' for no value (a log's rows have NaN there)."""
+    return column.astype(object).where(column.notna(), "").astype(str)
 
 
 def _name(row: pd.Series) -> str:
@@ -95,7 +100,7 @@ def cpu_governor(rows: pd.DataFrame, host: dict[str, Any]) -> list[str]:
     """A frequency governor other than `performance`: clocks follow the load (pyperf)."""
     seen: dict[str, list[str]] = {}
     if "cpu_governor" in rows:
-        for governor, part in rows.groupby(rows["cpu_governor"].fillna("").astype(str)):
+        for governor, part in rows.groupby(_text(rows["cpu_governor"])):
             seen[governor] = list(dict.fromkeys(part["experiment"].astype(str)))
     sweep = ((host or {}).get("cpu_state") or {}).get("governor")
     if sweep and sweep not in seen:
