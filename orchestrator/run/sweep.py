@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from orchestrator import programs
 from orchestrator.data.parse import parse_text
 from orchestrator.data.records import (
     BuildResult,
@@ -29,7 +30,7 @@ from orchestrator.data.records import (
 from orchestrator.data.store import Store
 from orchestrator.errors import CacheSafetyError, InputError
 from orchestrator.programs.cargo import Builder
-from orchestrator.run import profile
+from orchestrator.run import driver_cache, profile
 from orchestrator.run.cache import CacheContents, cache_dir_for, config_override
 from orchestrator.run.detect import assumed
 from orchestrator.run.machine import capabilities, cpu_count, host_facts
@@ -83,16 +84,29 @@ def plan(config_path: Path, only: list[str] | None = None, python: str = sys.exe
     return config, expand(config, caps, cpu_count(), only)
 
 
-def _needs_priming(planned: PlannedRun, project: Path) -> bool:
+def _priming_state(planned: PlannedRun, project: Path,
+                   driver_root: Path | None) -> CacheState | None:
+    """The state a warm run's priming run starts in, or None when no priming is needed: cold
+    when cubecl's folder is empty; warm when only the shared warm driver cache is (a cold
+    series filled cubecl's, in its own driver cache): warm means both caches warm."""
     run = planned.run
     if run.cache_action != CacheAction.ENSURE:
-        return False
+        return None
     cwd = program_cwd(run, project)
     try:
         cache = cache_dir_for(cwd)
     except CacheSafetyError:
-        return False  # the measured run fails with the reason; priming would be wasted
-    return config_override(cwd) is None and CacheContents.of(cache).files == 0
+        return None  # the measured run fails with the reason; priming would be wasted
+    if config_override(cwd) is not None:
+        return None
+    if CacheContents.of(cache).files == 0:
+        return CacheState.COLD
+    program = programs.get(run.program)
+    if driver_root is not None and run.device in program.driver_cache_devices:
+        warm, _kind = driver_cache.folder(driver_root, None, cached=True)
+        if CacheContents.of(warm).files == 0:
+            return CacheState.WARM
+    return None
 
 
 class Sweep:
@@ -189,9 +203,10 @@ class Sweep:
             rec = RunRecord(run=run, role=role, status=Status.FAILED,
                             reason=f"build {build.name} failed: {first}")
         else:
-            if role == Role.MEASURE and _needs_priming(planned, self.project):
-                # labelled with the state it starts in: no cubecl cache at all
-                priming = replace(run, cache=CacheState.COLD, cache_action=CacheAction.NONE)
+            state = _priming_state(planned, self.project, ctx.driver_cache) \
+                if role == Role.MEASURE else None
+            if state is not None:  # labelled with the state it starts in
+                priming = replace(run, cache=state, cache_action=CacheAction.NONE)
                 self._record(self._measure(priming, ctx, config, Role.PRIMING), sweep_id)
             rec = self._measure(run, ctx, config, role, planned.cold_series)
         rec.expect_failure = planned.expect_failure

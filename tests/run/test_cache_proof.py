@@ -140,6 +140,9 @@ def test_changed_entry_is_not_warm(tmp_path: Path, project_copy: tuple[Path, dic
     target.mkdir(parents=True)
     for name in ("default.db", "default.db-wal"):
         (target / name).write_bytes((FIXTURE / name).read_bytes())
+    warm_driver = root / "results" / "driver-cache" / "warm"  # both caches warm: no priming
+    warm_driver.mkdir(parents=True)
+    (warm_driver / "index").write_bytes(b"sass")
     fake = FAKE_BURN.replace('(env / "default.db-tshm").write_bytes(b"lock")', _REWRITE)
     monkeypatch.setattr(sys.modules[__name__], "FAKE_BURN", fake)
     runs = _sweep(root, env, tmp_path, {"methods": {"mode": "mm", "cache": ["warm"],
@@ -264,3 +267,19 @@ def test_report_shows_choices_spread_priming_and_settings(
     assert ("cache settings in the runs' environment change what cold and warm mean: "
             "CUBECL_AUTOTUNE_CACHE=1 (experiments methods)") in md
     assert len(runs) == 8
+
+
+def test_warm_after_a_cold_series_primes_the_driver_cache(
+        tmp_path: Path, project_copy: tuple[Path, dict],  # noqa: F811
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """cubecl's cache left by a cold series is warm, the shared driver cache is not: a priming
+    run labelled warm fills it, so the measured warm run finds both caches warm."""
+    root, env = project_copy
+    runs = _sweep(root, env, tmp_path, {
+        "first-call": {"mode": "mm", "cache": ["cold"], "targets": [GPU]},
+        "methods": {"mode": "mm", "cache": ["warm"], "targets": [GPU]}}, monkeypatch)
+    prime = runs["methods", "priming", "warm", "1", "1"]
+    assert prime["cache"]["proof"] == "warm, no autotune; driver cache empty"
+    warm = runs["methods", "measure", "warm", "1", "1"]
+    assert warm["cache"]["proof"] == "warm, no autotune; driver cache held 1 files (warm)"
+    assert len(runs) == 3
