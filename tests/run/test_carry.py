@@ -40,7 +40,7 @@ def test_bundle_then_run_offline_without_cargo(tmp_path: Path, burn_builds) -> N
                         + platform.python_version_tuple()[1], "manylinux2014_x86_64")
     assert [b.status for b in made.builds] == ["ok"]
     names = {w.name.split("-")[0] for w in made.wheels}
-    assert {"pydantic", "pydantic_core", "rich"} <= names
+    assert {"pydantic", "pydantic_core", "rich", "nvidia_ml_py"} <= names  # pynvml: GPU state
 
     # the other machine: the tracked tree plus the archive, and no cargo on PATH; the unpacked
     # wheels come first on PYTHONPATH, so their pydantic is the one imported
