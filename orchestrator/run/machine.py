@@ -11,7 +11,6 @@ import os
 import platform
 import re
 import shutil
-import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -38,17 +37,6 @@ class Load:
         return cls(round(one, 2), round(five, 2), round(fifteen, 2), time.time())
 
 
-def _quiet(argv: list[str], timeout: float = 20) -> str | None:
-    """stdout of a fact-finding command, or None when it is missing or fails."""
-    if shutil.which(argv[0]) is None:
-        return None
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
-
-
 def cpu_count(host: Host | None = None) -> int:
     """Cores this process may use (affinity-aware): the chapter's N for 'auto' threads. On
     Apple silicon the performance cores (8 on the chapter's M2 Max, not its 12 in all)."""
@@ -62,7 +50,7 @@ def cpu_count(host: Host | None = None) -> int:
 
 
 def has_nvidia_gpu() -> bool:
-    return Path("/dev/nvidia0").exists() or bool(_quiet(["nvidia-smi", "-L"]))
+    return Path("/dev/nvidia0").exists() or bool(detect.quiet(["nvidia-smi", "-L"]))
 
 
 def capabilities(python: str = sys.executable) -> dict[str, str | None]:
@@ -85,7 +73,7 @@ def cpu_model() -> str:
         match = re.search(r"^model name\s*:\s*(.+)$", cpuinfo.read_text(), re.M)
         if match:
             return match.group(1).strip()
-    return _quiet(["sysctl", "-n", "machdep.cpu.brand_string"]) or platform.processor()
+    return detect.quiet(["sysctl", "-n", "machdep.cpu.brand_string"]) or platform.processor()
 
 
 def _cpu_flags() -> list[str]:
@@ -98,7 +86,7 @@ def _cpu_flags() -> list[str]:
 
 
 def _gpus() -> list[dict[str, str]]:
-    out = _quiet(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
+    out = detect.quiet(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
                   "--format=csv,noheader"])
     gpus = []
     for line in (out or "").splitlines():
@@ -109,8 +97,9 @@ def _gpus() -> list[dict[str, str]]:
 
 
 def git_commit(project: Path) -> str | None:
-    head = _quiet(["git", "-C", str(project), "rev-parse", "HEAD"])
-    dirty = _quiet(["git", "-C", str(project), "status", "--porcelain", "--untracked-files=no"])
+    head = detect.quiet(["git", "-C", str(project), "rev-parse", "HEAD"])
+    dirty = detect.quiet(["git", "-C", str(project), "status", "--porcelain",
+                          "--untracked-files=no"])
     if head and dirty:
         return head + "-dirty"
     return head
@@ -133,8 +122,8 @@ def host_facts(project: Path, python: str = sys.executable) -> dict[str, Any]:
         "gpus": _gpus(),
         "python": platform.python_version(),
         "python_executable": python,
-        "rustc": _quiet(["rustc", "--version"]),
-        "cargo": _quiet(["cargo", "--version"]),
+        "rustc": detect.quiet(["rustc", "--version"]),
+        "cargo": detect.quiet(["cargo", "--version"]),
         "git_commit": git_commit(project),
         "load": asdict(Load.now()),
         "cpu_state": cpu_state.read(),  # governor, frequency, boost, SMT (and per run)
