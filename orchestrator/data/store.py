@@ -9,7 +9,7 @@ orchestrator off a store in use (two sweeps at once would spoil each other's tim
 The tables and their migrations are `schema`'s. A store of an older format is migrated in place
 when opened for writing (one transaction), and read through a migrated temporary copy (SQLite's
 backup API) when opened for reading, so `export` or `report` never change a file such as the
-committed docs/results/h200 store; a store newer than this code is refused.
+committed docs/results/h200-2026-11-30 store; a store newer than this code is refused.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ class Store:
     @contextmanager
     def _connected(self, create: bool) -> Iterator[None]:
         """Open the file; an older format is migrated in place when writing, and into a
-        temporary copy when reading, so reading a store (the committed docs/results/h200
+        temporary copy when reading, so reading a store (the committed docs/results/h200-2026-11-30
         included) never changes its file."""
         with tempfile.TemporaryDirectory(prefix="orchestrator-store-") as scratch:
             try:

@@ -1,4 +1,4 @@
-"""The committed H200 sweep (docs/results/h200) reads back, and the report says what it showed."""
+"""The committed H200 sweep (docs/results/h200-2026-11-30) reads back, and the report says what it showed."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from orchestrator.report import writer as report
 
 from ..conftest import PROJECT
 
-H200 = PROJECT / "docs" / "results" / "h200"
+H200 = PROJECT / "docs" / "results" / "h200-2026-11-30"
 
 
 def test_h200_store_has_the_whole_chapter() -> None:

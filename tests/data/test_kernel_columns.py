@@ -16,7 +16,7 @@ from ..conftest import DATA, PROJECT, write
 
 
 def test_version_1_store_reads_with_empty_kernel_columns() -> None:
-    data = dataset.load(PROJECT / "docs" / "results" / "h200")
+    data = dataset.load(PROJECT / "docs" / "results" / "h200-2026-11-30")
     assert not data.figures.empty
     assert set(data.figures["profiler"].fillna("")) == {""}
     assert set(data.figures["kernel"].fillna("")) == {""}

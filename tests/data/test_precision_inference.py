@@ -1,6 +1,6 @@
 """Each build's arithmetic, inferred from the committed H200 accuracy arrays and printed in logs.
 
-docs/results/h200 was made before the precision header lines: every figure there is inferred.
+docs/results/h200-2026-11-30 was made before the precision header lines: every figure there is inferred.
 burn cuda (cubecl's autotune) computes with TF32 tensor cores; torch cuda ran with TF32 off.
 """
 
@@ -18,7 +18,7 @@ from orchestrator.data.parse import parse_text
 
 from ..conftest import PROJECT
 
-H200 = PROJECT / "docs" / "results" / "h200"
+H200 = PROJECT / "docs" / "results" / "h200-2026-11-30"
 LOGS = PROJECT / "tests" / "data" / "h200"
 RUNS = {"torch cpu": "57076cc84be1d7c9", "torch cuda": "0e8969a400be835e",
         "burn flex": "2d5a97f87f5eb345", "burn cuda": "6de1ebf79a34c59a"}

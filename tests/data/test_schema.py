@@ -1,5 +1,5 @@
 """Store format 2 and its migration: every version-1 store opens, keeps its data, and reading
-never changes the file (the committed docs/results/h200 store is version 1)."""
+never changes the file (the committed docs/results/h200-2026-11-30 store is version 1)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from orchestrator.errors import StoreError
 
 from ..conftest import PROJECT
 
-H200 = PROJECT / "docs" / "results" / "h200"
+H200 = PROJECT / "docs" / "results" / "h200-2026-11-30"
 TABLES = ("sweeps", "builds", "runs", "artifacts", "figures", "samples")
 
 

@@ -22,7 +22,7 @@ from orchestrator.report.spread import sample_sets
 
 from ..conftest import PROJECT
 
-H200 = PROJECT / "docs" / "results" / "h200"
+H200 = PROJECT / "docs" / "results" / "h200-2026-11-30"
 LOGS = PROJECT / "tests" / "data" / "h200"
 BURN_CUDA_ACCURACY = "6de1ebf79a34c59a"  # the H200 store's burn cuda accuracy run
 

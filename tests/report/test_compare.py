@@ -22,7 +22,7 @@ from orchestrator.report.compare import judge, load_side, verdict
 from ..conftest import PROJECT, write
 
 CHAPTER = PROJECT / "tests" / "data" / "chapter_listings.log"
-H200 = PROJECT / "docs" / "results" / "h200"
+H200 = PROJECT / "docs" / "results" / "h200-2026-11-30"
 
 
 # ---- the chapter's M2 Max listings against the H200 store ------------------------------------
