@@ -51,11 +51,13 @@ def _first(rows: pd.DataFrame, col: str) -> str:
     return values.iloc[0] if len(values) else ""
 
 
-def cold_spread_table(fig: pd.DataFrame) -> Table:
-    """The cold first call over repeats: each experiment's cold process-1 runs, min/median/max."""
+def cold_spread_table(first_calls: pd.DataFrame) -> Table:
+    """The cold first call over repeats: each experiment's cold process-1 runs, min/median/max.
+
+    From the accelerator first-call rows its section selected (timing_tables.first_call_rows).
+    """
     title = "Cold first call over repeats"
-    rows = fig[(fig["device"] != "cpu") & (fig["cache"] == "cold")
-               & fig["method"].isin(list(FIRST_CALL_METHODS))]
+    rows = first_calls[first_calls["cache"] == "cold"]
     rows = rows[(rows["process"].astype("Int64") == 1).fillna(True)]
     if rows.empty:
         return empty("cold_spread", title, "no cold first calls in this data")

@@ -9,11 +9,15 @@ read-back - with sync (the `sum` kernel and the copy). A table of the kernels ea
 ran (name, launch shape for ncu, launches, min, median) and burn / PyTorch ratios on kernel
 time follow. The check warns when a
 figure labelled device time is more than 5% above the kernel time, and says why.
+
+The section selects its rows once (`select`: the clock figures and the kernel list) and every
+table and check here reads that selection.
 """
 
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 import pandas as pd
 
@@ -43,6 +47,18 @@ CLOCKS = [
 KEYS = ["framework", "label", "shape"]
 EXCESS = 0.05  # a device time this far above the kernel time holds more than the kernels
 _STATS = ("min", "median")
+
+
+class ClockRows(NamedTuple):
+    """The section's selection: per-matmul figures of every clock, and the kernels seen."""
+
+    rows: pd.DataFrame  # clock_rows
+    kernels: pd.DataFrame  # kernel_rows
+
+
+def select(fig: pd.DataFrame) -> ClockRows:
+    """The rows of the clocks section, selected once for its tables and checks."""
+    return ClockRows(clock_rows(fig), kernel_rows(fig))
 
 
 def _profilers(rows: pd.DataFrame) -> pd.Series:
@@ -126,10 +142,10 @@ def _table(rows: pd.DataFrame, kernels: pd.DataFrame, target: tuple[str, str, st
     return Table(slug, title, pd.DataFrame(records))
 
 
-def kernel_table(fig: pd.DataFrame) -> Table:
+def kernel_table(selected: ClockRows) -> Table:
     """Every kernel a profiler saw, per target: launches, min and median duration."""
     title = "Kernels each framework ran"
-    kernels = kernel_rows(fig)
+    kernels = selected.kernels
     if kernels.empty:
         return empty("kernels", title, "no profiler's kernel list in this data")
     records = []
@@ -148,9 +164,9 @@ def kernel_table(fig: pd.DataFrame) -> Table:
     return Table("kernels", title, pd.DataFrame(records))
 
 
-def undivided(fig: pd.DataFrame) -> list[str]:
+def undivided(selected: ClockRows) -> list[str]:
     """Targets whose ncu kernels do not divide into --reps matmuls: no per-matmul figure."""
-    rows, kernels = clock_rows(fig), kernel_rows(fig)
+    rows, kernels = selected
     kernels = kernels[kernels["profiler"] == "ncu"]
     found = []
     for framework, label, shape in ordered(kernels, KEYS):
@@ -162,9 +178,9 @@ def undivided(fig: pd.DataFrame) -> list[str]:
     return found
 
 
-def clock_tables(fig: pd.DataFrame) -> list[Table]:
+def clock_tables(selected: ClockRows) -> list[Table]:
     """One table per GPU target that has a kernel time or the queued device time."""
-    rows, kernels = clock_rows(fig), kernel_rows(fig)
+    rows, kernels = selected
     beyond = rows[rows["method"].isin(["kernel_time", "device_time_queued"])]
     targets = [t for t in ordered(rows, KEYS) if t in set(ordered(beyond, KEYS))] \
         if not beyond.empty else []
@@ -176,11 +192,11 @@ def clock_tables(fig: pd.DataFrame) -> list[Table]:
     return [_table(rows, kernels, target) for target in targets]
 
 
-def device_time_excess(fig: pd.DataFrame, excess: float = EXCESS) -> list[str]:
+def device_time_excess(selected: ClockRows, excess: float = EXCESS) -> list[str]:
     """A device time more than `excess` above the kernel time measures more than the GPU's
     work: on CUDA the start event is recorded on an idle stream, so the window also holds the
     host's launch of the kernel."""
-    rows, warnings = clock_rows(fig), []
+    rows, warnings = selected.rows, []
     for framework, label, shape in ordered(rows, KEYS):
         mine = lookup(rows, framework=framework, label=label, shape=shape)
         kernel, named = reference_kernel(mine, "min")
@@ -198,10 +214,10 @@ def device_time_excess(fig: pd.DataFrame, excess: float = EXCESS) -> list[str]:
     return warnings
 
 
-def kernel_ratio_table(fig: pd.DataFrame) -> Table:
+def kernel_ratio_table(selected: ClockRows) -> Table:
     """burn / PyTorch on kernel time (the per-matmul figure of each), min and median."""
     title = "burn / PyTorch on kernel time"
-    rows = clock_rows(fig)
+    rows = selected.rows
     rows = rows[rows["method"] == "kernel_time"]
     records = []
     for label, shape in ordered(rows, ["label", "shape"]):

@@ -4,6 +4,9 @@ Each plot must be readable without report.md: a title saying what was measured, 
 units, a legend, and the values written on bars. Timings span six decades (a 791 ns call
 overhead, a 3.6 s autotune), so every time axis is logarithmic. matplotlib's object API with
 the Agg canvas is used instead of pyplot: no global figure state, no display needed.
+
+Each plot is drawn from the rows its report section selected (sections.Section.rows), the same
+rows the section's tables and checks read; a plot only narrows them to what it shows.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from orchestrator.report.tables import (
     ordered,
     threads_column,
 )
-from orchestrator.report.timing_tables import cpu_rows, methods_rows
+from orchestrator.report.timing_tables import cpu_rows
 
 SampleSets = dict[str, np.ndarray]
 COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"]
@@ -37,13 +40,16 @@ DPI = 120
 Skipped = tuple[str, str]
 
 
-def write_plots(fig: pd.DataFrame, sets: SampleSets, out: Path) -> tuple[list[Path],
-                                                                         list[Skipped]]:
-    """Draw every plot the data allows; return the files and the plots skipped, with why."""
+def write_plots(section_rows: dict[str, pd.DataFrame], sets: SampleSets,
+                out: Path) -> tuple[list[Path], list[Skipped]]:
+    """Draw each plot from its section's rows (plot name -> rows) where the rows allow it.
+
+    Returns the files and the plots skipped, with why, in a fixed order (report.md lists them).
+    """
     written, skipped = [], []
     for name, draw in (("methods.png", _methods), ("cpu_threads.png", _cpu),
                        ("first_call.png", _first_call), ("warmup.png", _warmup)):
-        figure = draw(fig, sets)
+        figure = draw(section_rows[name], sets)
         if isinstance(figure, str):
             skipped.append((name, figure))
             continue
@@ -117,8 +123,8 @@ def _shape_text(rows: pd.DataFrame) -> str:
 # ---- 1. timing methods ----------------------------------------------------------------------
 
 
-def _methods(fig: pd.DataFrame, sets: SampleSets) -> Figure | str:
-    rows = methods_rows(fig)
+def _methods(rows: pd.DataFrame, sets: SampleSets) -> Figure | str:
+    """From the section's rows (timing_tables.methods_rows)."""
     timed = rows[rows["stat"].isin(["min", "median"])]
     if timed.empty:
         return "no accelerator timing figures in this data"
@@ -185,8 +191,9 @@ def _no_time_notes(ax: Axes, rows: pd.DataFrame, methods: list[str]) -> None:
 # ---- 3. CPU builds x threads ----------------------------------------------------------------
 
 
-def _cpu(fig: pd.DataFrame, sets: SampleSets) -> Figure | str:
-    rows = cpu_rows(fig, ["with_sync", "no_sync"])
+def _cpu(cpu: pd.DataFrame, sets: SampleSets) -> Figure | str:
+    """From the section's CPU figures (timing_tables.cpu_figures), as table 3 picks them."""
+    rows = cpu_rows(cpu, ["with_sync", "no_sync"])
     rows = rows[rows["stat"] == "min"].dropna(subset=["threads_key"]) if not rows.empty else rows
     if rows.empty:
         return "no CPU timing figures in this data"
@@ -224,8 +231,9 @@ def _cpu(fig: pd.DataFrame, sets: SampleSets) -> Figure | str:
 FIRST_BARS = {"first_call_returned": "call returned", "first_call_after_sync": "after sync"}
 
 
-def _first_call(fig: pd.DataFrame, sets: SampleSets) -> Figure | str:
-    rows = fig[(fig["device"] != "cpu") & fig["method"].isin(list(FIRST_BARS))]
+def _first_call(section_rows: pd.DataFrame, sets: SampleSets) -> Figure | str:
+    """From the section's rows (timing_tables.first_call_rows): two of its three methods."""
+    rows = section_rows[section_rows["method"].isin(list(FIRST_BARS))]
     if rows.empty:
         return "no accelerator first-call figures in this data"
     groups = ordered(rows, ["unit", "framework", "label", "process", "cache"])
@@ -259,8 +267,9 @@ def _first_call(fig: pd.DataFrame, sets: SampleSets) -> Figure | str:
 # ---- 5. warm-up puzzle ----------------------------------------------------------------------
 
 
-def _warmup(fig: pd.DataFrame, sets: SampleSets) -> Figure | str:
-    rows = fig[fig["method"] == "warmup_timed_run"].dropna(subset=["iteration"])
+def _warmup(section_rows: pd.DataFrame, sets: SampleSets) -> Figure | str:
+    """From the section's rows (timing_tables.warmup_rows) that name their timed run."""
+    rows = section_rows.dropna(subset=["iteration"])
     if rows.empty:
         return "no warm-up puzzle runs in this data"
     figure, ax = _figure(10.0, 5.0)

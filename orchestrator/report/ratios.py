@@ -2,6 +2,9 @@
 
 Both need the raw samples (`# samples` lines); from summary lines alone the report can give the
 ratio of minima and of medians, but no interval.
+
+The statistics section pairs the runs once (`pairs`, the bootstrap included) and hands those
+pairs to both ratio tables and to the arithmetic check.
 """
 
 from __future__ import annotations
@@ -65,11 +68,11 @@ def spread_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
 # ---- burn / PyTorch -------------------------------------------------------------------------
 
 
-def ratio_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
+def ratio_table(pairs: list[dict[str, Any]]) -> Table:
     """burn time / PyTorch time for each pair that measured the same thing on the same device
     in the same arithmetic (fp32 with fp32, tf32 with tf32)."""
     title = "burn / PyTorch: time ratios (above 1: burn is slower)"
-    records = [r for r in _records(fig, sets) if not r["_mixed"]]
+    records = [r for r in pairs if not r["_mixed"]]
     if not records:
         return empty("ratios", title, "no burn and PyTorch runs of the same kind to compare")
     frame = _public(pd.DataFrame(records))
@@ -77,10 +80,10 @@ def ratio_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
     return Table("ratios", title, frame.assign(arithmetic=arith) if arith.any() else frame)
 
 
-def mixed_ratio_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
+def mixed_ratio_table(pairs: list[dict[str, Any]]) -> Table:
     """The pairs of different arithmetic (burn TF32 / PyTorch FP32), set apart and flagged."""
     title = "Set apart: burn / PyTorch of different arithmetic (not like for like)"
-    records = [r for r in _records(fig, sets) if r["_mixed"]]
+    records = [r for r in pairs if r["_mixed"]]
     if not records:
         return empty("ratios_mixed", title, "every pair computes in the same arithmetic")
     frame = _public(pd.DataFrame(records))
@@ -88,16 +91,17 @@ def mixed_ratio_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
                                                               if c != "arithmetic")]])
 
 
-def arithmetic_checks(fig: pd.DataFrame, sets: SampleSets) -> list[str]:
+def arithmetic_checks(pairs: list[dict[str, Any]]) -> list[str]:
     """Under the ratio tables: which pairs compare two arithmetics, and what was done."""
-    records = _records(fig, sets)
+    records = pairs
     mixed = [(r["burn"], r["_b_prec"], r["PyTorch"], r["_t_prec"]) for r in records
              if r["_mixed"]]
     equals = {r["burn"] for r in records if not r["_mixed"]}
     return [arithmetic.mixed_note(mixed, equals)] if mixed else []
 
 
-def _records(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
+def pairs(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
+    """Every burn / PyTorch pair with its ratios ('_'-columns for the checks), selected once."""
     return _accelerator_ratios(fig, sets) + _cpu_ratios(fig, sets)
 
 

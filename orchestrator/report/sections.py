@@ -1,8 +1,10 @@
 """The report's sections, in the chapter's order: what each shows, its tables, its checks.
 
-A section builder selects its rows from the prepared figures (tables.prepare) and gives its
-tables and its measurement warnings (checks) from them, and names the plot drawn for it
-(plots). A new report section is one builder here and one entry in `build_sections`.
+A section builder selects its rows from the prepared figures (tables.prepare) ONCE and hands
+that selection to its tables, its measurement warnings (checks) and, through `Section.rows`, to
+the plot the writer draws for it (plots). A check that compares across sections (a first call
+against the steady figure of table 1, threads asked for in any run) still reads all figures.
+A new report section is one builder here and one entry in `build_sections`.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ class Section:
     tables: list[Table]
     warnings: list[str] = field(default_factory=list)
     plot: str | None = None  # the PNG shown under the section, when it was drawn
+    # the figures the section selected: its tables, its checks and its plot read these
+    rows: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def build_sections(data: Dataset, fig: pd.DataFrame, sets: checks.SampleSets,
@@ -58,92 +62,98 @@ def _methods(fig: pd.DataFrame, sets: checks.SampleSets, th: Thresholds) -> Sect
         "1. Timing methods on the accelerator",
         "Each method timed the same matmul in one process (first call excluded): min and "
         "median of the timed runs, and the 1-minute load average around the runs.",
-        [timing_tables.methods_table(fig, rows), energy.energy_table(fig)],
+        [timing_tables.methods_table(rows), energy.energy_table(fig)],
         checks.call_overhead(rows, th) + checks.no_time(rows) + checks.short_window(rows, th)
         + checks.spread(rows, sets, th)
-        + checks.load(rows, th) + _gpu_warnings(rows), "methods.png")
+        + checks.load(rows, th) + _gpu_warnings(rows), "methods.png", rows)
 
 
 def _clocks(fig: pd.DataFrame) -> Section:
+    selected = clocks.select(fig)  # selected once: every clock table and check
     return Section(
         "1b. Beyond the chapter: what each clock measured",
         "Per GPU target, every clock beside the kernels' own GPU time from a profiler that is "
         "not the framework's timer (CUPTI in bench_py, Nsight Compute in a profile run), min "
         "and median, with the differences named; then the kernels each framework ran, and "
         "burn / PyTorch on kernel time.",
-        [*clocks.clock_tables(fig), clocks.kernel_table(fig), clocks.kernel_ratio_table(fig)],
-        clocks.device_time_excess(fig) + clocks.undivided(fig))
+        [*clocks.clock_tables(selected), clocks.kernel_table(selected),
+         clocks.kernel_ratio_table(selected)],
+        clocks.device_time_excess(selected) + clocks.undivided(selected),
+        rows=selected.rows)
 
 
 def _first_call(fig: pd.DataFrame, th: Thresholds, data: Dataset) -> Section:
-    rows = fig[(fig["device"] != "cpu") & fig["method"].isin(list(tables.FIRST_CALL_METHODS))]
+    rows = timing_tables.first_call_rows(fig)  # selected once: tables, checks and plot
     # the spread only where a cold series was repeated; priming runs where there were any
-    spread, priming = cache_report.cold_spread_table(fig), cache_report.priming_table(data)
+    spread, priming = cache_report.cold_spread_table(rows), cache_report.priming_table(data)
     return Section(
         "2. First call across processes",
         "The first matmul of each process: when the call returned and when a sync after it "
         "returned. For burn, process 1 starts from a cold autotune cache, process 2 finds it "
-        "warm.", [timing_tables.first_call_table(fig),
+        "warm.", [timing_tables.first_call_table(rows),
                   *(t for t in (spread, priming) if not t.frame.empty)],
         checks.first_call_cost(fig[fig["device"] != "cpu"], th) + checks.load(rows, th)
         + cache_report.unproven_warnings(rows) + cache_report.settings_warnings(data),
-        "first_call.png")
+        "first_call.png", rows)
 
 
 def _cpu(fig: pd.DataFrame, sets: checks.SampleSets, host: dict[str, Any],
          th: Thresholds) -> Section:
-    rows = fig[(fig["device"] == "cpu") & fig["method"].isin(tables.TIMING_METHODS)]
+    cpu = timing_tables.cpu_figures(fig)  # selected once: tables, checks and plot
+    rows = cpu[cpu["method"].isin(tables.TIMING_METHODS)]
     return Section(
         "3. CPU builds and threads",
         "Minimum time of `with sync` (else `no sync`) per build and thread count; the BLAS "
         "PyTorch's build uses, when the host facts recorded it.",
-        [timing_tables.cpu_table(fig, host), timing_tables.cpu_first_call_table(fig)],
+        [timing_tables.cpu_table(cpu, host), timing_tables.cpu_first_call_table(cpu)],
         checks.cpu_sync(rows, th) + checks.thread_mismatch(fig) + checks.thread_gain(
-            timing_tables.cpu_rows(fig, ["with_sync", "no_sync"]), th)
+            timing_tables.cpu_rows(cpu, ["with_sync", "no_sync"]), th)
         + checks.spread(rows, sets, th) + checks.load(rows, th)
         + tables.unexpected_successes(rows)  # beside its figures
-        + state_checks.cpu_governor(rows, host), "cpu_threads.png")
+        + state_checks.cpu_governor(rows, host), "cpu_threads.png", cpu)
 
 
 def _accuracy(fig: pd.DataFrame, th: Thresholds) -> Section:
-    rows = tables.accuracy_rows(fig)
+    rows = tables.accuracy_rows(fig)  # selected once: the table and the checks
     notes = checks.bitwise_summary(rows) + checks.accuracy(rows, th)
-    max_ref = tables.global_max_ref(fig)
+    max_ref = tables.global_max_ref(rows)
     if max_ref:
         notes.insert(0, f"max |ref| = {max_ref} (one value for all builds, as printed).")
     return Section(
         "4. Same numbers from every build",
         "c = a @ b with a = sin(k), b = cos(k) in every build, against a float64 reference "
         "computed from the build's own f32 inputs, and against torch cpu.",
-        [tables.accuracy_table(fig)], notes)
+        [tables.accuracy_table(rows)], notes, rows=rows)
 
 
 def _warmup(fig: pd.DataFrame, th: Thresholds, data: Dataset) -> Section:
-    rows = fig[fig["method"] == "warmup_timed_run"]
+    rows = timing_tables.warmup_rows(fig)  # selected once: the table, checks and plot
     return Section(
         "5. The warm-up puzzle",
         "burn: one warm-up without sync (result dropped, or kept alive unread), then timed "
         "runs that each end with a sync, on a cold and on a warm autotune cache.",
-        [timing_tables.warmup_table(fig)],
+        [timing_tables.warmup_table(rows)],
         checks.warmup_first_run(rows, th) + checks.load(rows, th)
-        + cache_report.unproven_warnings(rows), "warmup.png")
+        + cache_report.unproven_warnings(rows), "warmup.png", rows)
 
 
 def _statistics(fig: pd.DataFrame, sets: checks.SampleSets) -> Section:
+    pairs = ratios.pairs(fig, sets)  # paired (and bootstrapped) once: both tables and checks
     return Section(
         "6. Beyond the chapter: spread, confidence and ratios",
         "From the raw samples: each median with its 95% confidence interval (order "
         "statistics), and burn / PyTorch time ratios of the same measurement with a bootstrap "
         "95% interval of the median ratio (fixed seed).",
-        [ratios.spread_table(fig, sets), ratios.ratio_table(fig, sets),
-         *(t for t in [ratios.mixed_ratio_table(fig, sets)] if not t.frame.empty)],
-        ratios.arithmetic_checks(fig, sets))
+        [ratios.spread_table(fig, sets), ratios.ratio_table(pairs),
+         *(t for t in [ratios.mixed_ratio_table(pairs)] if not t.frame.empty)],
+        ratios.arithmetic_checks(pairs))
 
 
 def _failures(figures: pd.DataFrame) -> Section:
     return Section("7. Runs skipped or failed",
                    "Runs that measured nothing, with the reason recorded for them.",
-                   [tables.failures_table(figures)], tables.unexpected_successes(figures))
+                   [tables.failures_table(figures)], tables.unexpected_successes(figures),
+                   rows=figures)
 
 
 def _gpu_warnings(rows: pd.DataFrame) -> list[str]:
@@ -161,4 +171,4 @@ def _machine(fig: pd.DataFrame, host: dict[str, Any]) -> Section:
         "other processes on it; the CPU's frequency policy per sweep and per run. "
         + " ".join(state_checks.cpu_state_lines(host, fig)),
         [state_checks.gpu_state_table(fig)],
-        _gpu_warnings(fig) + state_checks.cpu_governor(fig, host))
+        _gpu_warnings(fig) + state_checks.cpu_governor(fig, host), rows=fig)

@@ -27,17 +27,19 @@ LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 # table name -> (section title, its builder, the columns that say what a row stands for)
 TABLES: list[tuple[str, str, Callable[[pd.DataFrame, Dataset], Table], list[str]]] = [
     ("methods", "1. Timing methods on the accelerator",
-     lambda fig, d: timing_tables.methods_table(fig), ["method"]),
+     lambda fig, d: timing_tables.methods_table(timing_tables.methods_rows(fig)), ["method"]),
     ("first_call", "2. First call across processes",
-     lambda fig, d: timing_tables.first_call_table(fig), ["framework", "process"]),
+     lambda fig, d: timing_tables.first_call_table(
+         timing_tables.first_call_rows(fig)), ["framework", "process"]),
     ("cpu_threads", "3. CPU builds and threads (min, with sync)",
      lambda fig, d: timing_tables.cpu_table(fig, d.host), ["build"]),
     ("cpu_first_call", "3. CPU builds: first call",
      lambda fig, d: timing_tables.cpu_first_call_table(fig), ["build"]),
     ("accuracy", "4. Same numbers from every build",
-     lambda fig, d: tables.accuracy_table(fig), ["build"]),
+     lambda fig, d: tables.accuracy_table(tables.accuracy_rows(fig)), ["build"]),
     ("warmup", "5. The warm-up puzzle",
-     lambda fig, d: timing_tables.warmup_table(fig), ["cache", "warm-up"]),
+     lambda fig, d: timing_tables.warmup_table(timing_tables.warmup_rows(fig)),
+     ["cache", "warm-up"]),
 ]
 MACHINE_FACTS = ("accelerators (devices of the figures)", "GPU", "CPU", "OS", "torch", "burn")
 

@@ -181,9 +181,9 @@ def accuracy_rows(fig: pd.DataFrame) -> pd.DataFrame:
     return rows
 
 
-def accuracy_table(fig: pd.DataFrame) -> Table:
+def accuracy_table(rows: pd.DataFrame) -> Table:
+    """Table 4 from the rows its section selected (`accuracy_rows`)."""
     title = "Same numbers from every build"
-    rows = accuracy_rows(fig)
     builds = rows[rows["build"] != ""]
     if builds.empty:
         return empty("accuracy", title, "no accuracy comparisons in this data")
@@ -223,9 +223,8 @@ def _yes_no(value: Any) -> str:
     return "" if pd.isna(value) else ("yes" if value else "no")
 
 
-def global_max_ref(fig: pd.DataFrame) -> str:
-    """A log's single `max |ref| = X` line, which belongs to no build."""
-    rows = accuracy_rows(fig)
+def global_max_ref(rows: pd.DataFrame) -> str:
+    """A log's single `max |ref| = X` line, which belongs to no build (in `accuracy_rows`)."""
     rows = rows[(rows["build"] == "") & (rows["stat"] == "max_abs_ref")]
     return _accuracy_number("max_abs_ref")(rows["value_s"].iloc[0]) if not rows.empty else ""
 

@@ -40,10 +40,9 @@ def methods_rows(fig: pd.DataFrame) -> pd.DataFrame:
     return one_unit_per(rows, ["framework", "label", "shape", "method"])
 
 
-def methods_table(fig: pd.DataFrame, rows: pd.DataFrame | None = None) -> Table:
-    """Table 1 from `fig`, or from the rows a section already selected (`methods_rows`)."""
+def methods_table(rows: pd.DataFrame) -> Table:
+    """Table 1 from the rows its section selected (`methods_rows`)."""
     title = "Timing methods on the accelerator"
-    rows = methods_rows(fig) if rows is None else rows
     if rows.empty:
         return empty("methods", title, "no accelerator runs in this data")
     targets = ordered(rows, ["framework", "label", "shape"])
@@ -89,9 +88,14 @@ def _load(value: Any) -> str:
 # ---- 2. first call across processes --------------------------------------------------------
 
 
-def first_call_table(fig: pd.DataFrame) -> Table:
+def first_call_rows(fig: pd.DataFrame) -> pd.DataFrame:
+    """The accelerator first-call figures of table 2."""
+    return fig[(fig["device"] != "cpu") & fig["method"].isin(list(FIRST_CALL_METHODS))]
+
+
+def first_call_table(rows: pd.DataFrame) -> Table:
+    """Table 2 from the rows its section selected (`first_call_rows`)."""
     title = "First call across processes"
-    rows = fig[(fig["device"] != "cpu") & fig["method"].isin(list(FIRST_CALL_METHODS))]
     if rows.empty:
         return empty("first_call", title, "no accelerator first-call figures in this data")
     # A captured log names the run in its section; a store's runs need the experiment's name.
@@ -129,9 +133,15 @@ def cpu_rows(fig: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
     return one_unit_per(rows, [*keys, "method"])
 
 
-def cpu_table(fig: pd.DataFrame, host: dict[str, Any]) -> Table:
+def cpu_figures(fig: pd.DataFrame) -> pd.DataFrame:
+    """Every CPU figure: the rows of table 3, its first-call table and its plot."""
+    return fig[fig["device"] == "cpu"]
+
+
+def cpu_table(cpu: pd.DataFrame, host: dict[str, Any]) -> Table:
+    """Table 3 from the CPU figures (`cpu_figures`; any superset gives the same table)."""
     title = "CPU builds and threads (min, with sync)"
-    rows = cpu_rows(fig, ["with_sync", "no_sync"])
+    rows = cpu_rows(cpu, ["with_sync", "no_sync"])
     if rows.empty:
         return empty("cpu_threads", title, "no CPU runs in this data")
     frame = thread_pivot(rows[rows["stat"] == "min"])
@@ -141,9 +151,9 @@ def cpu_table(fig: pd.DataFrame, host: dict[str, Any]) -> Table:
     return Table("cpu_threads", title, frame)
 
 
-def cpu_first_call_table(fig: pd.DataFrame) -> Table:
+def cpu_first_call_table(cpu: pd.DataFrame) -> Table:
     title = "CPU builds: first call"
-    rows = cpu_rows(fig, ["first_call"])
+    rows = cpu_rows(cpu, ["first_call"])
     if rows.empty:
         return empty("cpu_first_call", title, "no CPU first-call figures in this data")
     return Table("cpu_first_call", title, thread_pivot(rows))
@@ -182,9 +192,14 @@ def _threads_match(rows: pd.DataFrame, threads: int | None) -> pd.Series:
 # ---- 5. the warm-up puzzle ------------------------------------------------------------------
 
 
-def warmup_table(fig: pd.DataFrame) -> Table:
+def warmup_rows(fig: pd.DataFrame) -> pd.DataFrame:
+    """The warm-up puzzle's timed runs, table 5."""
+    return fig[fig["method"] == "warmup_timed_run"]
+
+
+def warmup_table(rows: pd.DataFrame) -> Table:
+    """Table 5 from the rows its section selected (`warmup_rows`)."""
     title = "The warm-up puzzle: a warm-up without sync, then timed runs"
-    rows = fig[fig["method"] == "warmup_timed_run"]
     if rows.empty:
         return empty("warmup", title, "no warm-up puzzle runs in this data")
     show_device = bool((rows["label"] != "").any())

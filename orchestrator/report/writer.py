@@ -29,9 +29,10 @@ def write(data: Dataset, out: Path, *, thresholds: Thresholds | None = None) -> 
     out.mkdir(parents=True, exist_ok=True)
     fig = tables.prepare(data)
     sets = sample_sets(data.samples)
-    written, skipped = plots.write_plots(fig, sets, out)
-    drawn = {p.name for p in written}
     sections = build_sections(data, fig, sets, th)
+    # each plot from the rows its section selected, the rows of its tables and checks
+    written, skipped = plots.write_plots({s.plot: s.rows for s in sections if s.plot}, sets, out)
+    drawn = {p.name for p in written}
     for section in sections:
         section.plot = section.plot if section.plot in drawn else None
     written += [_write_csv(t, out) for s in sections for t in s.tables if t.missing is None]

@@ -81,16 +81,16 @@ def test_logs_store_records_printed_and_inferred_precision(from_logs: Path) -> N
 
 def test_burn_tf32_pairs_with_torch_tf32_and_the_fp32_pair_is_set_apart(from_logs: Path) -> None:
     fig, sets = _fig(from_logs)
-    plain = ratios.ratio_table(fig, sets).frame
+    plain = ratios.ratio_table(ratios.pairs(fig, sets)).frame
     assert set(plain["PyTorch"]) == {"PyTorch cuda [tf32]"}
     assert set(plain["burn"]) == {"burn cuda [tf32]"} and set(plain["arithmetic"]) == {"tf32"}
     device = plain[plain["method"] == "device time"].iloc[0]
     # burn's profile_with flush against torch's TF32 cuda.Event: far from the 1.2x of FP32
     assert float(device["min ratio"].rstrip("×")) > 2.5
-    apart = ratios.mixed_ratio_table(fig, sets).frame
+    apart = ratios.mixed_ratio_table(ratios.pairs(fig, sets)).frame
     assert set(apart["arithmetic"]) == {"TF32 vs FP32"}
     assert set(apart["PyTorch"]) == {"PyTorch cuda"}
-    (note,) = ratios.arithmetic_checks(fig, sets)
+    (note,) = ratios.arithmetic_checks(ratios.pairs(fig, sets))
     assert note.startswith("**different arithmetic**: burn cuda [tf32] (TF32) / PyTorch cuda "
                            "(FP32): ")
     assert "no PyTorch TF32 run" not in note  # it has one, and is paired with it
@@ -98,14 +98,14 @@ def test_burn_tf32_pairs_with_torch_tf32_and_the_fp32_pair_is_set_apart(from_log
 
 def test_h200_headline_ratio_is_flagged_not_plain(tmp_path: Path) -> None:
     fig, sets = _fig(H200)
-    plain = ratios.ratio_table(fig, sets).frame
+    plain = ratios.ratio_table(ratios.pairs(fig, sets)).frame
     assert not plain["burn"].str.contains("cuda").any()  # only the CPU builds, fp32 both
     assert set(plain["arithmetic"]) == {"fp32"}
-    apart = ratios.mixed_ratio_table(fig, sets).frame
+    apart = ratios.mixed_ratio_table(ratios.pairs(fig, sets)).frame
     device = apart[apart["method"] == "device time"]
     assert device[["arithmetic", "burn", "PyTorch", "min ratio"]].values.tolist() == [
         ["TF32 vs FP32", "burn cuda [tf32]", "PyTorch cuda", "1.20×"]]
-    (note,) = ratios.arithmetic_checks(fig, sets)
+    (note,) = ratios.arithmetic_checks(ratios.pairs(fig, sets))
     assert "no PyTorch TF32 run to pair it with" in note
     report.write(dataset.load(H200), tmp_path)
     text = (tmp_path / "report.md").read_text()
@@ -122,9 +122,9 @@ def test_logs_without_precision_pair_as_before() -> None:
     parsed = parse_text((PROJECT / "tests" / "data" / "chapter_listings.log").read_text())
     data = dataset.from_parse(parsed, "chapter.log")
     fig, sets = tables.prepare(data), sample_sets(data.samples)
-    assert ratios.mixed_ratio_table(fig, sets).frame.empty
-    assert ratios.arithmetic_checks(fig, sets) == []
-    assert "arithmetic" not in ratios.ratio_table(fig, sets).frame
+    assert ratios.mixed_ratio_table(ratios.pairs(fig, sets)).frame.empty
+    assert ratios.arithmetic_checks(ratios.pairs(fig, sets)) == []
+    assert "arithmetic" not in ratios.ratio_table(ratios.pairs(fig, sets)).frame
 
 
 def test_numpy_arrays_of_the_fixture_are_real() -> None:

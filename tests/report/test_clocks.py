@@ -60,7 +60,7 @@ def _cells(table) -> dict[str, tuple[str, str]]:
 
 def test_torch_table_decomposes_the_device_time(results: Path) -> None:
     data = dataset.load(results)
-    tables = {t.name: t for t in clocks.clock_tables(prepare(data))}
+    tables = {t.name: t for t in clocks.clock_tables(clocks.select(prepare(data)))}
     torch = _cells(tables["clocks_torch_cuda_1024x1024"])
     assert torch["no sync"] == ("11.749µs", "13.945µs")
     assert torch["with sync"] == ("71.142µs", "74.180µs")
@@ -73,7 +73,7 @@ def test_torch_table_decomposes_the_device_time(results: Path) -> None:
     assert torch["= queued gap"] == ("2.593µs", "2.896µs")
     assert torch["= sync overhead"] == ("3.046µs", "4.900µs")
     assert torch["= read-back extra"] == ("12.557µs", "12.960µs")
-    kernels = clocks.kernel_table(prepare(data)).frame
+    kernels = clocks.kernel_table(clocks.select(prepare(data))).frame
     torch_kernels = kernels[kernels["run"] == "PyTorch cuda"]
     assert list(torch_kernels["profiler"]) == ["CUPTI", "ncu"]
     assert list(torch_kernels["launches"]) == ["20", "20"]
@@ -83,21 +83,22 @@ def test_torch_table_decomposes_the_device_time(results: Path) -> None:
 
 def test_burn_table_names_its_kernels_and_says_why_no_per_matmul_time(results: Path) -> None:
     data = dataset.load(results)
-    table = {t.name: t for t in clocks.clock_tables(prepare(data))}["clocks_burn_cuda_1024x1024"]
+    by_name = {t.name: t for t in clocks.clock_tables(clocks.select(prepare(data)))}
+    table = by_name["clocks_burn_cuda_1024x1024"]
     assert _cells(table)["device time"] == ("92.320µs", "96.112µs")
     assert "kernel time (ncu)" not in _cells(table)
-    kernels = clocks.kernel_table(prepare(data)).frame
+    kernels = clocks.kernel_table(clocks.select(prepare(data))).frame
     burn = kernels[kernels["run"] == "burn cuda"]
     assert [k.split("_f32")[0] for k in burn["kernel"]] == [
         "matmul_entry_lhs", "full_kernel_c", "shared_sum_kernel_t"]
     assert list(burn["launches"]) == ["13", "3", "3"]
-    assert clocks.undivided(prepare(data)) == [
+    assert clocks.undivided(clocks.select(prepare(data))) == [
         "burn cuda 1024x1024: ncu's launches do not divide evenly into --reps matmuls, so no "
         "per-matmul kernel time from ncu (its kernels are listed one by one)."]
 
 
 def test_device_time_check_says_why(results: Path) -> None:
-    warnings = clocks.device_time_excess(prepare(dataset.load(results)))
+    warnings = clocks.device_time_excess(clocks.select(prepare(dataset.load(results))))
     assert len(warnings) == 1  # torch's device time; the queued one is within 5% of CUPTI
     # (burn's 92 µs device time has no per-matmul kernel time here to be compared with)
     assert warnings[0].startswith("PyTorch cuda 1024x1024: device time min 68.096µs is 23% "
@@ -127,14 +128,14 @@ def test_report_shows_the_tables(results: Path, tmp_path: Path) -> None:
 
 
 def test_kernel_ratio_needs_both_frameworks(results: Path) -> None:
-    table = clocks.kernel_ratio_table(prepare(dataset.load(results)))
+    table = clocks.kernel_ratio_table(clocks.select(prepare(dataset.load(results))))
     assert table.missing  # burn has no per-matmul ncu time in this capture
     fig = prepare(dataset.load(results))
     burn = fig[(fig["framework"] == "torch") & (fig["method"] == "kernel_time")
                & (fig["profiler"] == "ncu") & (fig["kernel"] == "")].copy()
     burn["framework"] = "burn"
     burn["value_s"] = burn["value_s"] * 0.5
-    table = clocks.kernel_ratio_table(pd.concat([fig, burn], ignore_index=True))
+    table = clocks.kernel_ratio_table(clocks.select(pd.concat([fig, burn], ignore_index=True)))
     ratios = set(zip(table.frame["ratio of median"], table.frame["PyTorch kernel time"],
                      strict=True))
     assert ("0.50", "56.576µs (ncu)") in ratios

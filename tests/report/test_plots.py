@@ -10,6 +10,8 @@ import pytest
 
 from orchestrator.data.dataset import Dataset
 from orchestrator.report import plots, tables
+from orchestrator.report.checks import Thresholds
+from orchestrator.report.sections import build_sections
 from orchestrator.report.spread import sample_sets
 from tests.report.test_writer import chapter_dataset, synthetic_dataset
 
@@ -26,7 +28,11 @@ def png_size(path: Path) -> tuple[int, int]:
 
 
 def draw(data: Dataset, out: Path) -> tuple[list[Path], list[plots.Skipped]]:
-    return plots.write_plots(tables.prepare(data), sample_sets(data.samples), out)
+    """The plots as the writer draws them: each from the rows its section selected."""
+    sets = sample_sets(data.samples)
+    th = Thresholds().for_host(data.host)
+    sections = build_sections(data, tables.prepare(data), sets, th)
+    return plots.write_plots({s.plot: s.rows for s in sections if s.plot}, sets, out)
 
 
 @pytest.mark.parametrize("which", ["chapter", "synthetic"])
