@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.data.records import RunRecord
 from orchestrator.run import gpu_state
 from orchestrator.run.runner import RunContext, execute
 from orchestrator.spec.plan import RunDef
@@ -129,17 +130,22 @@ def test_the_real_pynvml_on_this_machine() -> None:
         assert state["reason"].startswith("NVML did not start")
 
 
+def _fake_run(tmp_path: Path, device: str, crate: str) -> RunRecord:
+    """One run, through the runner, of a fake burn program that prints one summary line."""
+    program = tmp_path / "fake-bench"
+    line = f"{device} 8x8 matmul with sync, 3 runs: min 1.000µs median 2.000µs"
+    program.write_text(f"#!{sys.executable}\nprint({line!r})\n")
+    program.chmod(0o755)
+    run = RunDef(experiment="t", program="burn", device=device, mode="mm", shape=(8, 8), reps=3,
+                 build="fake", crate=crate)
+    ctx = RunContext(PROJECT, sys.executable, tmp_path / "scratch", {"fake": program})
+    return execute(run, ctx)
+
+
 def test_a_cuda_run_records_the_state_before_and_after(tmp_path: Path, nvml: FakeNvml) -> None:
     """Through the runner: snapshots around the spawn only, the delta stored with them."""
-    program = tmp_path / "fake-bench"
-    program.write_text(f"#!{sys.executable}\n"
-                       "print('cuda 8x8 matmul with sync, 3 runs: min 1.000µs median 2.000µs')\n")
-    program.chmod(0o755)
-    run = RunDef(experiment="t", program="burn", device="cuda", mode="mm", shape=(8, 8), reps=3,
-                 build="fake", crate="exec-gpu")
-    ctx = RunContext(PROJECT, sys.executable, tmp_path / "scratch", {"fake": program})
     calls_before = len(nvml.calls)
-    rec = execute(run, ctx)
+    rec = _fake_run(tmp_path, "cuda", "exec-gpu")
     assert rec.status == "ok", rec.reason
     assert rec.state is not None
     assert rec.state["gpu_before"]["gpu"]["reason_names"] == ["gpu_idle"]
@@ -150,13 +156,7 @@ def test_a_cuda_run_records_the_state_before_and_after(tmp_path: Path, nvml: Fak
 
 
 def test_a_cpu_run_says_why_it_has_no_gpu_state(tmp_path: Path, nvml: FakeNvml) -> None:
-    program = tmp_path / "fake-bench"
-    program.write_text(f"#!{sys.executable}\n"
-                       "print('flex 8x8 matmul with sync, 3 runs: min 1.000µs median 2.000µs')\n")
-    program.chmod(0o755)
-    run = RunDef(experiment="t", program="burn", device="flex", mode="mm", shape=(8, 8), reps=3,
-                 build="fake", crate="exec-cpu")
-    rec = execute(run, RunContext(PROJECT, sys.executable, tmp_path / "s", {"fake": program}))
+    rec = _fake_run(tmp_path, "flex", "exec-cpu")
     assert rec.state is not None
     assert rec.state["gpu_before"] == {"reason": "not an NVIDIA GPU run (device flex)"}
     assert "nvmlInit" not in nvml.calls
