@@ -5,13 +5,13 @@ dataset column) is derived from them and gives the figures table, its INSERT and
 figure columns. A new field is one line in `Figure`, one entry in `_SQL`/`_DATASET` here if its
 name or type differs from the default, and a migration.
 
-Versions: 1, the first store (docs/results/h200-2026-11-30 is one); 2 adds `samples.summary_line` (the
-line number of the summary line a sample set belongs to, which the report used to rebuild by
-counting), spells "no cache" in `figures.cache` as 'none' instead of NULL, and adds the
-figure fields added since (`profiler`, `kernel`: a profiler's kernel time). `MIGRATIONS` is
-an ordered list of (from_version, function); `migrate` applies each in turn in one
-transaction. Who migrates where is `store`'s business (a store opened for writing migrates in
-place; one opened for reading migrates a temporary copy).
+Versions: 1, the first store (docs/results/h200-2026-11-30 is one); 2 adds
+`samples.summary_line` (the line number of the summary line a sample set belongs to, which the
+report used to rebuild by counting), spells "no cache" in `figures.cache` as 'none' instead of
+NULL, and adds the figure fields added since (`profiler`, `kernel`: a profiler's kernel time).
+`MIGRATIONS` is an ordered list of (from_version, function); `migrate` applies each in turn in
+one transaction. Who migrates where is `store`'s business (a store opened for writing migrates
+in place; one opened for reading migrates a temporary copy).
 """
 
 from __future__ import annotations

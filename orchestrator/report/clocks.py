@@ -192,6 +192,18 @@ def clock_tables(selected: ClockRows) -> list[Table]:
     return [_table(rows, kernels, target) for target in targets]
 
 
+# Why each device timer can read above the kernels' own time.
+_EXCESS_REASONS = (
+    ("device_time", "device time",
+     "the start event is recorded on an idle stream, so the window also holds the host's launch "
+     "of the work, not only the kernels"),
+    ("device_time_queued", "device time queued",
+     "the stream was held before the start event, so no launch gap is inside; what remains is the "
+     "GPU's own step between the events and the kernels (and the events' resolution), large beside "
+     "a short kernel"),
+)
+
+
 def device_time_excess(selected: ClockRows, excess: float = EXCESS) -> list[str]:
     """A device time more than `excess` above the kernel time measures more than the GPU's
     work: on CUDA the start event is recorded on an idle stream, so the window also holds the
@@ -200,17 +212,14 @@ def device_time_excess(selected: ClockRows, excess: float = EXCESS) -> list[str]
     for framework, label, shape in ordered(rows, KEYS):
         mine = lookup(rows, framework=framework, label=label, shape=shape)
         kernel, named = reference_kernel(mine, "min")
-        for method, text in (("device_time", "device time"),
-                             ("device_time_queued", "device time queued")):
+        for method, text, why in _EXCESS_REASONS:
             value = _value(mine, method, "", "min")
             if kernel is None or value is None or value <= kernel * (1 + excess):
                 continue
             warnings.append(
                 f"{column_name(framework, label)} {shape}: {text} min {duration(value)} is "
                 f"{100 * (value / kernel - 1):.0f}% above the kernel time {duration(kernel)} "
-                f"({named}): the start event is recorded on an idle stream, so the window also "
-                "holds the host's launch of the work (launch gap "
-                f"{duration(value - kernel)}), not only the kernels.")
+                f"({named}): {why} (a gap of {duration(value - kernel)}).")
     return warnings
 
 

@@ -1,4 +1,5 @@
-"""The committed H200 sweep (docs/results/h200-2026-11-30) reads back, and the report says what it showed."""
+"""The first committed H200 sweep (docs/results/h200-2026-11-30, format 1) reads back, and the
+report says what it showed."""
 
 from __future__ import annotations
 

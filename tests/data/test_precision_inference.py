@@ -1,6 +1,7 @@
 """Each build's arithmetic, inferred from the committed H200 accuracy arrays and printed in logs.
 
-docs/results/h200-2026-11-30 was made before the precision header lines: every figure there is inferred.
+docs/results/h200-2026-11-30 was made before the precision header lines: every figure there is
+inferred.
 burn cuda (cubecl's autotune) computes with TF32 tensor cores; torch cuda ran with TF32 off.
 """
 

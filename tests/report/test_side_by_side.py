@@ -30,7 +30,8 @@ def _rows(path: Path) -> list[dict[str, str]]:
 def test_each_side_has_its_machine_line_and_column_group(report: Path) -> None:
     text = (report / "report.md").read_text(encoding="utf-8")
     assert "- **A** = `chapter_listings.log`: accelerators metal, mps; GPU not recorded" in text
-    assert "- **B** = `h200-2026-11-30@20261130-154152-599978`: accelerators cuda; GPU NVIDIA H200" in text
+    assert ("- **B** = `h200-2026-11-30@20261130-154152-599978`: accelerators cuda; "
+            "GPU NVIDIA H200") in text
     for title in ("1. Timing methods", "2. First call", "3. CPU builds and threads",
                   "4. Same numbers", "5. The warm-up puzzle"):
         assert f"## {title}" in text

@@ -16,20 +16,15 @@ from ..conftest import write
 SMALL = """\
 version: 1
 defaults: {shape: [32, 32], reps: 2, timeout_s: 300}
-builds:
-  template: {crate: exec-cpu}
+builds: {template: {crate: exec-cpu}}
 experiments:
   cpu:
     mode: mm
-    targets:
-      - {program: torch, device: cpu, precision: fp32}
-      - {program: burn, build: template, device: flex}
-  accuracy:
-    mode: accuracy
-    shapes: [[32, 32]]
-    targets:
-      - {program: torch, device: cpu}
-      - {program: burn, build: template, device: flex}
+    targets: [{program: torch, device: cpu, precision: fp32},
+              {program: burn, build: template, device: flex}]
+  accuracy: {mode: accuracy, shapes: [[32, 32]],
+             targets: [{program: torch, device: cpu},
+                       {program: burn, build: template, device: flex}]}
 """
 
 
