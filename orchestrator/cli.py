@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from orchestrator.data.parse import parse_text
+from orchestrator.data.parse import parse_text, read_log
 from orchestrator.data.records import BuildResult, Status
 from orchestrator.errors import InputError, OrchestratorError
 from orchestrator.programs.cargo import Builder
@@ -202,13 +202,6 @@ def cmd_export(args: argparse.Namespace, console: Console) -> int:
     figures, samples = dataset.export_csv(dataset.load(args.results, args.sweep), args.csv)
     console.print(f"wrote {figures} and {samples}")
     return 0
-
-
-def read_log(path: Path) -> str:
-    try:
-        return path.read_bytes().decode("utf-8", "replace")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read log: {exc.strerror}") from None
 
 
 def cmd_parse(args: argparse.Namespace, console: Console) -> int:

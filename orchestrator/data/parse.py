@@ -13,6 +13,7 @@ import gc
 import re
 from collections.abc import Iterable
 from functools import lru_cache
+from pathlib import Path
 
 from orchestrator import programs
 from orchestrator.data.durations import UNIT_EXPONENTS as _EXPONENTS
@@ -25,9 +26,18 @@ from orchestrator.data.records import (
     Samples,
     mutable_twin,
 )
+from orchestrator.errors import InputError
 
 __all__ = ["Context", "Figure", "Header", "ParseResult", "Samples", "parse_lines", "parse_text",
-           "wrote_label"]
+           "read_log", "wrote_label"]
+
+
+def read_log(path: Path) -> str:
+    """A captured log's text (undecodable bytes replaced), or an InputError naming the file."""
+    try:
+        return path.read_bytes().decode("utf-8", "replace")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read log: {exc.strerror}") from None
 
 
 _FigureTwin = mutable_twin(Figure)
