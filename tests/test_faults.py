@@ -17,6 +17,7 @@ import contextlib
 import json
 import os
 import random
+import resource
 import shutil
 import signal
 import sqlite3
@@ -127,10 +128,19 @@ RESUMABLE = {
 
 
 # helpers --------------------------------------------------------------------------------------
+def _limit_memory(mib: int) -> Callable[[], None]:
+    def limit() -> None:  # in the child, before exec: a runaway fails there, not this machine
+        resource.setrlimit(resource.RLIMIT_AS, (mib * 2**20, mib * 2**20))
+    return limit
+
+
 def orchestrator(*args: str | Path, cwd: Path = PROJECT, env: dict[str, str] | None = None,
-                 **popen: Any) -> subprocess.Popen[str]:
-    """`python -m orchestrator ARGS` started in the background, stdout and stderr piped."""
+                 memory_mib: int | None = None, **popen: Any) -> subprocess.Popen[str]:
+    """`python -m orchestrator ARGS` started in the background, stdout and stderr piped;
+    `memory_mib` caps its address space (for the cases that provoke unbounded work)."""
     argv = [sys.executable, "-m", "orchestrator", *map(str, args)]
+    if memory_mib is not None:
+        popen["preexec_fn"] = _limit_memory(memory_mib)
     return subprocess.Popen(argv, cwd=cwd, env=env, text=True, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, **popen)
 
