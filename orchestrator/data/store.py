@@ -179,8 +179,9 @@ class Store:
         return row[0] if row else None
 
     def begin_sweep(self, config_path: Path, host: dict[str, Any], argv: list[str],
-                    new: bool) -> tuple[str, bool]:
-        """(sweep id, resumed): continue the latest sweep unless `new`."""
+                    new: bool, config_text: str | None = None) -> tuple[str, bool]:
+        """(sweep id, resumed): continue the latest sweep unless `new`. `config_text` is the
+        experiments file as it was read for planning (default: read `config_path` now)."""
         latest = None if new else self.latest_sweep()
         if latest is not None:
             with self._transaction() as db:
@@ -191,7 +192,8 @@ class Store:
         with self._transaction() as db:
             db.execute(schema.insert("sweeps", _SWEEP_COLUMNS),
                        (sweep_id, time.time(), None, "running", str(config_path),
-                        config_path.read_text(encoding="utf-8"), _json(host), _json(argv)))
+                        config_path.read_text(encoding="utf-8") if config_text is None
+                        else config_text, _json(host), _json(argv)))
         return sweep_id, False
 
     def end_sweep(self, sweep_id: str, status: str) -> None:

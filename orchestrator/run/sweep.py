@@ -127,9 +127,9 @@ class Sweep:
             retry_failed: bool = False) -> SweepSummary:
         config, planned = self.plan(config_path, only)
         with self.store.writing() as store:
-            sweep_id, resumed = store.begin_sweep(config_path, host_facts(self.project,
-                                                                          self.python),
-                                                  sys.argv, new)
+            sweep_id, resumed = store.begin_sweep(
+                config_path, host_facts(self.project, self.python), sys.argv, new,
+                config_text=config.source_text)
             summary = SweepSummary(sweep_id, resumed)
             try:
                 self._run_all(config, planned, summary, retry_failed)

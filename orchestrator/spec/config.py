@@ -16,6 +16,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -238,6 +239,12 @@ class ExperimentsFile(Strict):
     defaults: Defaults = Defaults()
     builds: dict[Name, Build] = Field(default_factory=dict)
     experiments: dict[Name, Experiment] = Field(min_length=1)
+    _source_text: str = PrivateAttr(default="")
+
+    @property
+    def source_text(self) -> str:
+        """The file's text as `load` read it (the sweep records this, not a second read)."""
+        return self._source_text
 
     @model_validator(mode="after")
     def _builds_exist(self) -> ExperimentsFile:
@@ -265,7 +272,7 @@ def load(path: Path) -> ExperimentsFile:
         raise ConfigError(located.source, 1, "",
                           "expected a mapping with 'version' and 'experiments'")
     try:
-        return ExperimentsFile.model_validate(located.data)
+        config = ExperimentsFile.model_validate(located.data)
     except ValidationError as exc:
         errors = _without_follow_ons(exc.errors())
         loc = _data_path(errors[0]["loc"])
@@ -279,6 +286,8 @@ def load(path: Path) -> ExperimentsFile:
         more = f" (and {rest} more problem{'s' * (rest > 1)})" if rest else ""
         raise ConfigError(located.source, located.line_of(loc), format_path(loc),
                           message + more) from None
+    config._source_text = located.text
+    return config
 
 
 def _without_follow_ons(errors: list[Any]) -> list[Any]:

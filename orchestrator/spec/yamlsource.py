@@ -32,10 +32,11 @@ def format_path(path: PathKey) -> str:
 class Located:
     """A loaded document and the line of every YAML path in it."""
 
-    def __init__(self, source: str, data: Any, lines: dict[PathKey, int]) -> None:
+    def __init__(self, source: str, data: Any, lines: dict[PathKey, int], text: str = "") -> None:
         self.source = source
         self.data = data
         self.lines = lines
+        self.text = text  # what was read, once: a pipe or FIFO cannot be read a second time
 
     def line_of(self, path: PathKey) -> int | None:
         """Line of the deepest known prefix of `path` (pydantic may point below a leaf)."""
@@ -101,4 +102,4 @@ def load_yaml(path: Path) -> Located:
         raise ConfigError(source, None, "", "the file is empty")
     lines: dict[PathKey, int] = {}
     data = _construct(node, (), source, lines)
-    return Located(source, data, lines)
+    return Located(source, data, lines, text)
