@@ -8,7 +8,6 @@ expected; `json_schema()` exports the schema so editors can complete the file.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -24,9 +23,11 @@ from pydantic import (
 )
 
 from orchestrator import programs
-from orchestrator.errors import ConfigError
 from orchestrator.programs.burn import CRATE_FEATURES
-from orchestrator.spec.yamlsource import format_path, load_yaml
+from orchestrator.spec import limits as lim
+from orchestrator.spec.limits import Env, Seconds, StrictBool, StrictInt
+from orchestrator.spec.messages import PathError, problems
+from orchestrator.spec.yamlsource import load_yaml, problems_error
 
 FORMAT_VERSION = 1
 
@@ -38,48 +39,33 @@ Crate = Literal["exec-gpu", "exec-cpu", "exec-amx"]
 Mode = Literal["mm", "warm", "accuracy"]
 CacheState = Literal["cold", "warm", "none"]
 WarmupKind = Literal["dropped", "kept"]
-Threads = int | Literal["auto"]
+Threads = StrictInt | Literal["auto"]
 Profiler = Literal["ncu"]  # a profile run of each measured CUDA mm run, under Nsight Compute
 Precision = Literal["fp32", "tf32"]
-
 
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-def _shape(value: Any) -> tuple[int, int]:
-    """Accept [M, N] or 'MxN'."""
-    if isinstance(value, str) and "x" in value:
-        value = value.split("x")
-    if isinstance(value, list | tuple) and len(value) == 2:
-        try:
-            m, n = (int(v) for v in value)
-        except (TypeError, ValueError):
-            pass
-        else:
-            if m > 0 and n > 0:
-                return (m, n)
-    raise ValueError(f"expected a shape [M, N] or 'MxN' with positive sizes, got {value!r}")
-
-
 class QuietGate(Strict):
     """Wait (bounded) until the machine is quiet before each measured run."""
 
-    max_load1: float | None = Field(None, gt=0, description="1-minute load to wait for; null: off")
-    max_wait_s: float = Field(300, ge=0, description="give up waiting after this, run anyway")
-    poll_s: float = Field(5, gt=0)
+    max_load1: Seconds | None = Field(None, gt=0, le=lim.MAX_LOAD,
+                                      description="1-minute load to wait for; null: off")
+    max_wait_s: Seconds = Field(300, ge=0, le=lim.MAX_WAIT_S,
+                                description="give up waiting after this, run anyway")
+    poll_s: Seconds = Field(5, ge=0.01, le=lim.MAX_WAIT_S)
 
 
 class Defaults(Strict):
-    shape: tuple[int, int] = Field((1024, 1024), description="[M, N] or 'MxN'")
-    reps: int = Field(20, ge=1, description="timed runs per method")
-    timeout_s: float = Field(600, gt=0, description="a run taking longer is killed")
-    samples: bool = Field(True, description="ask programs for '# samples' lines")
+    shape: lim.Shape = Field((1024, 1024), description=lim.SHAPE_HELP)
+    reps: StrictInt = Field(20, ge=1, le=lim.MAX_REPS, description="timed runs per method")
+    timeout_s: Seconds = Field(600, gt=0, le=lim.MAX_TIMEOUT_S,
+                               description="a run taking longer is killed")
+    samples: StrictBool = Field(True, description="ask programs for '# samples' lines")
     quiet: QuietGate = QuietGate()
-    env: dict[str, str] = Field(default_factory=dict, description="extra environment, every run")
-
-    _v_shape = field_validator("shape", mode="before")(_shape)
+    env: Env = Field(default_factory=dict, description="extra environment, every run")
 
 
 class Build(Strict):
@@ -88,10 +74,10 @@ class Build(Strict):
     crate: Crate
     features: tuple[str, ...] = ()
     requires: tuple[Capability, ...] = Field((), description="skip where the host lacks these")
-    expect_failure: bool = Field(
+    expect_failure: StrictBool = Field(
         False, description="a build known to fail here (the chapter's offline accelerate)"
     )
-    env: dict[str, str] = Field(default_factory=dict, description="cargo's extra environment")
+    env: Env = Field(default_factory=dict, description="cargo's extra environment")
     note: str = ""
 
     @model_validator(mode="after")
@@ -107,13 +93,17 @@ class Build(Strict):
 
 
 def _thread_sweep(value: tuple[Threads, ...] | None) -> tuple[Threads, ...] | None:
-    """Counts ≥ 1; an explicit empty sweep would silently run the program's default instead."""
+    """Counts ≥ 1 (and within the limit); an explicit empty sweep would silently run the
+    program's default instead."""
     if value is not None and not value:
         raise ValueError("expected at least one thread count (an empty sweep runs nothing; "
                          "leave 'threads' out for the program's default)")
     for t in value or ():
         if isinstance(t, int) and t < 1:
             raise ValueError(f"thread counts must be ≥ 1 or 'auto', got {t}")
+        if isinstance(t, int) and t > lim.MAX_THREADS:
+            raise ValueError(f"thread counts must be at most {lim.MAX_THREADS} (the limit), "
+                             f"got {t}")
     return value
 
 
@@ -187,19 +177,25 @@ class Experiment(Strict):
     title: str = ""
     mode: Mode
     targets: tuple[Target, ...] = Field(min_length=1)
-    shapes: tuple[tuple[int, int], ...] | None = Field(None, min_length=1, description="size sweep")
-    reps: int | None = Field(None, ge=1)
-    threads: tuple[Threads, ...] = Field((), description="thread sweep; empty: program default")
-    processes: int = Field(1, ge=1, description="processes in a row (cold only before the first)")
-    repeat: int = Field(1, ge=1, description="cold series: how many times each is run, from "
-                        "fully cold caches (the cold first call's spread)")
+    shapes: tuple[lim.Shape, ...] | None = Field(
+        None, min_length=1, description=f"size sweep, each {lim.SHAPE_HELP}")
+    reps: StrictInt | None = Field(None, ge=1, le=lim.MAX_REPS)
+    threads: tuple[Threads, ...] = Field(
+        (), description=f"thread sweep (each 1 to {lim.MAX_THREADS} or 'auto'); empty: "
+        "program default")
+    processes: StrictInt = Field(1, ge=1, le=lim.MAX_PROCESSES,
+                                 description="processes in a row (cold only before the first)")
+    repeat: StrictInt = Field(1, ge=1, le=lim.MAX_REPEAT, description="cold series: how many "
+                              "times each is run, from fully cold caches (the cold first "
+                              "call's spread)")
     cache: tuple[CacheState, ...] = Field(("none",), min_length=1, description="burn cache sweep")
     warmup: tuple[WarmupKind, ...] = Field(("dropped",), min_length=1, description="warm mode")
-    timed_runs: int = Field(3, ge=1, description="warm mode: timed runs after the warm-up")
-    timeout_s: float | None = Field(None, gt=0)
-    env: dict[str, str] = Field(default_factory=dict)
-    energy_s: float = Field(
-        0, ge=0, allow_inf_nan=False, description="seconds of each program's energy block "
+    timed_runs: StrictInt = Field(3, ge=1, le=lim.MAX_TIMED_RUNS,
+                                  description="warm mode: timed runs after the warm-up")
+    timeout_s: Seconds | None = Field(None, gt=0, le=lim.MAX_TIMEOUT_S)
+    env: Env = Field(default_factory=dict)
+    energy_s: Seconds = Field(
+        0, ge=0, le=lim.MAX_ENERGY_S, description="seconds of each program's energy block "
         "(`--energy`: matmuls back to back, joules from NVML; CUDA only); 0: none")
     profile: tuple[Profiler, ...] = Field(
         (), description="profile runs: ['ncu'] adds, after each measured mm run on a CUDA "
@@ -217,15 +213,6 @@ class Experiment(Strict):
                              f"mode; remove the {' and '.join(dict.fromkeys(lacking))} targets")
         return self
 
-    @field_validator("shapes", mode="before")
-    @classmethod
-    def _shapes(cls, value: Any) -> Any:
-        if value is None:
-            return None
-        if not isinstance(value, list):
-            raise ValueError("expected a list of shapes")
-        return [_shape(v) for v in value]
-
     _v_threads = field_validator("threads")(_thread_sweep)
 
 
@@ -235,7 +222,7 @@ Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")]
 class ExperimentsFile(Strict):
     """The whole `experiments.yaml`."""
 
-    version: Literal[1] = Field(description="format version of this file")
+    version: Literal[1] = Field(description="format version of this file")  # not `true`
     defaults: Defaults = Defaults()
     builds: dict[Name, Build] = Field(default_factory=dict)
     experiments: dict[Name, Experiment] = Field(min_length=1)
@@ -246,94 +233,42 @@ class ExperimentsFile(Strict):
         """The file's text as `load` read it (the sweep records this, not a second read)."""
         return self._source_text
 
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_is_a_number(cls, value: Any) -> Any:
+        """Literal[1] takes `true` (True == 1); a version is a number."""
+        if isinstance(value, bool):
+            raise ValueError(f"expected 1 (got {value!r})")
+        return value
+
     @model_validator(mode="after")
     def _builds_exist(self) -> ExperimentsFile:
         for name, exp in self.experiments.items():
             for i, target in enumerate(exp.targets):
                 if target.build is not None and target.build not in self.builds:
                     known = ", ".join(self.builds) or "none defined"
-                    raise _Located(("experiments", name, "targets", i, "build"),
+                    raise PathError(("experiments", name, "targets", i, "build"),
                                    f"unknown build '{target.build}' (known: {known})")
         return self
 
 
-class _Located(ValueError):
-    """A cross-field error that knows its YAML path."""
-
-    def __init__(self, path: tuple[str | int, ...], message: str) -> None:
-        super().__init__(message)
-        self.path = path
-
-
 def load(path: Path) -> ExperimentsFile:
-    """Read and validate an experiments file; ConfigError (exit 2) on any problem."""
+    """Read and validate an experiments file; ConfigError (exit 2) naming every problem."""
     located = load_yaml(path)
+    found = located.problems
     if not isinstance(located.data, dict):
-        raise ConfigError(located.source, 1, "",
-                          "expected a mapping with 'version' and 'experiments'")
+        raise problems_error(located.source, found or [
+            (1, (), "expected a mapping with 'version' and 'experiments'")])
     try:
         config = ExperimentsFile.model_validate(located.data)
     except ValidationError as exc:
-        errors = _without_follow_ons(exc.errors())
-        loc = _data_path(errors[0]["loc"])
-        # A union (e.g. int | 'auto') fails once per member: say all they accept, once.
-        same = [e for e in errors if _data_path(e["loc"]) == loc]
-        message = _message(same)
-        ctx_error = errors[0].get("ctx", {}).get("error")
-        if isinstance(ctx_error, _Located):
-            loc, message = ctx_error.path, str(ctx_error)
-        rest = len(errors) - len(same)
-        more = f" (and {rest} more problem{'s' * (rest > 1)})" if rest else ""
-        raise ConfigError(located.source, located.line_of(loc), format_path(loc),
-                          message + more) from None
+        known = [path for _line, path, _what in found]  # said already, by the YAML loader
+        found += [(located.line_of(loc), loc, message) for loc, message in problems(exc.errors())
+                  if not any(loc[:len(path)] == path for path in known)]
+    if found:
+        raise problems_error(located.source, found)
     config._source_text = located.text
     return config
-
-
-def _without_follow_ons(errors: list[Any]) -> list[Any]:
-    """Drop 'too short' on a list whose items were invalid: their own errors say it all."""
-    def follows(e: Any) -> bool:
-        n = len(e["loc"])
-        return e["type"] == "too_short" and any(
-            o is not e and len(o["loc"]) > n and o["loc"][:n] == e["loc"] for o in errors)
-    return [e for e in errors if not follows(e)] or errors
-
-
-def _data_path(loc: tuple[Any, ...]) -> tuple[str | int, ...]:
-    """The YAML path of a pydantic error location, without union member tags like 'int'."""
-    tags = ("int", "str", "float", "bool", "tuple", "list", "dict")
-    path = list(loc)
-    while path and isinstance(path[-1], str) and (
-            path[-1] in tags or "[" in path[-1] or path[-1].startswith("function")):
-        path.pop()
-    return tuple(path)
-
-
-def _message(errors: list[dict[str, Any]]) -> str:
-    """'expected a valid integer or 'auto' (got 'many')' from one or several union errors."""
-    kind = errors[0]["type"]
-    if kind == "extra_forbidden":
-        return "unknown key (a typo?)"
-    if kind == "missing":
-        return "required key is missing"
-    if kind == "too_short":
-        ctx = errors[0]["ctx"]
-        return (f"expected at least {ctx['min_length']} item(s), got {ctx['actual_length']}"
-                + " (an empty sweep runs nothing)" * (ctx["actual_length"] == 0))
-    wants = dict.fromkeys(_yaml_words(str(e["msg"]).split(", unable")[0]
-                                      .removeprefix("Value error, ")
-                                      .removeprefix("Input should be ")) for e in errors)
-    if kind == "value_error" or (len(errors) == 1 and "Input should" not in errors[0]["msg"]):
-        return " or ".join(wants)
-    got = errors[0].get("input")
-    shown = f" (got {got!r})" if not isinstance(got, dict | list) else ""
-    return "expected " + " or ".join(wants) + shown
-
-
-def _yaml_words(text: str) -> str:
-    """pydantic speaks Python ('a valid tuple'); the file's author wrote YAML."""
-    text = re.sub(r"a valid dictionary( or instance of \w+)?", "a mapping", text)
-    return text.replace("a valid tuple", "a list").replace("a valid list", "a list")
 
 
 def json_schema() -> str:

@@ -11,7 +11,9 @@ from dataclasses import dataclass, replace
 
 from orchestrator import programs
 from orchestrator.data.records import CacheAction, CacheState, RunDef
+from orchestrator.errors import InputError
 from orchestrator.spec.config import Build, Experiment, ExperimentsFile, Target
+from orchestrator.spec.limits import MAX_RUNS
 
 __all__ = ["PlannedRun", "RunDef", "builds_needed", "expand"]
 
@@ -71,7 +73,12 @@ def expand(config: ExperimentsFile, caps: dict[str, str | None], cores: int,
     for name, exp in config.experiments.items():
         if only and name not in only:
             continue
-        planned.extend(_expand_experiment(config, name, exp, caps, cores))
+        for run in _expand_experiment(config, name, exp, caps, cores):
+            planned.append(run)
+            if len(planned) > MAX_RUNS:  # each count is within its limit, their product not
+                raise InputError(f"experiment '{name}' takes the plan past {MAX_RUNS} runs, "
+                                 "the limit for one sweep: fewer processes, repeats, thread "
+                                 "counts, shapes or targets")
     return planned
 
 
