@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 STDERR_TAIL = 2000  # bytes of stderr a failed run's reason may quote from
+PANIC_TAIL = 64 * 1024  # bytes of stderr searched for a Rust panic (a backtrace follows it)
 
 
 class Status(StrEnum):
@@ -180,7 +181,12 @@ class Outcome:
     wall_s: float
     stdout: bytes
     stderr: bytes
-    truncated_at: int | None = None  # the byte count output was cut at, when it was
+    truncated_at: int | None = None  # the byte count stdout was cut at, when it was
+    # stderr cut at this byte count: its tail (the reason's source) is lost, the figures are not
+    stderr_truncated_at: int | None = None
+    over_cap: bool = False  # killed while running: its output had passed the cap
+    # processes the run left outside its group (a daemon), ended after it: 'pid N (command)'
+    left_running: tuple[str, ...] = ()
 
 
 @dataclass
@@ -210,6 +216,9 @@ class RunRecord:
     artifacts: dict[str, bytes] = field(default_factory=dict)
     expect_failure: bool = False
     outcome: Outcome | None = field(default=None, repr=False)  # None: no process ran
+    # what the orchestrator would not take from the run, and why (arrays over their cap): a
+    # failure that classify reports
+    refused: str = ""
 
     @property
     def run_id(self) -> str:
@@ -234,11 +243,35 @@ def classify(rec: RunRecord, parsed: ParseResult | None = None) -> tuple[Status,
     failure = _process_failure(outcome, rec.run.timeout_s) or _product_failure(rec, parsed)
     if failure is None:
         return Status.OK, ""
-    tail = rec.stderr_tail()
-    return Status.FAILED, failure + (f": {tail.splitlines()[-1]}" if tail else "")
+    why = stderr_reason(rec.stderr)
+    return Status.FAILED, failure + (f": {why}" if why else "")
+
+
+PANIC = "panicked at "
+
+
+def stderr_reason(stderr: bytes) -> str:
+    """The line of stderr that says why: a Rust panic's own line and message (`thread 'main'
+    panicked at src/x.rs:3:5:` then the message; older Rust: one line), not the backtrace hint
+    or the backtrace printed after it; otherwise the last line."""
+    tail = stderr[-PANIC_TAIL:].decode("utf-8", "replace")
+    lines = [line.strip() for line in tail.splitlines() if line.strip()]
+    panics = [i for i, line in enumerate(lines)
+              if line.startswith("thread '") and PANIC in line]
+    if not panics:
+        last = stderr[-STDERR_TAIL:].decode("utf-8", "replace").strip()
+        return last.splitlines()[-1] if last else ""
+    at = panics[-1]
+    line = lines[at]
+    if line.endswith(":") and at + 1 < len(lines) and not lines[at + 1].startswith("note:"):
+        return f"{line} {lines[at + 1]}"
+    return line
 
 
 def _process_failure(outcome: Outcome, timeout_s: float) -> str | None:
+    if outcome.over_cap:  # before the signal: the SIGKILL was ours, for this reason
+        return (f"output cut at {outcome.truncated_at or outcome.stderr_truncated_at} bytes "
+                "(the rest is lost): over the cap while running, process group killed")
     if outcome.timed_out:
         return f"timed out after {timeout_s:g} s (process group killed)"
     if outcome.returncode is None:
@@ -251,7 +284,9 @@ def _process_failure(outcome: Outcome, timeout_s: float) -> str | None:
         return f"killed by signal {name}"
     if outcome.returncode != 0:
         return f"exited with status {outcome.returncode}"
-    if outcome.truncated_at is not None:  # the figures after the cut are lost
+    # stdout only: the figures after the cut are lost; a cut stderr loses none (the runner
+    # notes it in the record's state)
+    if outcome.truncated_at is not None:
         return f"output cut at {outcome.truncated_at} bytes (the rest is lost)"
     if not outcome.stdout.strip():
         return "printed nothing"
@@ -261,6 +296,8 @@ def _process_failure(outcome: Outcome, timeout_s: float) -> str | None:
 
 
 def _product_failure(rec: RunRecord, parsed: ParseResult | None) -> str | None:
+    if rec.refused:
+        return rec.refused
     if rec.run.mode == "accuracy":
         return None if rec.artifacts else "wrote no .npy arrays"
     if parsed is not None and not parsed.figures:

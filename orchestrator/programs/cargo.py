@@ -5,15 +5,18 @@ set are reused by the next; cargo's own fingerprints tell features apart. The bi
 from cargo's JSON messages, and each build's binary is copied to its own folder
 (`build/bin/<crate>[+features]/`) with a stamp of the sources it was built from, so two feature
 sets of one crate never overwrite each other, an up-to-date build costs a hash and no cargo, and a
-machine without cargo (the GPU box) can run binaries built elsewhere.
+machine without cargo (the GPU box) can run binaries built elsewhere. cargo runs in its own
+process group, killed whole if the build is stopped (`run_group`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -103,9 +106,8 @@ class Builder:
                                 "(`python -m orchestrator build`) and copy build/bin here")
         argv = self.cargo_argv(build)
         try:
-            done = subprocess.run(argv, cwd=self.rust_dir, env={**os.environ, **build.env},
-                                  capture_output=True, text=True, errors="replace", check=False)
-        except OSError as exc:
+            done = run_group(argv, self.rust_dir, {**os.environ, **build.env})
+        except (OSError, ValueError) as exc:
             return self._failed(name, build, start, f"cannot start cargo: {exc}")
         log = f"$ {' '.join(argv)}\n{done.stderr}"
         executable = _executable(done.stdout, build.crate)
@@ -138,6 +140,26 @@ class Builder:
         return BuildResult(name, build_key(build), Status.FAILED, None, time.perf_counter() - start,
                            fresh=False, error=error, log=log or error,
                            expect_failure=build.expect_failure)
+
+
+def run_group(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`subprocess.run` with cargo in its own process group, and the whole group killed when
+    this process stops (Ctrl-C, SIGTERM, any exception): `subprocess.run` kills only cargo,
+    which leaves its rustc and build-script children running."""
+    with subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          errors="replace", start_new_session=True) as proc:
+        try:
+            stdout, stderr = proc.communicate()
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+        finally:  # a child cargo left behind after it exited is ended too
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+    return subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
 
 
 def _executable(stdout: str, crate: str) -> str | None:

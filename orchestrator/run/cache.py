@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,5 +101,19 @@ def remove_cache(path: Path, rust_dir: Path) -> CacheContents:
     resolved = check_removable(path, rust_dir)
     before = CacheContents.of(resolved)
     if resolved.exists():
-        shutil.rmtree(resolved)
+        _rmtree(resolved)
     return before
+
+
+def _rmtree(folder: Path) -> None:
+    """shutil.rmtree, its error naming the whole path of what could not be removed (an
+    immutable or busy file): CacheSafetyError, a failed run with that reason."""
+    def failed(_func: object, path: str, exc: BaseException) -> None:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise CacheSafetyError(f"cannot empty burn's cache {folder}: {path}: {why} "
+                               "(the run did not start)")
+
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(folder, onexc=failed)
+    else:  # 3.11: onerror, with (type, value, traceback)
+        shutil.rmtree(folder, onerror=lambda f, p, info: failed(f, p, info[1]))

@@ -1,9 +1,13 @@
 """Start, wait for and kill one benchmark process; nothing else runs while it does.
 
-Output goes to files (no pipe to drain, no thread) and the parent only sleeps in the kernel
-until the program exits or its timeout passes; then the whole process group is killed, which
-also reaps children a finished program left behind. Ctrl-C while the program starts is
-deferred (signals.deferred) until its group is known, so it cannot outlive the orchestrator.
+Output goes to files (no pipe to drain, no thread) and the parent sleeps in the kernel until the
+program exits or its timeout passes, waking OUTPUT_POLL_S apart only to check two file sizes: a
+program that floods its output is killed once it passes OUTPUT_CAP, so it cannot fill the temp
+folder while it runs. Then the whole process group is killed, which also reaps children a
+finished program left behind, and what left the group (a `setsid` daemon, a double fork) is
+ended by its mark (run/leftovers). Ctrl-C while the program starts is deferred
+(signals.deferred) until its group is known and the ledger names it, so it cannot outlive the
+orchestrator.
 """
 
 from __future__ import annotations
@@ -15,64 +19,108 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 from orchestrator import signals
 from orchestrator.data.records import Outcome
+from orchestrator.run import leftovers
 
 OUTPUT_CAP = 32 * 1024 * 1024  # bytes of stdout/stderr kept per run
+# how often a running program's output sizes are looked at: 5 short wake-ups a second (each two
+# fstat calls) instead of one sleep; a flood overshoots the cap by at most this much of its rate
+OUTPUT_POLL_S = 0.2
 
 
-def spawn(argv: list[str], env: dict[str, str], cwd: Path, timeout_s: float) -> Outcome:
-    """Run a process in its own group with output to files; kill the group on timeout/Ctrl-C."""
+def spawn(argv: list[str], env: dict[str, str], cwd: Path, timeout_s: float,
+          ledger: Path | None = None) -> Outcome:
+    """Run a process in its own group with output to files; kill the group on timeout, Ctrl-C
+    or output over the cap. `ledger`: the results folder that writes down the running program
+    (run/leftovers), so a later sweep can end it should this orchestrator be SIGKILLed."""
+    token = leftovers.new_token()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        with signals.deferred() as noted:
-            try:
-                proc: subprocess.Popen[bytes] | None = subprocess.Popen(
-                    argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                    start_new_session=True)
-            except OSError as exc:
-                proc, error = None, f"cannot start {argv[0]}: {exc}"
-        if noted:  # Ctrl-C while it started: acted on now that its group is known
-            if proc is not None:
-                _kill_group(proc)
-            raise KeyboardInterrupt
+        since, start = time.time(), time.perf_counter()
+        proc, error = _start(argv, {**env, leftovers.MARK: token}, cwd, ledger, token,
+                             out, err)
         if proc is None:
             return Outcome(None, False, 0.0, b"", error.encode())
-        timed_out = False
+        timed_out = over_cap = False
         try:
-            timed_out = not _wait_exit(proc, timeout_s)
+            if not _wait_exit(proc, timeout_s, lambda: _over_cap(out, err)):
+                over_cap = _over_cap(out, err)
+                timed_out = not over_cap
         finally:
             wall = time.perf_counter() - start
             _kill_group(proc)  # also reaps children a finished program left behind
-        outcome = []
-        for fh in (out, err):
-            fh.seek(0)
-            # read what is there: read(n) allocates n bytes up front (32 MiB, every run)
-            data = fh.read(min(os.fstat(fh.fileno()).st_size, OUTPUT_CAP + 1))
-            outcome.append((data[:OUTPUT_CAP], len(data) > OUTPUT_CAP))
-    (stdout, cut_out), (stderr, cut_err) = outcome
+            left = leftovers.end_descendants(token, since)
+            if ledger is not None:
+                leftovers.clear_ledger(ledger)
+        (stdout, cut_out), (stderr, cut_err) = _read_back(out), _read_back(err)
     return Outcome(proc.returncode, timed_out, wall, stdout, stderr,
-                   OUTPUT_CAP if cut_out or cut_err else None)
+                   OUTPUT_CAP if cut_out else None, OUTPUT_CAP if cut_err else None,
+                   over_cap, tuple(left))
 
 
-def _wait_exit(proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
-    """Sleep in the kernel until `proc` exits (True) or `timeout_s` passes (False).
+def _start(argv: list[str], env: dict[str, str], cwd: Path, ledger: Path | None, token: str,
+           out: IO[bytes], err: IO[bytes]) -> tuple[subprocess.Popen[bytes] | None, str]:
+    """The started process, or None and why it could not start (a missing program, an
+    environment the OS refuses: a NUL byte, a '=' in a name, text that is not encodable)."""
+    proc: subprocess.Popen[bytes] | None = None
+    error = ""
+    with signals.deferred() as noted:
+        try:
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                    stderr=err, start_new_session=True)
+        except (OSError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
+            error = f"cannot start {argv[0]}: {exc}"
+        if proc is not None and ledger is not None:
+            try:
+                leftovers.write_ledger(ledger, proc.pid, token)
+            except OSError as exc:  # started, but not written down: it must not run unrecorded
+                error = f"cannot write {ledger / leftovers.LEDGER}: {exc.strerror}"
+                _kill_group(proc)
+                proc = None
+    if noted:  # Ctrl-C while it started: acted on now that its group is known
+        if proc is not None:
+            _kill_group(proc)
+            if ledger is not None:
+                leftovers.clear_ledger(ledger)
+        raise KeyboardInterrupt
+    return proc, error
+
+
+def _over_cap(out: IO[bytes], err: IO[bytes]) -> bool:
+    return any(os.fstat(fh.fileno()).st_size > OUTPUT_CAP for fh in (out, err))
+
+
+def _read_back(fh: IO[bytes]) -> tuple[bytes, bool]:
+    """What the program printed, cut at OUTPUT_CAP; (bytes, whether it was cut)."""
+    fh.seek(0)
+    # read what is there: read(n) allocates n bytes up front (32 MiB, every run)
+    data = fh.read(min(os.fstat(fh.fileno()).st_size, OUTPUT_CAP + 1))
+    return data[:OUTPUT_CAP], len(data) > OUTPUT_CAP
+
+
+def _wait_exit(proc: subprocess.Popen[bytes], timeout_s: float,
+               stop: Callable[[], bool] | None = None) -> bool:
+    """Sleep in the kernel until `proc` exits (True), `timeout_s` passes or `stop()` says so
+    between sleeps of OUTPUT_POLL_S (False).
 
     `Popen.wait(timeout)` polls: it wakes up to 20 times a second while the program runs and
     notices the exit up to 50 ms late, which both disturbs the measured program and inflates
-    `wall_s`. A pidfd (Linux) or a kqueue exit event (macOS) wakes us exactly once, at the exit.
+    `wall_s`. A pidfd (Linux) or a kqueue exit event (macOS) wakes us at the exit itself.
     """
     if hasattr(os, "pidfd_open"):
         try:
             fd = os.pidfd_open(proc.pid)
         except OSError:  # a kernel without pidfds (< 5.3): poll the old way
-            return _poll_exit(proc, timeout_s)
+            return _poll_exit(proc, timeout_s, stop)
         try:
             poller = select.poll()
             poller.register(fd, select.POLLIN)
-            if not poller.poll(min(timeout_s * 1000, 2**31 - 1)):  # ms, as poll() takes
+            if not _sliced(lambda s: bool(poller.poll(min(s * 1000, 2**31 - 1))), timeout_s,
+                           stop):
                 return False
         finally:
             os.close(fd)
@@ -81,24 +129,43 @@ def _wait_exit(proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
         try:
             event = select.kevent(proc.pid, select.KQ_FILTER_PROC,
                                   select.KQ_EV_ADD | select.KQ_EV_ONESHOT, select.KQ_NOTE_EXIT)
-            if not queue.control([event], 1, timeout_s):
+            queue.control([event], 0, 0)
+            if not _sliced(lambda s: bool(queue.control(None, 1, s)), timeout_s, stop):
                 return False
         except ProcessLookupError:  # it exited before the event was added
             pass
         finally:
             queue.close()
     else:
-        return _poll_exit(proc, timeout_s)
+        return _poll_exit(proc, timeout_s, stop)
     proc.wait()  # it has exited: this only reaps it
     return True
 
 
-def _poll_exit(proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
-    try:
-        proc.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        return False
-    return True
+def _sliced(sleep: Callable[[float], bool], timeout_s: float,
+            stop: Callable[[], bool] | None) -> bool:
+    """`sleep(s)` (True: it exited) in slices of OUTPUT_POLL_S until `timeout_s`, asking
+    `stop()` between slices; without `stop`, one sleep."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        if sleep(left if stop is None else min(left, OUTPUT_POLL_S)):
+            return True
+        if stop is not None and stop():
+            return False
+
+
+def _poll_exit(proc: subprocess.Popen[bytes], timeout_s: float,
+               stop: Callable[[], bool] | None = None) -> bool:
+    def sleep(seconds: float) -> bool:
+        try:
+            proc.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    return _sliced(sleep, timeout_s, stop)
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

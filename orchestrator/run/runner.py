@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -26,8 +27,16 @@ from orchestrator.data.records import (
 )
 from orchestrator.errors import CacheSafetyError
 from orchestrator.programs import Paths
-from orchestrator.run import cache_record, cpu_state, driver_cache, gpu_state, profile
-from orchestrator.run.cache import cache_dir_for, config_override, remove_cache
+from orchestrator.run import (
+    artifacts,
+    cache_lock,
+    cache_record,
+    cpu_state,
+    driver_cache,
+    gpu_state,
+    profile,
+)
+from orchestrator.run.cache import cache_dir_for, check_removable, config_override, remove_cache
 from orchestrator.run.machine import Load
 from orchestrator.run.process import spawn
 
@@ -45,6 +54,8 @@ class RunContext:
     binaries: dict[str, Path]  # build name -> binary
     # <results>/driver-cache: the CUDA driver cache folders (run/driver_cache); None: not set
     driver_cache: Path | None = None
+    # the results folder: its ledger names the running program (run/leftovers); None: none kept
+    ledger: Path | None = None
 
 
 def program_cwd(run: RunDef, project: Path) -> Path:
@@ -81,8 +92,11 @@ def wait_quiet(max_load1: float | None, max_wait_s: float, poll_s: float) -> dic
             "load1": load.load1, "went_ahead_loaded": loaded}
 
 
-def prepare_cache(run: RunDef, project: Path) -> dict[str, Any] | None:
-    """Apply the run's cache action; the record says what was removed. Raises CacheSafetyError."""
+def prepare_cache(run: RunDef, project: Path, held: ExitStack | None = None,
+                  results: Path | None = None) -> dict[str, Any] | None:
+    """Apply the run's cache action; the record says what was removed. Raises CacheSafetyError
+    (and OSError: a file in the cache that cannot be removed). `held`: where the cache folder's
+    machine-wide lock (run/cache_lock) is entered, to be held until the run's record is taken."""
     if run.cache == CacheState.NONE or not programs.get(run.program).cached_devices:
         return None
     cwd = program_cwd(run, project)
@@ -90,9 +104,14 @@ def prepare_cache(run: RunDef, project: Path) -> dict[str, Any] | None:
     if override is not None:
         raise CacheSafetyError(f"{override} may move burn's cache; remove it for cache sweeps")
     path = cache_dir_for(cwd)
+    rust = project / "bench_rust"
+    if run.cache_action == CacheAction.DELETE:
+        check_removable(path, rust)  # refused before the lock, whose key is the real path
+    if held is not None:
+        held.enter_context(cache_lock.held(path, results))
     info: dict[str, Any] = {"path": str(path), "action": run.cache_action}
     if run.cache_action == CacheAction.DELETE:
-        info["removed"] = asdict(remove_cache(path, project / "bench_rust"))
+        info["removed"] = asdict(remove_cache(path, rust))
     return cache_record.begin(run, path, info)
 
 
@@ -128,20 +147,43 @@ def execute(run: RunDef, ctx: RunContext, role: Role = Role.MEASURE,
             gate: dict[str, Any] | None = None, cold_series: str | None = None) -> RunRecord:
     """Run one program to the end and return its record (never raises for program faults).
 
-    `cold_series`: the first process's run id of the cold series this run belongs to."""
+    Every step before the program starts that can fail (the cache action and lock, the driver
+    cache, the scratch folder) fails here, in one place, as a failed run with the reason, and
+    the sweep goes on. `cold_series`: the first process's run id of its cold series."""
     record = RunRecord(run=run, role=role, gate=gate, cwd=str(program_cwd(run, ctx.project)))
-    try:
-        primed = role in (Role.MEASURE, Role.PRIMING)  # a priming run is recorded as cold
-        record.cache = prepare_cache(run, ctx.project) if primed else None
-        driver = _driver_cache(run, ctx, cold_series)
-    except CacheSafetyError as exc:
-        record.status, record.reason = Status.FAILED, str(exc)
-        return record
+    with ExitStack() as held:  # the cache lock, from the cache action to the record
+        try:
+            out_dir = _prepare(record, ctx, cold_series, held)
+        except (CacheSafetyError, OSError) as exc:
+            record.status, record.reason = Status.FAILED, _cannot_start(exc)
+            return record
+        _run_program(record, ctx, out_dir)
+    if out_dir is not None:
+        _collect(record, out_dir)
+        shutil.rmtree(out_dir, ignore_errors=True)
+    # what the process did; its figures are checked once the sweep has parsed them
+    record.status, record.reason = classify(record)
+    return record
+
+
+def _cannot_start(exc: Exception) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f" {exc.filename}" if exc.filename else ""
+        return f"could not start the run:{where}: {exc.strerror}"
+    return str(exc)
+
+
+def _prepare(record: RunRecord, ctx: RunContext, cold_series: str | None,
+             held: ExitStack) -> Path | None:
+    """Cache action, driver cache, scratch folder, argv and environment; the scratch folder."""
+    run = record.run
+    primed = record.role in (Role.MEASURE, Role.PRIMING)  # a priming run is recorded as cold
+    record.cache = prepare_cache(run, ctx.project, held, ctx.ledger) if primed else None
+    driver = _driver_cache(run, ctx, cold_series)
     out_dir = ctx.scratch / record.run_id if run.mode == "accuracy" or run.profile else None
     problem = _fresh_dir(out_dir) if out_dir is not None else None
     if problem is not None:
-        record.status, record.reason = Status.FAILED, problem
-        return record
+        raise CacheSafetyError(problem)
     if run.profile and out_dir is not None:  # the program under ncu, its CSV into out_dir
         record.argv = profile.argv(program_argv(run, ctx, None), out_dir / profile.ARTIFACT)
     else:
@@ -150,28 +192,38 @@ def execute(run: RunDef, ctx: RunContext, role: Role = Role.MEASURE,
     if driver is not None:  # an experiment's own CUDA_CACHE_PATH wins, and is flagged
         record.env.setdefault("CUDA_CACHE_PATH", driver["path"])
         record.cache = {**(record.cache or {}), "driver_cache": driver}
+    return out_dir
+
+
+def _run_program(record: RunRecord, ctx: RunContext, out_dir: Path | None) -> None:
+    run = record.run
     # snapshots only, right before the spawn and right after the exit: nothing of the
     # orchestrator runs while the program does
     record.state = {"cpu_before": cpu_state.read(), "gpu_before": _gpu_snapshot(run, record.env)}
     record.load_before = asdict(Load.now())
     record.started_at = time.time()
-    record.outcome = outcome = spawn(record.argv, record.env, Path(record.cwd), run.timeout_s)
+    record.outcome = outcome = spawn(record.argv, record.env, Path(record.cwd), run.timeout_s,
+                                     ctx.ledger)
     record.ended_at = time.time()
     gpu_after = _gpu_snapshot(run, record.env)
     record.load_after = asdict(Load.now())
     record.state.update(gpu_after=gpu_after, cpu_after=cpu_state.read(),
                         gpu_delta=gpu_state.delta(record.state["gpu_before"], gpu_after))
+    if outcome.left_running:  # not a failure: the program's own daemon, ended (leftovers)
+        record.state["left_running"] = list(outcome.left_running)
+    if outcome.stderr_truncated_at is not None:  # its tail is lost, no figure is
+        record.state["stderr_cut_at"] = outcome.stderr_truncated_at
     record.wall_s, record.returncode = outcome.wall_s, outcome.returncode
     record.stdout, record.stderr = outcome.stdout, outcome.stderr
     if record.cache is not None:
-        if driver is not None:
-            driver_cache.finish(driver)
+        if "driver_cache" in record.cache:
+            driver_cache.finish(record.cache["driver_cache"])
         cache_record.finish(run, record.cache)
-    if out_dir is not None:
-        record.artifacts = {p.name: p.read_bytes() for p in sorted(out_dir.glob("*.npy"))}
-        if run.profile:
-            profile.collect(record, out_dir / profile.ARTIFACT)
-        shutil.rmtree(out_dir, ignore_errors=True)
-    # what the process did; its figures are checked once the sweep has parsed them
-    record.status, record.reason = classify(record)
-    return record
+
+
+def _collect(record: RunRecord, out_dir: Path) -> None:
+    """Take the arrays (bounded by the run's shape: `refused` says why not) and the profiler's
+    CSV into the record."""
+    record.artifacts, record.refused = artifacts.read_arrays(out_dir, record.run.shape)
+    if record.run.profile:
+        profile.collect(record, out_dir / profile.ARTIFACT)

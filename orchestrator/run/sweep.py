@@ -30,7 +30,7 @@ from orchestrator.data.records import (
 from orchestrator.data.store import Store
 from orchestrator.errors import CacheSafetyError, InputError
 from orchestrator.programs.cargo import Builder
-from orchestrator.run import driver_cache, profile
+from orchestrator.run import driver_cache, leftovers, profile
 from orchestrator.run.cache import CacheContents, cache_dir_for, config_override
 from orchestrator.run.detect import assumed
 from orchestrator.run.machine import capabilities, cpu_count, host_facts
@@ -127,9 +127,15 @@ class Sweep:
             retry_failed: bool = False) -> SweepSummary:
         config, planned = self.plan(config_path, only)
         with self.store.writing() as store:
+            # the folder's lock is ours: what its ledger names is a dead orchestrator's program
+            found = leftovers.end_leftovers(store.folder)
+            leftovers.become_subreaper()  # a run's orphans become ours (Linux)
             sweep_id, resumed = store.begin_sweep(
                 config_path, host_facts(self.project, self.python), sys.argv, new,
                 config_text=config.source_text)
+            if found or resumed:  # a resume says what it found
+                self.progress.note(found or "no leftover processes of an earlier sweep are "
+                                   "running")
             summary = SweepSummary(sweep_id, resumed)
             try:
                 self._run_all(config, planned, summary, retry_failed)
@@ -159,7 +165,7 @@ class Sweep:
         # absolute: programs start in other folders and are told to write there
         scratch = (store.folder / "scratch").absolute()
         ctx = RunContext(self.project, self.python, scratch, binaries,
-                         (store.folder / "driver-cache").absolute())
+                         (store.folder / "driver-cache").absolute(), store.folder.absolute())
         self.progress.start(len(todo))
         try:
             for planned_run in todo:

@@ -1,0 +1,198 @@
+"""Nothing a run starts outlives it: the ledger of the running program, leftovers, descendants.
+
+Three ways a program's processes could outlive their run, and what answers each:
+
+- the orchestrator is SIGKILLed (or the machine's OOM killer picks it) while a program runs:
+  nothing can end the program then, so the running program is written down before it is waited
+  for (`<results>/running.json`: pid, start time, command line, the run's mark) and crossed out
+  after; the next sweep in that folder (a resume or `--new`) ends what the ledger names, but only
+  processes whose pid, start time and command line still match, or that carry the run's mark:
+  a pid the system gave to another program since is never touched;
+- a program starts a daemon (`setsid`, a double fork) that leaves the process group the run's
+  kill ends: on Linux the orchestrator is a child subreaper, so such orphans become its children
+  (not init's) and `end_descendants` finds them; everywhere, each run's processes carry the
+  mark `ORCHESTRATOR_RUN=<token>` in their environment, which a daemon keeps;
+- the mark is the one variable a program gets that its record's `env` does not list: it names
+  the run's processes, it changes nothing they do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import sys
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from orchestrator.errors import OrchestratorError
+
+MARK = "ORCHESTRATOR_RUN"
+LEDGER = "running.json"
+PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
+END_WAIT_S = 5.0  # SIGKILL is not refusable: a process still there after this cannot be ended
+
+
+class LeftoverError(OrchestratorError):
+    """Leftovers of an earlier sweep that could not be ended: measuring beside them is wrong."""
+
+    exit_code = 2
+
+
+def new_token() -> str:
+    return uuid.uuid4().hex
+
+
+def become_subreaper(platform: str = sys.platform) -> bool:
+    """Make orphaned descendants our children (Linux prctl); False where there is no such thing
+    (macOS, or a kernel that refuses): the mark alone finds them there."""
+    if not platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One program the ledger names."""
+
+    pid: int
+    create_time: float
+    cmdline: tuple[str, ...]
+    token: str
+
+    def matches(self, proc: psutil.Process) -> bool:
+        """The same process, not a later one that got its pid."""
+        with contextlib.suppress(psutil.Error):
+            return (abs(proc.create_time() - self.create_time) < 0.01
+                    and tuple(proc.cmdline()) == self.cmdline)
+        return False
+
+
+def write_ledger(folder: Path, pid: int, token: str) -> None:
+    """Write the running program down (atomically) before it is waited for."""
+    try:
+        proc = psutil.Process(pid)
+        entry = {"pid": pid, "create_time": proc.create_time(), "cmdline": proc.cmdline(),
+                 "token": token}
+    except psutil.Error:  # it has already exited: its group is killed in a moment anyway
+        entry = {"pid": pid, "create_time": 0.0, "cmdline": [], "token": token}
+    tmp = folder / f".{LEDGER}.tmp"
+    tmp.write_text(json.dumps(entry), encoding="utf-8")
+    tmp.replace(folder / LEDGER)
+
+
+def clear_ledger(folder: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        (folder / LEDGER).unlink()
+
+
+def _read_ledger(folder: Path) -> Entry | None:
+    try:
+        raw = json.loads((folder / LEDGER).read_text(encoding="utf-8"))
+        return Entry(int(raw["pid"]), float(raw["create_time"]), tuple(raw["cmdline"]),
+                     str(raw["token"]))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # a torn or foreign file names nothing we could safely end
+
+
+def marked(token: str) -> list[psutil.Process]:
+    """Every process whose environment carries this run's mark (ours, so readable)."""
+    found = []
+    for proc in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            if proc.pid != os.getpid() and proc.environ().get(MARK) == token:
+                found.append(proc)
+    return found
+
+
+def _describe(procs: list[psutil.Process], names: dict[int, str]) -> str:
+    return ", ".join(f"pid {p.pid} ({names.get(p.pid, '?')})" for p in procs)
+
+
+def _end(procs: list[psutil.Process]) -> tuple[dict[int, str], list[psutil.Process]]:
+    """SIGKILL them all; (pid -> command line, the ones still alive after END_WAIT_S)."""
+    names = {}
+    for proc in procs:
+        with contextlib.suppress(psutil.Error):
+            names[proc.pid] = " ".join(proc.cmdline())[:120] or proc.name()
+    for proc in procs:
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            proc.kill()
+    _gone, alive = psutil.wait_procs(procs, timeout=END_WAIT_S)
+    return names, [p for p in alive if _running(p)]
+
+
+def _running(proc: psutil.Process) -> bool:
+    try:
+        return proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+    except psutil.Error:
+        return True
+
+
+def end_leftovers(folder: Path) -> str | None:
+    """End what the ledger of `folder` names; what was found, in words (None: no ledger).
+
+    Call only with the results folder's lock held: the ledger is that folder's running program.
+    Raises LeftoverError naming the pids that could not be ended."""
+    entry = _read_ledger(folder)
+    if entry is None:
+        return None
+    procs = {p.pid: p for p in marked(entry.token)}
+    with contextlib.suppress(psutil.Error):
+        leader = psutil.Process(entry.pid)
+        if entry.matches(leader):
+            procs.setdefault(leader.pid, leader)
+    found = sorted(procs.values(), key=lambda p: p.pid)
+    if not found:
+        clear_ledger(folder)
+        return "no leftover processes of the earlier sweep are running"
+    names, alive = _end(found)
+    if alive:
+        raise LeftoverError(
+            f"leftover processes of an earlier sweep in {folder} could not be ended: "
+            f"{_describe(alive, names)}; end them (kill -9) and run again")
+    clear_ledger(folder)
+    return f"ended {len(found)} leftover processes of an earlier sweep: {_describe(found, names)}"
+
+
+def end_descendants(token: str, since: float) -> list[str]:
+    """End what a finished run left running outside its process group: our descendants started
+    since `since` (orphans reparented to us, the subreaper) and every process with its mark.
+    Returns 'pid N (command)' for each one ended."""
+    me = psutil.Process()
+    found: dict[int, psutil.Process] = {p.pid: p for p in marked(token)}
+    with contextlib.suppress(psutil.Error):
+        for child in me.children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                if child.create_time() >= since - 0.01 and \
+                        child.status() != psutil.STATUS_ZOMBIE:
+                    found.setdefault(child.pid, child)
+    procs = sorted(found.values(), key=lambda p: p.pid)
+    if not procs:
+        _reap_orphans(me, since)
+        return []
+    names, _alive = _end(procs)
+    _reap_orphans(me, since)
+    return [f"pid {p.pid} ({names.get(p.pid, '?')})" for p in procs]
+
+
+def _reap_orphans(me: psutil.Process, since: float) -> None:
+    """Orphans reparented to us are our zombies once dead: wait for them, and only them (a
+    zombie child started during the run; the run's own process was reaped by its Popen)."""
+    with contextlib.suppress(psutil.Error):
+        for child in me.children():
+            with contextlib.suppress(psutil.Error, ChildProcessError):
+                if child.status() == psutil.STATUS_ZOMBIE and child.create_time() >= since - 0.01:
+                    os.waitpid(child.pid, os.WNOHANG)
