@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from orchestrator.data import outputs
 from orchestrator.data.parse import parse_text, read_log
 from orchestrator.data.records import BuildResult, Status
 from orchestrator.errors import InputError, OrchestratorError
@@ -199,7 +200,10 @@ def cmd_export(args: argparse.Namespace, console: Console) -> int:
     # pandas: a second per start-up that `run` and `plan` never need
     from orchestrator.data import dataset
 
-    figures, samples = dataset.export_csv(dataset.load(args.results, args.sweep), args.csv)
+    inputs = outputs.Inputs.of([args.results])
+    dataset.check_export(args.csv, inputs)  # before a second of loading
+    figures, samples = dataset.export_csv(dataset.load(args.results, args.sweep), args.csv,
+                                          inputs)
     console.print(f"wrote {figures} and {samples}")
     return 0
 
@@ -207,8 +211,11 @@ def cmd_export(args: argparse.Namespace, console: Console) -> int:
 def cmd_parse(args: argparse.Namespace, console: Console) -> int:
     from orchestrator.data import dataset
 
+    inputs = outputs.Inputs.of([args.log])
+    dataset.check_export(args.csv, inputs)  # before the log is read
     parsed = parse_text(read_log(args.log))
-    figures, samples = dataset.export_csv(dataset.from_parse(parsed, args.log.name), args.csv)
+    figures, samples = dataset.export_csv(dataset.from_parse(parsed, args.log.name), args.csv,
+                                          inputs)
     console.print(f"{args.log}: {parsed.line_count} lines, {len(parsed.figures)} figures, "
                   f"{len(parsed.unknown)} unknown lines kept out; wrote {figures} and {samples}")
     return 0
@@ -222,7 +229,8 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     if len(args.results) > 1:
         if args.sweep:
             raise InputError("--sweep names one sweep; with several sides write FOLDER@SWEEP")
-        written = side_by_side.write_many([str(p) for p in args.results], args.out)
+        written = side_by_side.write_many([str(p) for p in args.results], args.out,
+                                          outputs.Inputs.of(_sources(args.results)))
         console.print(f"wrote {len(written)} files to {args.out}")
         return 0
     (results,) = args.results
@@ -230,9 +238,19 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
         data = dataset.from_parse(parse_text(read_log(results)), results.name)
     else:
         data = dataset.load(results, args.sweep)
-    written = report.write(data, args.out)
+    written = report.write(data, args.out, inputs=outputs.Inputs.of([results]))
     console.print(f"wrote {len(written)} files to {args.out}")
     return 0
+
+
+def _sources(specs: list[Path] | list[str]) -> list[Path]:
+    """What each side reads: a results folder or log; FOLDER@SWEEP reads FOLDER."""
+    paths = []
+    for spec in map(str, specs):
+        path = Path(spec)
+        paths.append(Path(spec.rsplit("@", 1)[0]) if not path.exists() and "@" in spec
+                     else path)
+    return paths
 
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
@@ -240,7 +258,8 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
 
     result = compare.compare(compare.load_side(args.a), compare.load_side(args.b),
                              args.min_effect)
-    written = compare_output.write(result, args.out)
+    written = compare_output.write(result, args.out,
+                                   outputs.Inputs.of(_sources([args.a, args.b])))
     # a table for a wide terminal; piped (CI logs) rich would squeeze it into 80 columns
     compare_output.show(result, Console(highlight=False,
                                         width=None if sys.stdout.isatty() else 160))

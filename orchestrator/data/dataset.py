@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from orchestrator.data import accuracy, cache_columns, precision, schema, state_columns
+from orchestrator.data import accuracy, cache_columns, outputs, precision, schema, state_columns
 from orchestrator.data.records import CacheState, ParseResult, Role, RunDef, Status
 from orchestrator.data.store import Store
 
@@ -184,17 +184,61 @@ def from_parse(parsed: ParseResult, source: str) -> Dataset:
     return Dataset(_frame(rows, COLUMNS), _frame(samples, SAMPLE_COLUMNS), pd.DataFrame(), {})
 
 
-def export_csv(data: Dataset, out: Path) -> tuple[Path, Path]:
+def csv_paths(out: Path) -> tuple[Path, Path, Path]:
+    """The figures CSV, its samples CSV and its schema sidecar."""
+    return out, out.with_name(out.stem + ".samples.csv"), out.with_name(out.stem + ".schema.json")
+
+
+def _sidecar(path: Path) -> dict[str, Any] | None:
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    ok = isinstance(meta, dict) and "schema_version" in meta and \
+        all(isinstance(meta.get(k), dict) for k in ("figures", "samples"))
+    return meta if ok else None
+
+
+def _exported(path: Path, meta: dict[str, Any] | None) -> bool:
+    """Whether `path` is a CSV an export wrote: its sidecar names it (and, from sidecars that
+    keep digests, nobody changed it since)."""
+    if meta is None:
+        return False
+    if path.name not in (meta["figures"].get("file"), meta["samples"].get("file")):
+        return False
+    written = meta.get("written")
+    return not isinstance(written, dict) or written.get(path.name) == outputs.digest(path)
+
+
+def check_export(out: Path, inputs: outputs.Inputs = outputs.NO_INPUTS) -> None:
+    """Refuse, in one line, a `--csv` the export must not write (data/outputs.py)."""
+    figures, samples, sidecar = csv_paths(out)
+    meta = _sidecar(sidecar) if sidecar.is_file() and not sidecar.is_symlink() else None
+    what = "an export of this orchestrator"
+    outputs.check_target(sidecar, "--csv", inputs, lambda p: meta is not None, what)
+    for path in (figures, samples):
+        outputs.check_target(path, "--csv", inputs, lambda p: _exported(p, meta), what)
+
+
+def export_csv(data: Dataset, out: Path,
+               inputs: outputs.Inputs = outputs.NO_INPUTS) -> tuple[Path, Path]:
     """Write the figures CSV and, beside it, the samples CSV (`NAME.samples.csv`) and what
-    format both are in (`NAME.schema.json`: schema_version and the columns of each file).
+    format both are in (`NAME.schema.json`: schema_version and the columns of each file, and
+    the digest of each as written, so a later export knows they are its own).
 
     The version goes in a sidecar, not into the CSVs: a comment line or a constant column
-    would be in every pandas user's way."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    samples = out.with_name(out.stem + ".samples.csv")
-    data.figures.replace({np.nan: None}).to_csv(out, index=False, float_format="%.9g")
-    data.samples[SAMPLE_CSV_COLUMNS].to_csv(samples, index=False, float_format="%.9g")
+    would be in every pandas user's way. Existing files that are not an earlier export's, or
+    that are an input (`inputs`), are refused before anything is written."""
+    figures, samples, sidecar = csv_paths(out)
+    outputs.prepare_folder(out.parent, "--csv")
+    check_export(out, inputs)
+    outputs.replace_file(figures, "--csv", lambda p: data.figures.replace(
+        {np.nan: None}).to_csv(p, index=False, float_format="%.9g"))
+    outputs.replace_file(samples, "--csv", lambda p: data.samples[SAMPLE_CSV_COLUMNS].to_csv(
+        p, index=False, float_format="%.9g"))
     meta = {"schema_version": schema.VERSION, "figures": {"file": out.name, "columns": COLUMNS},
-            "samples": {"file": samples.name, "columns": SAMPLE_CSV_COLUMNS}}
-    out.with_name(out.stem + ".schema.json").write_text(json.dumps(meta, indent=2) + "\n")
+            "samples": {"file": samples.name, "columns": SAMPLE_CSV_COLUMNS},
+            "written": {p.name: outputs.digest(p) for p in (figures, samples)}}
+    outputs.replace_file(sidecar, "--csv", lambda p: p.write_text(
+        json.dumps(meta, indent=2) + "\n", encoding="utf-8"))
     return out, samples

@@ -14,18 +14,21 @@ committed docs/results/h200-2026-11-30 store; a store newer than this code is re
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
+import re
 import sqlite3
+import stat
 import tempfile
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from orchestrator import signals
 from orchestrator.data import schema
@@ -34,6 +37,7 @@ from orchestrator.errors import InputError, StoreBusyError, StoreError
 
 FORMAT_VERSION = schema.VERSION
 DB_NAME = "results.sqlite"
+_LOCK_TEXT = re.compile(rb"(pid \d+)?\s*")  # what writing() puts into .lock
 _RUN_COLUMNS = ("sweep_id", "run_id", "experiment", "role", "status", "reason", "expect_failure",
                 "definition_json", "started_at", "ended_at", "wall_s", "returncode",
                 "load_before_json", "load_after_json", "gate_json", "argv_json", "env_json", "cwd",
@@ -78,9 +82,9 @@ class Store:
         """Open for a sweep: create if needed, hold the lock until closed."""
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            lock = open(self.folder / ".lock", "a+")  # noqa: SIM115 - held for the block
         except OSError as exc:
             raise StoreError(f"cannot use results folder {self.folder}: {exc.strerror}") from None
+        lock = self._open_lock()
         try:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -90,6 +94,7 @@ class Store:
                 raise StoreBusyError(
                     f"{self.path} is in use by another orchestrator ({owner}); wait for it to "
                     "finish or give this sweep its own --results folder") from None
+            self._refuse_foreign()  # before the lock file or the store is written
             lock.seek(0)
             lock.truncate()
             lock.write(f"pid {os.getpid()}")
@@ -99,12 +104,76 @@ class Store:
         finally:
             lock.close()
 
+    def _open_lock(self) -> IO[str]:
+        """The lock file, never through a symlink and only if it is ours: a plain file, not
+        linked elsewhere, empty or holding 'pid N' (a symlink or a hard link to a user's file
+        would be truncated and rewritten)."""
+        path = self.folder / ".lock"
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK |
+                         os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise InputError(f"{path} is a symlink, not this orchestrator's lock file; "
+                                 "remove it (or choose another --results folder)") from None
+            if exc.errno == errno.EISDIR:
+                raise InputError(f"{path} is not a regular file, not this orchestrator's lock "
+                                 "file; move it away (or choose another --results folder)"
+                                 ) from None
+            raise StoreError(f"cannot use results folder {self.folder}: {exc.strerror}"
+                             ) from None
+        st = os.fstat(fd)
+        why = None
+        if not stat.S_ISREG(st.st_mode):
+            why = "not a regular file"
+        elif st.st_nlink != 1:
+            why = f"a file with {st.st_nlink} names (a hard link)"
+        elif st.st_size > 64 or not _LOCK_TEXT.fullmatch(os.pread(fd, 64, 0)):
+            why = "a file this orchestrator did not write"
+        if why is not None:
+            os.close(fd)
+            raise InputError(f"{path} is {why}, not this orchestrator's lock file; not touching "
+                             "it: move it away (or choose another --results folder)")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "r+", encoding="utf-8")
+
+    def _refuse_foreign(self) -> None:
+        """Before anything writes the file: one that is not SQLite, or another program's SQLite
+        database (tables, but no format_version in a meta table), is not a results store."""
+        try:
+            with self.path.open("rb") as fh:
+                head = fh.read(16)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise StoreError(f"cannot open {self.path}: {exc.strerror}") from None
+        advice = "not touching it: move it away or choose another results folder"
+        if not head:
+            return  # an empty file is an empty database: a new store
+        if head != b"SQLite format 3\x00":
+            raise InputError(f"{self.path} is not a results store (not an SQLite database); "
+                             f"{advice}")
+        try:
+            with closing(sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=ro",
+                                         uri=True)) as db:
+                tables = [r[0] for r in db.execute(
+                    "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+                version = schema.version_of(db) if "meta" in tables else None
+        except (sqlite3.Error, ValueError) as exc:
+            raise StoreError(f"cannot open {self.path}: {exc}") from None
+        if tables and version is None:
+            shown = ", ".join(tables[:4]) + (", ..." if len(tables) > 4 else "")
+            raise InputError(f"{self.path} is another program's SQLite database (tables "
+                             f"{shown}; no orchestrator format_version), not a results store; "
+                             f"{advice}")
+
     @contextmanager
     def reading(self) -> Iterator[Store]:
         if not self.path.exists():
             # a wrong folder name is the user's input, like a wrong file name: exit 2
             raise InputError(f"no results store at {self.path} (run a sweep first, or name the "
                              "results folder)")
+        self._refuse_foreign()  # before SQLite's WAL switch writes the file's header
         with self._connected(create=False):
             yield self
 

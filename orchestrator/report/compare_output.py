@@ -19,8 +19,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from orchestrator.data import outputs
 from orchestrator.data.durations import format_duration
-from orchestrator.errors import InputError
 from orchestrator.report.compare import SECTIONS, Comparison, Row
 
 MARK = "<!-- written by `python -m orchestrator compare` -->"
@@ -168,23 +168,17 @@ def _ours(path: Path) -> bool:
     return head.startswith(b"\x89PNG") and PNG_SOFTWARE.encode() in head
 
 
-def write(c: Comparison, out: Path) -> list[Path]:
-    """compare.md, compare.csv and compare.png in `out`; refuse files that are not ours."""
-    paths = {kind: out / name for kind, name in NAMES.items()}
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--out {out}: not a folder")
-    for path in paths.values():
-        if path.is_symlink() or (path.exists() and (not path.is_file() or not _ours(path))):
-            raise InputError(f"{path}: exists and was not written by compare; not overwriting "
-                             "it (choose another --out)")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
+def write(c: Comparison, out: Path, inputs: outputs.Inputs = outputs.NO_INPUTS) -> list[Path]:
+    """compare.md, compare.csv and compare.png in `out`; refuse files that are not ours
+    (data/outputs.py: our manifest, or for a folder from before it, our marks)."""
+    def render(stage: Path) -> list[Path]:
+        paths = {kind: stage / name for kind, name in NAMES.items()}
         paths["md"].write_text(render_markdown(c), encoding="utf-8")
         write_csv(c, paths["csv"])
         write_png(c, paths["png"])
-    except OSError as exc:
-        raise InputError(f"--out {out}: cannot write: {exc.strerror}") from None
-    return list(paths.values())
+        return list(paths.values())
+
+    return outputs.write_folder(out, "--out", "compare", inputs, render, _ours)
 
 
 def show(c: Comparison, console: Console) -> None:

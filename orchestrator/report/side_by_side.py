@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from orchestrator.data import outputs
 from orchestrator.data.dataset import Dataset
-from orchestrator.report import tables, timing_tables
+from orchestrator.report import tables, timing_tables, writer
 from orchestrator.report.compare_match import accuracy_label
 from orchestrator.report.compare_sides import FACTS, NOT_RECORDED, Side, load_side
 from orchestrator.report.tables import Table
@@ -98,13 +99,19 @@ def merge(name: str, keys: list[str], parts: list[tuple[str, Table]]) -> pd.Data
     return merged[lead + [c for c in merged.columns if c not in lead]].fillna("")
 
 
-def write_many(specs: list[str], out: Path) -> list[Path]:
-    """report.md and one CSV per table, the sides' columns side by side."""
+def write_many(specs: list[str], out: Path,
+               inputs: outputs.Inputs = outputs.NO_INPUTS) -> list[Path]:
+    """report.md and one CSV per table, the sides' columns side by side; files in `out` an
+    earlier report did not write, or an input, are refused (data/outputs.py)."""
     if len(specs) > len(LETTERS):
         raise ValueError(f"at most {len(LETTERS)} sides")
     sides = [load_side(spec) for spec in specs]
+    return outputs.write_folder(out, "--out", writer.WRITER, inputs,
+                                lambda stage: _render(sides, stage), writer.legacy_report)
+
+
+def _render(sides: list[Side], out: Path) -> list[Path]:
     prepared = [tables.prepare(side.data) for side in sides]
-    out.mkdir(parents=True, exist_ok=True)
     lines = ["# Timing report: side by side", "",
              *(machine_line(LETTERS[i], s) for i, s in enumerate(sides)), ""]
     written = []

@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from orchestrator.data import outputs
 from orchestrator.data.dataset import Dataset
 from orchestrator.report import plots, tables
 from orchestrator.report.checks import Thresholds
@@ -21,12 +22,19 @@ from orchestrator.report.spread import sample_sets
 from orchestrator.report.tables import Table
 
 REPORT_NAME = "report.md"
+WRITER = "report"  # data/outputs.py: what wrote a folder's files
 
 
-def write(data: Dataset, out: Path, *, thresholds: Thresholds | None = None) -> list[Path]:
-    """Write report.md, one CSV per table and the plots into `out`; return the files."""
+def write(data: Dataset, out: Path, *, thresholds: Thresholds | None = None,
+          inputs: outputs.Inputs = outputs.NO_INPUTS) -> list[Path]:
+    """Write report.md, one CSV per table and the plots into `out`; return the files. Files
+    there that an earlier report did not write, or an input, are refused (data/outputs.py)."""
+    return outputs.write_folder(out, "--out", WRITER, inputs,
+                                lambda stage: _render(data, stage, thresholds), legacy_report)
+
+
+def _render(data: Dataset, out: Path, thresholds: Thresholds | None) -> list[Path]:
     th = (thresholds or Thresholds()).for_host(data.host)  # the load limit scales with cores
-    out.mkdir(parents=True, exist_ok=True)
     fig = tables.prepare(data)
     sets = sample_sets(data.samples)
     sections = build_sections(data, fig, sets, th)
@@ -39,6 +47,18 @@ def write(data: Dataset, out: Path, *, thresholds: Thresholds | None = None) -> 
     report = out / REPORT_NAME
     report.write_text(render(data, sections, skipped, th), encoding="utf-8")
     return [report, *written]
+
+
+def legacy_report(path: Path) -> bool:
+    """A file a report from before manifests wrote: its report.md (first line '# Timing
+    report') or a CSV or plot that report.md names."""
+    try:
+        text = (path.parent / REPORT_NAME).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if not text.startswith("# Timing report"):
+        return False
+    return path.name == REPORT_NAME or f"`{path.name}`" in text or f"]({path.name})" in text
 
 
 def _write_csv(table: Table, out: Path) -> Path:

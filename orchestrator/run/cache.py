@@ -93,7 +93,30 @@ def check_removable(path: Path, rust_dir: Path) -> Path:
                                f"outside {rust_root}")
     if resolved.exists() and not resolved.is_dir():
         raise CacheSafetyError(f"refusing to remove {path}: not a folder")
+    store = _results_store_in(resolved)
+    if store is not None:  # a --results folder inside the cache: never delete a store
+        raise CacheSafetyError(f"refusing to remove {path}: it holds a results store ({store})")
     return resolved
+
+
+def _results_store_in(folder: Path) -> Path | None:
+    """A results store's file anywhere under `folder` (symlinks not followed): its
+    `results.sqlite`, or its `.lock` holding 'pid N' (data/store.py); else None."""
+    if not folder.is_dir():
+        return None
+    for root, _dirs, names in os.walk(folder):
+        if "results.sqlite" in names:
+            return Path(root) / "results.sqlite"
+        if ".lock" in names and _store_lock(Path(root) / ".lock"):
+            return Path(root) / ".lock"
+    return None
+
+
+def _store_lock(path: Path) -> bool:
+    try:
+        return path.read_bytes()[:4] == b"pid "
+    except OSError:
+        return False
 
 
 def remove_cache(path: Path, rust_dir: Path) -> CacheContents:

@@ -30,7 +30,7 @@ from orchestrator.data.records import (
 from orchestrator.data.store import Store
 from orchestrator.errors import CacheSafetyError, InputError
 from orchestrator.programs.cargo import Builder
-from orchestrator.run import driver_cache, leftovers, profile
+from orchestrator.run import driver_cache, leftovers, profile, results_place
 from orchestrator.run.cache import CacheContents, cache_dir_for, config_override
 from orchestrator.run.detect import assumed
 from orchestrator.run.machine import capabilities, cpu_count, host_facts
@@ -126,6 +126,7 @@ class Sweep:
     def run(self, config_path: Path, only: list[str] | None = None, new: bool = False,
             retry_failed: bool = False) -> SweepSummary:
         config, planned = self.plan(config_path, only)
+        results_place.refuse_results_in_cache(self.store.folder, planned, self.project)
         with self.store.writing() as store:
             # the folder's lock is ours: what its ledger names is a dead orchestrator's program
             found = leftovers.end_leftovers(store.folder)

@@ -236,8 +236,8 @@ class ExperimentsFile(Strict):
     @field_validator("version", mode="before")
     @classmethod
     def _version_is_a_number(cls, value: Any) -> Any:
-        """Literal[1] takes `true` (True == 1); a version is a number."""
-        if isinstance(value, bool):
+        """Literal[1] takes `true` and `1.0` (both == 1); a version is a whole number."""
+        if type(value) is not int and not isinstance(value, str):  # a str: Literal says it
             raise ValueError(f"expected 1 (got {value!r})")
         return value
 

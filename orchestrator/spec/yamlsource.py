@@ -155,6 +155,7 @@ class _Builder:
             return None
         if isinstance(value, str) and (why := _text_problem(value)):
             self.problem(node, path, why)
+            return None  # no follow-on problems from a value no one can use
         return value
 
     def mapping(self, node: yaml.MappingNode, path: PathKey, lines: dict[PathKey, int]) -> Any:
@@ -173,7 +174,10 @@ class _Builder:
                 merge_line = line
                 merged = self.merge(value_node, path, merged_lines)
                 continue
+            said = len(self.problems)
             key = self.build(key_node, path, {})
+            if len(self.problems) > said:
+                continue  # the key's own problem (a tag, a NUL) is named already
             if not isinstance(key, str | int):
                 self.problem(key_node, path, "mapping keys must be strings")
             elif key in out:

@@ -112,3 +112,24 @@ def test_committed_schema_is_current() -> None:
     assert json.loads(committed) == json.loads(config.json_schema())
     assert (PROJECT / "experiments.yaml").read_text().startswith(
         "# yaml-language-server: $schema=experiments.schema.json")
+
+
+def test_several_problems_are_each_named_the_first_is_the_errors_place(tmp_path: Path) -> None:
+    text = GOOD.replace("mode: mm", "mode: fast\n    processes: 0").replace(
+        "version: 1", "version: true")
+    err = _error(tmp_path, text)
+    assert (err.line, err.path) == (1, "version")
+    assert str(err).splitlines()[1:] == [
+        f"  {tmp_path / 'e.yaml'}:1 at version: expected 1 (got True)",
+        f"  {tmp_path / 'e.yaml'}:6 at experiments.cpu.mode: expected 'mm', 'warm' or "
+        "'accuracy' (got 'fast')",
+        f"  {tmp_path / 'e.yaml'}:7 at experiments.cpu.processes: expected greater than or "
+        "equal to 1 (got 0)",
+    ]
+
+
+def test_schema_names_the_maxima() -> None:
+    props = json.loads(config.json_schema())["$defs"]["Experiment"]["properties"]
+    assert (props["processes"]["maximum"], props["repeat"]["maximum"]) == (1000, 1000)
+    assert props["timed_runs"]["maximum"] == 10_000
+    assert "at most 1048576" in props["shapes"]["description"]

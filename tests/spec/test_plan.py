@@ -7,7 +7,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import get_args
 
-from orchestrator.spec import config
+import pytest
+
+from orchestrator.errors import InputError
+from orchestrator.spec import config, plan
 from orchestrator.spec.config import Capability
 from orchestrator.spec.plan import builds_needed, expand
 
@@ -104,3 +107,11 @@ def test_run_ids_of_the_experiments_file_never_change() -> None:
             if p.run.precision is None and p.run.repeat == 1 and p.run.profile is None
             ] == want
     assert all(p.run.energy_s == 2 for p in planned if p.run.experiment == "methods")
+
+
+def test_a_plan_past_the_run_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every count within its own limit can still multiply into a plan too big to run."""
+    monkeypatch.setattr(plan, "MAX_RUNS", 5)
+    cfg = config.load(PROJECT / "experiments.yaml")
+    with pytest.raises(InputError, match="experiment 'cpu' takes the plan past 5 runs"):
+        expand(cfg, NO_GPU, 2, ["cpu"])

@@ -1,0 +1,212 @@
+"""Where a command may write: only a new path, or a file it wrote before as that same output.
+
+`export`, `parse` (a CSV, its samples CSV and its schema sidecar), `report` and `compare` (a
+folder of files) write through here. A path is written only if nothing is there, or it is a
+regular file this orchestrator wrote as that output and nobody changed since (its SHA-256 is
+kept: in the CSV's sidecar, in a folder's manifest `.orchestrator-output.json`); never a
+symlink, a folder, another program's file, or an input of the same command (the results
+store, its lock and journals, a log being read: compared by resolved path and by inode, so a
+symlink or hard link to the store is caught too). Everything else is one line (InputError)
+before a byte is written. A folder is rendered into a staging folder inside it first and each
+file moved into place, so a refusal found late still leaves the folder as it was; files that
+the previous manifest lists, this write did not produce and nobody changed are removed (stale
+tables of an earlier report), never anything else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from orchestrator.data.store import DB_NAME
+from orchestrator.errors import InputError
+
+MANIFEST = ".orchestrator-output.json"
+_STORE_FILES = (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", f"{DB_NAME}-journal", ".lock")
+_ADVICE = "remove it or choose another path"
+
+
+def digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a command reads; none of it may be written."""
+
+    paths: tuple[Path, ...] = ()
+
+    @classmethod
+    def of(cls, sources: Iterable[Path | str]) -> Inputs:
+        """A results folder stands for its store files; a file (a log) for itself."""
+        paths: list[Path] = []
+        for source in sources:
+            path = Path(source)
+            paths += [path / n for n in _STORE_FILES] if path.is_dir() else [path]
+        return cls(tuple(paths))
+
+    def holds(self, path: Path) -> Path | None:
+        """The input that `path` is (the same resolved path or the same file), if any."""
+        real = os.path.realpath(path)
+        ident = _identity(path)
+        for source in self.paths:
+            if os.path.realpath(source) == real or (ident and ident == _identity(source)):
+                return source
+        return None
+
+
+NO_INPUTS = Inputs()
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def prepare_folder(folder: Path, flag: str) -> None:
+    """Make `folder` (and its parents) or say in one line why that cannot be."""
+    place = folder
+    while not place.exists() and not place.is_symlink() and place != place.parent:
+        place = place.parent
+    if place.exists() and not place.is_dir():
+        raise InputError(f"{flag}: {place} is a file, not a folder; choose another path")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{flag}: cannot create {folder}: {exc.strerror}; choose another "
+                         "path") from None
+
+
+def check_target(path: Path, flag: str, inputs: Inputs, ours: Callable[[Path], bool],
+                 what: str) -> None:
+    """Refuse to write `path` unless it is new or ours (see the module's docstring)."""
+    source = inputs.holds(path)
+    if source is not None:
+        same = "" if Path(os.path.abspath(source)) == Path(os.path.abspath(path)) else \
+            f" (the same file as {source})"
+        raise InputError(f"{flag}: {path} is an input of this command{same}; not overwriting "
+                         "it (choose another path)")
+    if path.is_symlink():
+        raise InputError(f"{flag}: {path} is a symlink; not writing through it ({_ADVICE})")
+    if not path.exists():
+        return
+    if path.is_dir():
+        raise InputError(f"{flag}: {path} is a folder, not a file; choose another path")
+    if not path.is_file():
+        raise InputError(f"{flag}: {path} exists and is not a regular file ({_ADVICE})")
+    if not ours(path):
+        raise InputError(f"{flag}: {path} exists and was not written by {what}; not "
+                         f"overwriting it ({_ADVICE})")
+
+
+def replace_file(path: Path, flag: str, write: Callable[[Path], None]) -> None:
+    """Write into a temporary file beside `path`, then rename it over: no half-written file,
+    and a rename replaces a name, never writes through it."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp's 0600 would outlive the rename
+        os.close(fd)
+    except OSError as exc:
+        raise InputError(f"{flag}: cannot write into {path.parent}: {exc.strerror}; choose "
+                         "another path") from None
+    try:
+        write(Path(tmp))
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise InputError(f"{flag}: cannot write {path}: {exc.strerror}") from None
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def listed(digests: dict[str, str]) -> Callable[[Path], bool]:
+    """A file is ours if a record of what we wrote names it with its current digest."""
+    return lambda path: digests.get(path.name) == digest(path)
+
+
+# ---- folders: report, compare ------------------------------------------------------------------
+
+
+def read_manifest(folder: Path, flag: str, what: str) -> dict[str, str] | None:
+    """Name -> SHA-256 of the files our last write put into `folder`; None: no manifest."""
+    path = folder / MANIFEST
+    if not path.exists() and not path.is_symlink():
+        return None
+    try:
+        if path.is_symlink() or not path.is_file():
+            raise ValueError
+        data = json.loads(path.read_text(encoding="utf-8"))
+        files = data["files"]
+        if data.get("written_by") != what or not isinstance(files, dict):
+            raise ValueError
+        return {str(k): str(v) for k, v in files.items()}
+    except (OSError, ValueError, KeyError, TypeError):
+        raise InputError(f"{flag}: {path} is not a manifest {what} wrote; not writing into "
+                         f"{folder} ({_ADVICE})") from None
+
+
+def write_folder(out: Path, flag: str, what: str, inputs: Inputs,
+                 render: Callable[[Path], list[Path]],
+                 legacy: Callable[[Path], bool] = lambda path: False) -> list[Path]:
+    """Render into a staging folder inside `out`, check every file against what is there,
+    move them into place, drop our stale files, write the manifest. `legacy` recognises a
+    file an orchestrator from before manifests wrote (only asked when there is none)."""
+    source = inputs.holds(out)
+    if source is not None or (out.exists() and not out.is_dir()):
+        why = "it is an input of this command" if source else "it is not a folder"
+        raise InputError(f"{flag} {out}: {why}; choose another path")
+    prepare_folder(out, flag)
+    old = read_manifest(out, flag, what)
+    ours = listed(old) if old is not None else legacy
+    try:
+        stage = Path(tempfile.mkdtemp(prefix=".orchestrator-", dir=out))
+    except OSError as exc:
+        raise InputError(f"{flag}: cannot write into {out}: {exc.strerror}") from None
+    try:
+        names = [p.name for p in render(stage)]
+        for name in names:
+            check_target(out / name, flag, inputs, ours, what)
+        check_target(out / MANIFEST, flag, inputs, lambda p: old is not None, what)
+        new = {name: digest(stage / name) for name in names}
+        try:
+            for name in names:
+                os.replace(stage / name, out / name)
+            _remove_stale(out, old or {}, new, inputs)
+            manifest = {"written_by": what, "files": new}
+            replace_file(out / MANIFEST, flag, lambda p: p.write_text(
+                json.dumps(manifest, indent=2) + "\n", encoding="utf-8"))
+        except OSError as exc:
+            raise InputError(f"{flag}: cannot write into {out}: {exc.strerror}") from None
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    return [out / name for name in names]
+
+
+def _remove_stale(out: Path, old: dict[str, str], new: dict[str, str], inputs: Inputs) -> None:
+    """Files our last write listed that this one did not produce, if nobody changed them."""
+    for name, sha in old.items():
+        path = out / name
+        if name in new or Path(name).name != name or name in (".", "..", MANIFEST):
+            continue
+        if path.is_symlink() or not path.is_file() or inputs.holds(path) is not None:
+            continue
+        if digest(path) == sha:
+            path.unlink()
