@@ -18,6 +18,8 @@ never an exception of another kind: the caller records a failed profile run.
 from __future__ import annotations
 
 import csv
+import math
+import re
 import statistics
 from dataclasses import dataclass
 
@@ -30,6 +32,11 @@ _UNITS = {"ns": 1e-9, "nsecond": 1e-9, "us": 1e-6, "usecond": 1e-6, "µs": 1e-6,
           "msecond": 1e-3, "s": 1.0, "second": 1.0}
 _NEEDED = ("ID", "Kernel Name", "Block Size", "Grid Size", "Metric Name", "Metric Unit",
            "Metric Value")
+
+
+# ASCII decimals only: int() and float() would also take '١', '５', '1_000', 'nan', '-1'
+_ID = re.compile(r"[0-9]{1,12}")
+_VALUE = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]{1,3})?")
 
 
 class NcuError(ValueError):
@@ -97,19 +104,19 @@ def read_launches(text: str) -> list[Launch]:
 
 
 def _int(text: str, number: int) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise NcuError(f"ncu's CSV line {number}: ID {text!r} is not a number") from None
+    if _ID.fullmatch(text.strip()) is None:
+        raise NcuError(f"ncu's CSV line {number}: ID {text!r} is not a number")
+    return int(text)
 
 
 def _seconds(value: str, unit: str, number: int) -> float:
     if unit not in _UNITS:
         raise NcuError(f"ncu's CSV line {number}: unknown duration unit {unit!r}")
-    try:
-        return float(value.replace(",", "")) * _UNITS[unit]
-    except ValueError:
-        raise NcuError(f"ncu's CSV line {number}: duration {value!r} is not a number") from None
+    plain = value.replace(",", "").strip()
+    seconds = float(plain) * _UNITS[unit] if _VALUE.fullmatch(plain) else float("nan")
+    if not math.isfinite(seconds):
+        raise NcuError(f"ncu's CSV line {number}: duration {value!r} is not a number")
+    return seconds
 
 
 def figures(launches: list[Launch], reps: int, where: Where) -> list[Figure]:

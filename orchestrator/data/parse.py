@@ -32,12 +32,31 @@ __all__ = ["Context", "Figure", "Header", "ParseResult", "Samples", "parse_lines
            "read_log", "wrote_label"]
 
 
-def read_log(path: Path) -> str:
-    """A captured log's text (undecodable bytes replaced), or an InputError naming the file."""
+# A captured log is a few MiB at most (the H200 sweep's largest stdout is under 1 MiB); a cap
+# keeps `parse /dev/zero` or a mistaken disk image from taking all memory.
+LOG_CAP = 64 * 2**20
+_CHUNK = 2**20  # reads this size apart, so Ctrl-C and SIGTERM act between them
+
+
+def read_log(path: Path, cap: int = LOG_CAP) -> str:
+    """A captured log's text (undecodable bytes replaced), read bounded: an InputError naming
+    the file when it cannot be read or holds more than `cap` bytes."""
+    too_big = InputError(f"{path}: larger than the {cap // 2**20} MiB a captured log may be; "
+                         "give parse/report/compare a log, or split this one")
     try:
-        return path.read_bytes().decode("utf-8", "replace")
+        with path.open("rb") as file:
+            if path.is_file() and path.stat().st_size > cap:
+                raise too_big  # a regular file says its size: no need to read it
+            chunks, size = [], 0
+            # non-regular files (/dev/zero, a pipe) say nothing: read in chunks up to the cap
+            while chunk := file.read(min(_CHUNK, cap + 1 - size)):
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > cap:
+                    raise too_big
     except OSError as exc:
-        raise InputError(f"{path}: cannot read log: {exc.strerror}") from None
+        raise InputError(f"{path}: cannot read log: {exc.strerror or exc}") from None
+    return b"".join(chunks).decode("utf-8", "replace")
 
 
 _FigureTwin = mutable_twin(Figure)
@@ -50,6 +69,14 @@ _SamplesTwin = mutable_twin(Samples)
 _DUR = r"([0-9]{1,20}(?:\.[0-9]{0,20})?) ?(s|ms|µs|μs|us|ns)"
 _NUM = r"([-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?nan|[-+]?inf)"
 _INT = r"([0-9]{1,9})"
+# a count, a time in seconds, energy in joules: never negative, never nan or inf
+_UNSIGNED = r"((?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]{1,4})?)"
+_SAMPLE = re.compile(_UNSIGNED)
+# Terminal escape sequences a captured log may hold (`script`, `tee` of a coloured terminal):
+# CSI (colours, cursor: ESC [ ... final byte), OSC (titles, links: ESC ] ... BEL or ESC \), and
+# the short forms (ESC, intermediates, a final byte: `ESC ( B`, `ESC =`). Removed before matching;
+# none of them spans a line.
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[ -/]*[0-~])")
 _LSO = r"(\S+) ([0-9]{1,9}(?:x[0-9]{1,9})*) (\S+) "  # LABEL SHAPE OP
 
 _SUMMARY = re.compile(_LSO + rf"(.+?), {_INT} runs: min {_DUR} median {_DUR}")
@@ -67,7 +94,7 @@ _ACCURACY = re.compile(
     rf"(.*?\S) +max\|x - f64 ref\| = {_NUM}(?: +max\|x - torch cpu\| = {_NUM})?")
 _MAX_REF = re.compile(rf"max \|ref\| = {_NUM}")
 # `cuda 1024x1024 matmul energy (nvml): 1105.207 J, 35200 runs, 2.001s` (its own block)
-_ENERGY = re.compile(_LSO + rf"(energy \([a-z]+\)): {_NUM} J, {_INT} runs, {_DUR}")
+_ENERGY = re.compile(_LSO + rf"(energy \([a-z]+\)): {_UNSIGNED} J, {_INT} runs, {_DUR}")
 
 # Lines of one or two plain durations: (substring that selects the form, its regex, then
 # (method, method_text) per duration). Device init has no SHAPE OP.
@@ -125,6 +152,17 @@ def _profiler(text: str) -> str:
     """'cupti' of `kernel time (cupti)`: the profiler a kernel-time figure came from."""
     match = _PROFILER.fullmatch(text)
     return match.group(1) if match else ""
+
+
+def _sample_values(text: str) -> tuple[float, ...] | None:
+    """The seconds of a `# samples` line: ASCII decimals only (float() would also take '١',
+    '５', '1_000', 'nan', '-1'), finite and not negative; None if any is not."""
+    numbers = []
+    for word in text.split():
+        if _SAMPLE.fullmatch(word) is None or (value := float(word)) == float("inf"):
+            return None
+        numbers.append(value)
+    return tuple(numbers)
 
 
 def _seconds(number: str, unit: str) -> float:
@@ -228,7 +266,7 @@ class _Parser:
 
     def feed(self, n: int, raw: str) -> None:
         """Parse line number `n`; whatever is not understood goes to `unknown`."""
-        line = raw.strip()
+        line = (_ANSI.sub("", raw) if "\x1b" in raw else raw).strip()
         if not line:
             return
         try:
@@ -329,6 +367,8 @@ class _Parser:
         if match is None:
             return False
         label, shape, op, empty, runs = match.groups()
+        if int(empty) > int(runs):  # '21 of 20': no program prints that, so not this form
+            return False
         text = "device time (profile, no flush)"
         self._emit(label, shape, op, "device_time_no_flush", text, (_method(text) or ("", None))[1],
                    n, (("no_time_count", float(empty)),), int(runs))
@@ -362,7 +402,9 @@ class _Parser:
             return False
         label, shape, op, text, values = match.groups()
         framework = self.framework or _label_info(label)[1] or found[1]
-        numbers = tuple(map(float, values.split()))  # may raise: then not this form, nor linked
+        numbers = _sample_values(values)
+        if numbers is None:  # not this form, nor linked to its summary line
+            return False
         waiting = self.unsampled.get((label, shape, found[0]))
         summary = waiting.pop(0) if waiting else None
         samples = _SamplesTwin(label, shape, op, found[0], text, numbers, n, self.section,

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.data import dataset
+from orchestrator.data.damage import run_problem
 from orchestrator.data.dataset import Dataset
-from orchestrator.data.parse import parse_text
+from orchestrator.data.parse import parse_text, read_log
 from orchestrator.data.records import Header
 from orchestrator.data.store import Store
 from orchestrator.errors import InputError
@@ -45,7 +46,7 @@ class Side:
 def load_side(spec: str) -> Side:
     """A results folder (latest sweep), `folder@sweep`, or a captured log file."""
     path = Path(spec)
-    if path.is_file():
+    if path.exists() and not path.is_dir():  # a file, or a device or pipe read as a log
         return _log_side(spec, path)
     folder, sweep = path, None
     if not path.exists() and "@" in spec:
@@ -57,11 +58,7 @@ def load_side(spec: str) -> Side:
 
 
 def _log_side(spec: str, path: Path) -> Side:
-    try:
-        text = path.read_bytes().decode("utf-8", "replace")
-    except OSError as exc:
-        raise InputError(f"{spec}: cannot read log: {exc.strerror}") from None
-    parsed = parse_text(text)
+    parsed = parse_text(read_log(path))  # bounded: the one reader of every captured log
     if not parsed.figures:
         raise InputError(f"{spec}: no figures in this log ({parsed.line_count} lines, none of "
                          "the printed forms of docs/LINES.md)")
@@ -81,8 +78,9 @@ def _store_side(spec: str, folder: Path, sweep: str | None) -> Side:
             raise InputError(f"{spec}: no sweep {sweep!r} in {folder} (sweeps: "
                              f"{', '.join(known[-5:])})")
         sweep = sweep or store.latest_sweep()
-        runs = store.query("SELECT stdout, definition_json FROM runs WHERE sweep_id=? AND "
-                           "status='ok'", (sweep,))
+        runs = [r for r in store.query("SELECT stdout, definition_json FROM runs WHERE "
+                                       "sweep_id=? AND status='ok'", (sweep,))
+                if run_problem(r) is None]  # a damaged row: dataset.load counts it
     headers = [h for r in runs
                for h in parse_text((r["stdout"] or b"").decode("utf-8", "replace")).headers]
     env = {f"{k}={v}" for r in runs
@@ -220,7 +218,17 @@ def _gpu_clocks(side: Side) -> str | None:
     return f"SM {sm}" + (f" (max {top})" if top else "") if sm else None
 
 
+def _sweep(side: Side) -> str | None:
+    """'complete', or why not: a side that is half a sweep must say so before any verdict."""
+    state = side.data.sweep
+    if state is None:
+        return None
+    # 'incomplete: killed (...), 3 of 6 planned runs finished'
+    return "complete" if state.complete else (state.incomplete() or "").split(" is ", 1)[-1]
+
+
 FACTS: list[tuple[str, Callable[[Side], str | None]]] = [
+    ("sweep (complete or not)", _sweep),
     ("accelerators (devices of the figures)", _accelerators),
     ("GPU", _gpus),
     ("GPU driver", _driver),

@@ -6,11 +6,21 @@ import dataclasses
 import gc
 import io
 import random
+from pathlib import Path
 
 import pytest
 
-from orchestrator.data.parse import Context, Figure, Header, Samples, parse_lines, parse_text
+from orchestrator.data.parse import (
+    Context,
+    Figure,
+    Header,
+    Samples,
+    parse_lines,
+    parse_text,
+    read_log,
+)
 from orchestrator.data.records import CacheState
+from orchestrator.errors import InputError
 
 from ..conftest import PROJECT
 
@@ -433,3 +443,67 @@ def test_gc_state_is_restored() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+# ---- what a hostile or careless log holds (issue 16) -----------------------------------------
+
+SYNC = "cpu 8x8 matmul with sync, 3 runs: min 1.000µs median 2.000µs"
+
+
+@pytest.mark.parametrize("colour", [
+    "\x1b[32m{}\x1b[0m", "\x1b[1;38;5;208m{}\x1b[m", "\x1b]0;bench\x07{}", "\x1b]8;;http://x\x1b\\{}",
+    "{}\x1b[K", "\x1b(B{}"])
+def test_ansi_escapes_are_stripped_before_matching(colour: str) -> None:
+    text = colour.format(SYNC) + "\n" + colour.format("# samples cpu 8x8 matmul with sync: 1e-06")
+    result = parse_text(text)
+    assert [(f.label, f.stat, f.value) for f in result.figures] == [
+        ("cpu", "min", 1e-6), ("cpu", "median", 2e-6)]
+    assert result.unknown == [] and result.samples[0].values == (1e-6,)
+    assert result.samples[0].summary_line == 1
+
+
+@pytest.mark.parametrize("values", ["١ ٢", "５", "1_000", "nan", "inf", "-1e-06", "1e-06 +1",
+                                    "1e999", "0x10", "1e-06 ٣"])
+def test_samples_are_ascii_decimals_or_the_line_is_unknown(values: str) -> None:
+    line = f"# samples cpu 8x8 matmul with sync: {values}"
+    result = parse_text(f"{SYNC}\n{line}")
+    assert result.samples == [] and result.unknown == [(2, line)]
+
+
+def test_sample_forms_the_programs_print_are_numbers() -> None:
+    result = parse_text(f"{SYNC}\n# samples cpu 8x8 matmul with sync: 1e-06 2.5E-6 0.0 3 .5 4.")
+    assert result.samples[0].values == (1e-6, 2.5e-6, 0.0, 3.0, 0.5, 4.0)
+
+
+@pytest.mark.parametrize("line", [
+    "cuda 8x8 matmul device time (profile, no flush): 21 of 20 read as no time",
+    "cuda 8x8 matmul energy (nvml): nan J, 20 runs, 1.000s",
+    "cuda 8x8 matmul energy (nvml): -1.000 J, 20 runs, 1.000s",
+    "cuda 8x8 matmul energy (nvml): ５ J, 20 runs, 1.000s",
+    "cuda 8x8 matmul with sync, ２ runs: min 1.000µs median 2.000µs",
+    "cpu: device init １.000ms",
+])
+def test_impossible_counts_and_non_ascii_numbers_are_unknown(line: str) -> None:
+    result = parse_text(line)
+    assert result.figures == [] and result.unknown == [(1, line)]
+
+
+def test_lines_the_contract_allows_are_figures_however_odd() -> None:
+    text = "\n".join(["cpu 8x8 matmul with sync, 3 runs: min 0.000ns median 1.000ns",
+                      "cpu 8x8 matmul no sync, 3 runs: min 2.000µs median 1.000µs",
+                      "cuda 8x8 matmul device time (profile, no flush): 20 of 20 read as no time",
+                      "cuda 8x8 matmul energy (nvml): 0.000 J, 0 runs, 0.000ns"])
+    result = parse_text(text)
+    assert result.unknown == [] and len(result.figures) == 7
+
+
+def test_read_log_is_bounded(tmp_path: Path) -> None:
+    big = tmp_path / "big.log"
+    big.write_bytes(b"x" * 2049)
+    with pytest.raises(InputError, match=r"big\.log: larger than the 0 MiB"):
+        read_log(big, cap=2048)
+    with pytest.raises(InputError, match=r"/dev/zero: larger than"):
+        read_log(Path("/dev/zero"), cap=3 * 2**20 + 5)  # read in chunks, up to the cap
+    assert read_log(big, cap=2049) == "x" * 2049
+    with pytest.raises(InputError, match="cannot read log"):
+        read_log(tmp_path)
