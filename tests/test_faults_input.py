@@ -14,6 +14,7 @@ import os
 import signal
 import sqlite3
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -193,6 +194,20 @@ def test_fifo_that_never_ends_is_refused_at_the_size_limit(tmp_path: Path) -> No
             writer.kill()
     assert (code, err) == (2, f"error: {fifo}: larger than 1 MiB, the limit for an "
                            "experiments file (is it the right file?)\n")
+
+
+@pytest.mark.parametrize(("make", "words"), [
+    (lambda tmp: Path("/dev/zero"), "/dev/zero: larger than 1 MiB, the limit"),
+    (lambda tmp: tmp, "cannot read: [Errno 21] Is a directory"),
+    (lambda tmp: (tmp / "bin.yaml", (tmp / "bin.yaml").write_bytes(b"version: 1\n\xff\n"))[0],
+     "bin.yaml:2: cannot read: 'utf-8' codec can't decode byte 0xff"),
+])
+def test_experiments_file_that_is_not_one(tmp_path: Path, make: Callable[[Path], Path],
+                                          words: str) -> None:
+    code, err = cli("run", make(tmp_path), "--results", tmp_path / "results",
+                    memory_mib=1024, timeout=60)
+    assert (code, err.count("\n")) == (2, 1) and words in err, err
+    assert not (tmp_path / "results").exists()
 
 
 def test_experiments_on_stdin_are_stored_as_read(tmp_path: Path, fake: Fake) -> None:

@@ -65,3 +65,9 @@ def test_the_file_is_read_once_and_bounded(tmp_path: Path) -> None:
         load_yaml(path)
     path.write_bytes(b"a: 1\r\n")
     assert load_yaml(path).text == "a: 1\r\n"  # as read, for the store
+
+
+def test_a_date_is_its_text(tmp_path: Path) -> None:
+    """No field takes a date; `title: 2024-01-01` means the text, not a datetime."""
+    assert load_yaml(write(tmp_path / "e.yaml", "title: 2024-01-01\n")).data == {
+        "title": "2024-01-01"}
