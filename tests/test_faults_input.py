@@ -151,8 +151,22 @@ def _fifo(tmp_path: Path) -> Path:
 def _blocked_on_fifo(pid: int) -> bool:
     with contextlib.suppress(FileNotFoundError):
         wchan = Path(f"/proc/{pid}/wchan").read_text()
-        return "partner" in wchan or "fifo" in wchan or "pipe" in wchan
+        return "partner" in wchan or "fifo" in wchan  # Linux: open() waits for a writer
     return False
+
+
+def _write_once(fifo: Path, text: str) -> None:
+    """Open for writing only once the orchestrator has it open for reading (a plain open
+    would wait forever for an orchestrator that died first), write, close: end of file."""
+    fds: list[int] = []
+
+    def opened() -> bool:
+        with contextlib.suppress(OSError):  # ENXIO: no reader yet
+            fds.append(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        return bool(fds)
+    wait_for(opened, "the orchestrator opening the FIFO")
+    os.write(fds[0], text.encode())  # a few hundred bytes: the pipe takes them at once
+    os.close(fds[0])
 
 
 def _config_texts(results: Path) -> list[str]:
@@ -176,8 +190,7 @@ def test_fifo_written_once_runs_and_the_store_keeps_its_text(tmp_path: Path,
     fifo, results = _fifo(tmp_path), tmp_path / "results"
     text = write_yaml(tmp_path / "e.yaml", ONE).read_text()
     proc = orchestrator("run", fifo, "--results", results, "--quiet", "--python", fake.path)
-    with fifo.open("w") as writer:  # blocks until the orchestrator opens it: read once
-        writer.write(text)
+    _write_once(fifo, text)
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert [r["status"] for r in runs_of(results).values()] == ["ok"]
