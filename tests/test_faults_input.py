@@ -54,12 +54,20 @@ def _bomb(levels: int) -> str:
     return text
 
 
+def _mapping_bomb(levels: int) -> str:
+    keys = "abcdefghij"
+    text = "m0: &m0 {" + ", ".join(f"{k}: lol" for k in keys) + "}\n"
+    for i in range(1, levels):
+        text += f"m{i}: &m{i} {{" + ", ".join(f"{k}: *m{i - 1}" for k in keys) + "}\n"
+    return text
+
+
 @pytest.mark.parametrize(("text", "words"), [
     # billion laughs: ten lines, 10**9 strings once expanded
     (HEAD + "  x:\n    mode: mm\n    targets: [{program: torch, device: cpu}]\n"
      + _bomb(9), ("more than 100000 values", "alias bomb")),
-    # its other shape: a mapping, every key's value the last level again
-    (_bomb(6) + "version: 1\nexperiments: {<<: *a5}\n", ("more than 100000 values",)),
+    # its other shape: mappings, every key's value the level below, merged in
+    (_mapping_bomb(7) + "version: 1\nexperiments: {<<: *m6}\n", ("more than 100000 values",)),
     (HEAD + "  x: " + "[" * 200_000 + "]" * 200_000 + "\n", (":4: nested more than 32 levels",)),
     ("a0: &a0 [1]\n" + "".join(f"a{i + 1}: &a{i + 1} [*a{i}]\n" for i in range(2000)),
      ("nested more than 32 levels deep (aliases followed)",)),
