@@ -120,6 +120,8 @@ def test_plan_past_the_run_limit_is_refused(tmp_path: Path) -> None:
     ('{X: "\\udc80"}', "contains a lone surrogate ('\\udc80')"),
     ('{"\\ud800": x}', "contains a lone surrogate ('\\ud800')"),
     ("{X: 3}", "at experiments.second.env.X: expected a valid string (got 3)"),
+    ("{X: " + "y" * 200_000 + "}", "environment value of 200000 bytes: a program can be "
+     "given at most 131008"),
 ])
 def test_env_no_program_can_take_is_refused_before_any_run(tmp_path: Path, fake: Fake,
                                                           env: str, words: str) -> None:

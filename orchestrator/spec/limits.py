@@ -35,6 +35,9 @@ MAX_ENERGY_S = 3_600.0
 MAX_WAIT_S = 86_400.0
 MAX_LOAD = 100_000.0
 
+# Linux's MAX_ARG_STRLEN (32 pages) holds name=value and its NUL; a name gets 64 bytes of it
+MAX_ENV_VALUE_BYTES = 32 * 4096 - 64
+
 # the plan (plan)
 MAX_RUNS = 100_000  # runs of one sweep; the chapter's sweep has a few hundred
 
@@ -56,6 +59,10 @@ def _env_value(value: str) -> str:
     if "\0" in value:
         raise ValueError(f"environment value {value!r} contains a NUL byte, which no program "
                          "can be given")
+    size = len(value.encode("utf-8", "surrogateescape"))
+    if size > MAX_ENV_VALUE_BYTES:
+        raise ValueError(f"environment value of {size} bytes: a program can be given at most "
+                         f"{MAX_ENV_VALUE_BYTES} (Linux's limit on one variable, name=value)")
     return value
 
 

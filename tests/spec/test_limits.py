@@ -23,7 +23,8 @@ def test_shapes_refused(value: object) -> None:
 
 
 @pytest.mark.parametrize("env", [{"": "x"}, {"A=B": "x"}, {"A\0": "x"}, {"A": "x\0"},
-                                 {"A": 1}, {"A": True}])
+                                 {"A": 1}, {"A": True},
+                                 {"A": "y" * (limits.MAX_ENV_VALUE_BYTES + 1)}])
 def test_env_no_program_can_take(env: dict[str, object]) -> None:
     with pytest.raises(ValidationError):
         TypeAdapter(limits.Env).validate_python(env)
