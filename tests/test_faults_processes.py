@@ -176,41 +176,6 @@ def test_a_resume_without_leftovers_says_so(tmp_path: Path, mine: Mine) -> None:
     assert code == 0 and "no leftover processes of an earlier sweep are running" in err, err
 
 
-def test_a_reused_pid_in_the_ledger_is_never_touched(tmp_path: Path) -> None:
-    """The ledger names a pid that is now another program (other start time): left alone."""
-    other = subprocess.Popen(["sleep", "300"])
-    try:
-        entry = {"pid": other.pid, "create_time": psutil.Process(other.pid).create_time() - 60,
-                 "cmdline": ["sleep", "300"], "token": "not-this-one"}
-        (tmp_path / leftovers.LEDGER).write_text(json.dumps(entry))
-        said = leftovers.end_leftovers(tmp_path)
-        assert said == "no leftover processes of the earlier sweep are running"
-        assert other.poll() is None, "a process with a reused pid was killed"
-        assert not (tmp_path / leftovers.LEDGER).exists()
-    finally:
-        other.kill()
-        other.wait()
-
-
-def test_leftovers_that_cannot_be_ended_refuse_the_sweep(tmp_path: Path, mine: Mine,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Root can end any process here, so the refusal is provoked in-process: kill() is made to
-    do nothing, as it does for a process of another user (AccessDenied)."""
-    survivor = subprocess.Popen(["sleep", "300"])
-    try:
-        leftovers.write_ledger(tmp_path, survivor.pid, "t")
-        monkeypatch.setattr(psutil.Process, "kill", lambda self: None)
-        monkeypatch.setattr(leftovers, "END_WAIT_S", 0.1)
-        with pytest.raises(leftovers.LeftoverError) as info:
-            leftovers.end_leftovers(tmp_path)
-        assert info.value.exit_code == 2
-        assert f"could not be ended: pid {survivor.pid} (sleep 300); end them" in str(info.value)
-        assert (tmp_path / leftovers.LEDGER).exists()  # still named for the next attempt
-    finally:
-        survivor.kill()
-        survivor.wait()
-
-
 # class 4: daemons that leave the process group ----------------------------------------------
 @pytest.mark.parametrize("kind", ["daemon", "double_fork"])
 def test_a_daemon_outside_the_group_is_ended_after_its_run(tmp_path: Path, mine: Mine,
@@ -227,16 +192,6 @@ def test_a_daemon_outside_the_group_is_ended_after_its_run(tmp_path: Path, mine:
     left = json.loads(runs[kind]["state_json"])["left_running"]
     assert any(entry.startswith(f"pid {daemon_pid} (") for entry in left), left
     assert "left_running" not in json.loads(runs["after"]["state_json"])
-
-
-def test_subreaper_only_on_linux() -> None:
-    assert leftovers.become_subreaper("darwin") is False  # the Mac: no prctl is called
-    probe = ("import ctypes; from orchestrator.run.leftovers import become_subreaper as b\n"
-             "ok = b('linux'); libc = ctypes.CDLL(None); v = ctypes.c_int()\n"
-             "libc.prctl(37, ctypes.byref(v), 0, 0, 0); print(ok, v.value)")  # 37: GET
-    done = subprocess.run([sys.executable, "-c", probe], cwd=PROJECT, capture_output=True,
-                          text=True, check=True)
-    assert done.stdout.split() == ["True", "1"]
 
 
 # class 4: SIGTERM during `build` ----------------------------------------------------------------

@@ -39,10 +39,10 @@ def lock_path(cache: Path, root: Path = ROOT) -> Path:
 
 
 @contextlib.contextmanager
-def held(cache: Path, results: Path | None) -> Iterator[None]:
+def held(cache: Path, results: Path | None, root: Path = ROOT) -> Iterator[None]:
     """Hold the cache folder's lock for the block; CacheSafetyError when another orchestrator
     holds it past WAIT_S or the lock file cannot be ours (a symlink, not a plain file)."""
-    path = lock_path(cache)
+    path = lock_path(cache, root)
     try:
         path.parent.mkdir(mode=0o700, exist_ok=True)
         folder = path.parent.lstat()

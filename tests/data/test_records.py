@@ -76,3 +76,43 @@ def test_enums_store_and_hash_as_their_old_strings() -> None:
                  cache=CacheState.COLD, cache_action=CacheAction.DELETE)
     again = RunDef.from_definition(json.loads(json.dumps(run.definition())))
     assert again == run and again.run_id == run.run_id and again.cache is CacheState.COLD
+
+
+PANIC_NOW = (b"thread 'main' panicked at bench-core/src/bench.rs:120:9:\n"
+             b"shapes differ: [8, 8] and [9, 9]\n"
+             b"note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n")
+
+
+@pytest.mark.parametrize(("stderr", "why"), [
+    (PANIC_NOW, "thread 'main' panicked at bench-core/src/bench.rs:120:9: shapes differ: "
+                "[8, 8] and [9, 9]"),
+    # older Rust: the message on the panic line; a backtrace after it
+    (b"thread '<unnamed>' panicked at 'no device', src/main.rs:3:5\nstack backtrace:\n" +
+     b"   0: std::panicking::begin_panic\n" * 200, "thread '<unnamed>' panicked at 'no device', "
+     "src/main.rs:3:5"),
+    (b"warning: slow\nfatal: out of memory\n", "fatal: out of memory"),
+    (b"", ""),
+])
+def test_the_reason_quotes_a_panic_not_the_backtrace_hint(stderr: bytes, why: str) -> None:
+    from orchestrator.data.records import stderr_reason
+
+    assert stderr_reason(stderr) == why
+    status, reason = classify(_rec(code=-6, stderr=stderr))
+    assert (status, reason) == (Status.FAILED, "killed by signal SIGABRT" + (f": {why}" if why
+                                                                             else ""))
+
+
+def test_a_cut_stderr_alone_does_not_fail_a_complete_run() -> None:
+    rec = _rec(stderr=b"e" * 100)
+    assert rec.outcome is not None
+    rec.outcome.stderr_truncated_at = 100
+    assert classify(rec, parse_text(GOOD.decode())) == (Status.OK, "")
+    rec.outcome.over_cap, rec.outcome.returncode = True, -9  # killed by us while printing
+    assert classify(rec)[1].startswith("output cut at 100 bytes (the rest is lost): over the cap "
+                                       "while running, process group killed")
+
+
+def test_refused_arrays_fail_the_run() -> None:
+    rec = _rec(mode="accuracy", stdout=b"x\n", artifacts={"b.npy": b""})
+    rec.refused = "array a.npy is 3.0 GiB, over the 64.5 KiB a 8x8 run's arrays may take"
+    assert classify(rec, parse_text("x\n")) == (Status.FAILED, rec.refused)

@@ -139,3 +139,43 @@ def test_rust_unit_tests_pass(burn_builds) -> None:
         cwd=PROJECT / "bench_rust", capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "test result: ok" in done.stdout
+
+
+def test_a_stopped_build_ends_cargos_whole_group(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C (here SIGUSR1 raising KeyboardInterrupt once cargo's child is up) must end the
+    child cargo started, not only cargo."""
+    import os
+    import signal
+    import threading
+    import time
+
+    from orchestrator.programs.cargo import run_group
+
+    pid_file = tmp_path / "rustc.pid"
+    script = (f"import subprocess, time\nchild = subprocess.Popen(['sleep', '300'])\n"
+              f"open({str(pid_file)!r}, 'w').write(str(child.pid))\ntime.sleep(300)\n")
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    def once_started() -> None:
+        while not (pid_file.exists() and pid_file.read_text()):
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGUSR1)
+
+    previous = signal.signal(signal.SIGUSR1, interrupt)
+    try:
+        threading.Thread(target=once_started, daemon=True).start()
+        with pytest.raises(KeyboardInterrupt):
+            run_group([sys.executable, "-c", script], tmp_path, dict(os.environ))
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    child = int(pid_file.read_text())
+    for _ in range(500):  # SIGKILL is delivered at once; the zombie waits for its reaper
+        status = Path(f"/proc/{child}/status")
+        if not status.exists() or "\nState:\tZ" in status.read_text():
+            break
+        time.sleep(0.01)
+    else:
+        pytest.fail("cargo's child outlived the interrupted build")

@@ -56,3 +56,37 @@ def test_wait_is_one_kernel_sleep_and_falls_back_to_polling(tmp_path: Path,
     assert (out.returncode, out.timed_out, out.stdout) == (0, False, b"done\n")
     out = process.spawn(["sleep", "300"], {"PATH": os.environ["PATH"]}, tmp_path, 0.2)
     assert out.timed_out and out.returncode == -signal.SIGKILL
+
+
+@pytest.mark.parametrize(("env", "words"), [
+    ({"A": "x\0y"}, "embedded null byte"),
+    ({"A=B": "1"}, "illegal environment variable name"),
+    ({"A": "\ud800"}, "surrogates not allowed"),
+])
+def test_an_environment_the_os_refuses_is_a_run_that_did_not_start(
+        tmp_path: Path, env: dict[str, str], words: str) -> None:
+    out = process.spawn(["true"], {"PATH": os.environ["PATH"], **env}, tmp_path, 60, tmp_path)
+    assert out.returncode is None
+    assert out.stderr.decode().startswith("cannot start true: ") and words in out.stderr.decode()
+    assert not (tmp_path / "running.json").exists()
+
+
+def test_output_over_the_cap_is_killed_while_it_runs(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(process, "OUTPUT_CAP", 1_000_000)
+    flood = fake(tmp_path, "while True: sys.stdout.write('y' * 9999 + '\\n')")
+    out = process.spawn([str(flood)], {}, tmp_path, 120)
+    assert (out.over_cap, out.timed_out, out.returncode) == (True, False, -signal.SIGKILL)
+    assert len(out.stdout) == 1_000_000 and out.truncated_at == 1_000_000
+
+
+def test_the_ledger_names_the_running_program_and_is_crossed_out(tmp_path: Path) -> None:
+    program = fake(tmp_path, "print(open(sys.argv[1]).read())")
+    out = process.spawn([str(program), str(tmp_path / "running.json")], {}, tmp_path, 60,
+                        tmp_path)
+    import json
+
+    entry = json.loads(out.stdout)
+    assert entry["cmdline"][-2:] == [str(program), str(tmp_path / "running.json")]
+    assert entry["token"] and entry["create_time"] > 0
+    assert not (tmp_path / "running.json").exists()
