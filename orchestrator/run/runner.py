@@ -2,7 +2,10 @@
 
 The process itself is `process.spawn`'s; whether the run failed is `records.classify`'s. A
 crash, a non-zero exit, a signal, a timeout, empty, partial or over-long output becomes a failed
-record with the stderr tail, never an exception that stops the sweep.
+record with the stderr tail, never an exception that stops the sweep; so does a run that cannot
+start (a cache file that cannot be removed, a cache another orchestrator holds, no scratch
+folder, an environment the OS refuses), caught in one place (`execute`), and an accuracy array
+larger than the run's shape allows (run/artifacts).
 """
 
 from __future__ import annotations
@@ -216,9 +219,12 @@ def _run_program(record: RunRecord, ctx: RunContext, out_dir: Path | None) -> No
     record.wall_s, record.returncode = outcome.wall_s, outcome.returncode
     record.stdout, record.stderr = outcome.stdout, outcome.stderr
     if record.cache is not None:
-        if "driver_cache" in record.cache:
-            driver_cache.finish(record.cache["driver_cache"])
-        cache_record.finish(run, record.cache)
+        try:
+            if "driver_cache" in record.cache:
+                driver_cache.finish(record.cache["driver_cache"])
+            cache_record.finish(run, record.cache)
+        except OSError as exc:  # a cache folder the program left unreadable: said, not raised
+            record.cache["error"] = f"cannot read the cache after the run: {exc}"
 
 
 def _collect(record: RunRecord, out_dir: Path) -> None:
