@@ -180,10 +180,10 @@ class _Builder:
                 merged = self.merge(value_node, path, merged_lines)
                 continue
             said = len(self.problems)
-            key = self.build(key_node, path, {})
+            key = self.key(key_node, path)
             if len(self.problems) > said:
                 continue  # the key's own problem (a tag, a NUL) is named already
-            if not isinstance(key, str | int):
+            if not isinstance(key, str):
                 self.problem(key_node, path, "mapping keys must be strings")
             elif key in out:
                 self.problem(key_node, (*path, key),
@@ -195,6 +195,14 @@ class _Builder:
         lines.update({p: n for p, n in merged_lines.items()
                       if len(p) > len(path) and p[len(path)] in kept})
         return {**{key: merged[key] for key in kept}, **out}
+
+    def key(self, node: yaml.Node, path: PathKey) -> Any:
+        """A key is a name, as written: `no:` or `1:` is 'no' or '1', not False or 1 (YAML
+        would make them a bool and an int; every mapping of the file is keyed by names)."""
+        if isinstance(node, yaml.ScalarNode) and node.tag in _SCALAR_TAGS:
+            self.values += 1
+            return self.text(node, path, node.value)
+        return self.build(node, path, {})
 
     def merge(self, node: yaml.Node, path: PathKey, lines: dict[PathKey, int]) -> dict[Any, Any]:
         """`<<: *base` or `<<: [*a, *b]` (YAML's merge key): the keys of each mapping not

@@ -71,3 +71,10 @@ def test_a_date_is_its_text(tmp_path: Path) -> None:
     """No field takes a date; `title: 2024-01-01` means the text, not a datetime."""
     assert load_yaml(write(tmp_path / "e.yaml", "title: 2024-01-01\n")).data == {
         "title": "2024-01-01"}
+
+
+def test_keys_are_names_as_written(tmp_path: Path) -> None:
+    """YAML 1.1 makes `no:` False and `1:` 1; an experiment or a variable named so is meant."""
+    doc = load_yaml(write(tmp_path / "e.yaml", "no: 1\n1: 2\n~: 3\n[a]: 4\n"))
+    assert doc.data == {"no": 1, "1": 2, "~": 3}
+    assert [what for _line, _path, what in doc.problems] == ["mapping keys must be strings"]
