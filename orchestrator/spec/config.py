@@ -39,7 +39,7 @@ Crate = Literal["exec-gpu", "exec-cpu", "exec-amx"]
 Mode = Literal["mm", "warm", "accuracy"]
 CacheState = Literal["cold", "warm", "none"]
 WarmupKind = Literal["dropped", "kept"]
-Threads = StrictInt | Literal["auto"]
+Threads = lim.ThreadCount | Literal["auto"]
 Profiler = Literal["ncu"]  # a profile run of each measured CUDA mm run, under Nsight Compute
 Precision = Literal["fp32", "tf32"]
 

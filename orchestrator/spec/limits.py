@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, Field, Strict
+from pydantic import AfterValidator, BeforeValidator, Field, Strict, WithJsonSchema
 
 # the YAML loader (yamlsource)
 MAX_FILE_BYTES = 2**20  # the chapter's file is 5 KiB
@@ -89,5 +89,11 @@ def shape(value: Any) -> tuple[int, int]:
     return (m, n)
 
 
-Shape = Annotated[tuple[int, int], BeforeValidator(shape)]
+_SIDE = {"type": "integer", "minimum": 1, "maximum": MAX_DIM}
+Shape = Annotated[tuple[int, int], BeforeValidator(shape), WithJsonSchema({"anyOf": [
+    {"type": "array", "prefixItems": [_SIDE, _SIDE], "minItems": 2, "maxItems": 2},
+    {"type": "string", "pattern": "^[0-9]+x[0-9]+$"}]})]
+# the schema says the limit; the message for 0 stays `sweep`'s own ("≥ 1 or 'auto'")
+ThreadCount = Annotated[int, Strict(), WithJsonSchema(
+    {"type": "integer", "minimum": 1, "maximum": MAX_THREADS})]
 SHAPE_HELP = f"[M, N] or 'MxN'; each side at most {MAX_DIM}, M x N at most {MAX_ELEMENTS}"
