@@ -15,7 +15,7 @@ import signal
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import get_args
+from typing import Any, get_args
 
 from rich.console import Console
 from rich.table import Table
@@ -202,10 +202,18 @@ def cmd_export(args: argparse.Namespace, console: Console) -> int:
 
     inputs = outputs.Inputs.of([args.results])
     dataset.check_export(args.csv, inputs)  # before a second of loading
-    figures, samples = dataset.export_csv(dataset.load(args.results, args.sweep), args.csv,
-                                          inputs)
+    data = dataset.load(args.results, args.sweep)
+    _warn_of_gaps(data, console)
+    figures, samples = dataset.export_csv(data, args.csv, inputs)
     console.print(f"wrote {figures} and {samples}")
     return 0
+
+
+def _warn_of_gaps(data: Any, console: Console) -> None:
+    """A `dataset.Dataset` that is not the whole sweep says so: a sweep still running,
+    interrupted or killed, and the damaged rows of the store left out."""
+    for line in data.gaps():
+        console.print(Text.assemble(("warning: ", "yellow"), line))
 
 
 def cmd_parse(args: argparse.Namespace, console: Console) -> int:
@@ -238,6 +246,7 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
         data = dataset.from_parse(parse_text(read_log(results)), results.name)
     else:
         data = dataset.load(results, args.sweep)
+        _warn_of_gaps(data, console)
     written = report.write(data, args.out, inputs=outputs.Inputs.of([results]))
     console.print(f"wrote {len(written)} files to {args.out}")
     return 0
@@ -268,7 +277,9 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_reparse(args: argparse.Namespace, console: Console) -> int:
-    runs, figures = reparse(args.results)
+    runs, figures, damage = reparse(args.results)
+    for line in damage.lines():  # left as they are: reparse rewrites figures, not runs
+        console.print(Text.assemble(("warning: ", "yellow"), line))
     console.print(f"{args.results}: {runs} runs parsed again, {figures} figures", markup=False)
     return 0
 

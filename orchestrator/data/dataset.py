@@ -8,7 +8,8 @@ nothing vanishes from the dataset. Accuracy rows are computed here from the stor
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,11 @@ import numpy as np
 import pandas as pd
 
 from orchestrator.data import accuracy, cache_columns, outputs, precision, schema, state_columns
+from orchestrator.data import damage as damage_mod
+from orchestrator.data.damage import Damage
 from orchestrator.data.records import CacheState, ParseResult, Role, RunDef, Status
-from orchestrator.data.store import Store
+from orchestrator.data.store import Store, SweepState
+from orchestrator.errors import InputError
 
 COLUMNS = [
     "run_id", "experiment", "framework", "label", "device", "shape", "op", "method", "stat",
@@ -42,6 +46,7 @@ SAMPLE_COLUMNS = [*SAMPLE_CSV_COLUMNS, "summary_line"]
 _FROM_RUN = {"framework", "cache"}
 # The dataset writes these as '' rather than empty cells when a figure has none
 _BLANK = {"framework", "warmup"}
+SWEEPS_NAMED = 10  # the latest sweeps an unknown --sweep's error lists
 
 
 @dataclass
@@ -50,6 +55,23 @@ class Dataset:
     samples: pd.DataFrame
     runs: pd.DataFrame  # one row per run: definition, status, load, cache record
     host: dict[str, Any]
+    # where the sweep stands (complete, or killed with 3 of 6 runs); None: a captured log
+    sweep: SweepState | None = None
+    damage: Damage = field(default_factory=Damage)  # rows of the store left out, and why
+
+    def gaps(self) -> list[str]:
+        """What makes this less than a whole sweep, one line each, for `export` and `report`
+        to say first: a sweep still running, interrupted or killed; damaged rows left out."""
+        incomplete = self.sweep.incomplete() if self.sweep is not None else None
+        return [line for line in [incomplete, *self.damage.lines()] if line]
+
+    def sweep_facts(self) -> dict[str, Any]:
+        """The export sidecar's `sweep` (null for a captured log) and `gaps` (data.gaps)."""
+        state = self.sweep
+        facts = None if state is None else {
+            "sweep_id": state.sweep_id, "status": state.status, "complete": state.complete,
+            "planned_runs": state.planned, "finished_runs": state.finished}
+        return {"sweep": facts, "gaps": self.gaps()}
 
 
 def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
@@ -134,18 +156,24 @@ def _accuracy_rows(entries: list[accuracy.Arrays], contexts: dict[str, dict[str,
 
 
 def load(results: Path, sweep: str | None = None) -> Dataset:
-    """The dataset of one sweep (default: the latest) of a results folder."""
+    """The dataset of one sweep (default: the latest) of a results folder. A sweep id the
+    store does not hold is an InputError naming those it does; damaged rows are left out and
+    counted (`Dataset.damage`); `Dataset.sweep` says whether the sweep is complete."""
     store = Store(results)
+    damage = Damage()
     with store.reading():
-        sweep_id = sweep or store.latest_sweep()
-        runs = store.query("SELECT * FROM runs WHERE sweep_id=? ORDER BY started_at, rowid",
-                           (sweep_id,))
-        contexts = {r["run_id"]: _run_context(r) for r in runs}
+        sweep_id = _sweep_of(store, sweep)
+        state = store.sweep_state(sweep_id)
+        runs, contexts, damaged = _readable_runs(store.query(
+            "SELECT * FROM runs WHERE sweep_id=? ORDER BY started_at, rowid", (sweep_id,)),
+            sweep_id, damage)
         entries = _accuracy_entries(store, runs, contexts)
         inferred = {e.run_id: accuracy.infer_precision(e.a, e.b, e.c) for e in entries}
         for rid, columns in precision.assign(runs, inferred).items():
             contexts[rid].update(columns)
-        figs = store.query("SELECT * FROM figures WHERE sweep_id=? ORDER BY rowid", (sweep_id,))
+        figs = _readable(store.query("SELECT rowid, * FROM figures WHERE sweep_id=? ORDER BY "
+                                     "rowid", (sweep_id,)), "figure", contexts, damaged, damage,
+                         damage_mod.figure_problem)
         rows = [_figure_row(contexts[f["run_id"]], f) for f in figs]
         with_figures = {f["run_id"] for f in figs}
         for rid, ctx in contexts.items():
@@ -154,15 +182,85 @@ def load(results: Path, sweep: str | None = None) -> Dataset:
                 rows.append(ctx)  # a run with no figure still shows, with its reason
         rows += _accuracy_rows(entries, contexts, inferred)
         samples = [{**s, "experiment": contexts[s["run_id"]]["experiment"], "value_s": s["value"]}
-                   for s in store.query("SELECT * FROM samples WHERE sweep_id=? ORDER BY rowid",
-                                        (sweep_id,))]
-        host_rows = store.query("SELECT host_json FROM sweeps WHERE sweep_id=?", (sweep_id,))
-    host = json.loads(host_rows[0]["host_json"]) if host_rows else {}
+                   for s in _readable(store.query(
+                       "SELECT rowid, * FROM samples WHERE sweep_id=? ORDER BY rowid",
+                       (sweep_id,)), "sample", contexts, damaged, damage,
+                       damage_mod.sample_problem)]
+        host = _host(store, sweep_id, damage)
     run_frame = pd.DataFrame([{**contexts[r["run_id"]], "wall_s": r["wall_s"],
                                "returncode": r["returncode"], "unknown_lines": r["unknown_lines"],
                                "cache_record": r["cache_json"], "gate": r["gate_json"]}
                               for r in runs])
-    return Dataset(_frame(rows, COLUMNS), _frame(samples, SAMPLE_COLUMNS), run_frame, host)
+    return Dataset(_frame(rows, COLUMNS), _frame(samples, SAMPLE_COLUMNS), run_frame, host,
+                   state, damage)
+
+
+def _sweep_of(store: Store, sweep: str | None) -> str:
+    """The sweep asked for, else the latest; one the store lacks is the user's input."""
+    known = [str(s["sweep_id"]) for s in store.sweeps()]
+    if not known:
+        raise InputError(f"{store.path} holds no sweep (run a sweep first)")
+    if sweep is None:
+        return store.latest_sweep() or known[-1]
+    if sweep not in known:
+        older = len(known) - SWEEPS_NAMED
+        listed = ", ".join(known[-SWEEPS_NAMED:]) + (f" and {older} older" if older > 0 else "")
+        raise InputError(f"--sweep {sweep}: no such sweep in {store.path} (its sweeps: "
+                         f"{listed})")
+    return sweep
+
+
+def _readable_runs(runs: list[dict[str, Any]], sweep_id: str, damage: Damage
+                   ) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]], set[str]]:
+    """(readable runs, their contexts, the run ids of damaged ones)."""
+    kept, contexts, damaged = [], {}, set()
+    for run in runs:
+        problem = damage_mod.run_problem(run)
+        if problem is None and run["run_id"] in contexts:
+            problem = "a second row of the same run id"
+        if problem is None:
+            try:
+                contexts[run["run_id"]] = _run_context(run)
+            except (TypeError, KeyError, ValueError, AttributeError) as exc:
+                problem = f"{type(exc).__name__}: {exc}"
+        if problem is None:
+            kept.append(run)
+        else:
+            damaged.add(str(run.get("run_id")))
+            damage.add("run", f"sweep {sweep_id} run {run.get('run_id')}", problem)
+    return kept, contexts, damaged
+
+
+def _readable(rows: list[dict[str, Any]], kind: str, contexts: dict[str, dict[str, Any]],
+              damaged: set[str], damage: Damage,
+              problem: Callable[[dict[str, Any]], str | None]) -> list[dict[str, Any]]:
+    """Figure or sample rows of readable runs (those of a damaged run go with it), each
+    checked; the `rowid` column is dropped."""
+    kept = []
+    for row in rows:
+        rowid = row.pop("rowid")
+        if row.get("run_id") in damaged:
+            continue
+        found = problem(row) or (None if row["run_id"] in contexts else
+                                 f"its run {row['run_id']} is not in the sweep")
+        if found is None:
+            kept.append(row)
+        else:
+            damage.add(kind, f"sweep {row.get('sweep_id')} {kind} row {rowid}", found)
+    return kept
+
+
+def _host(store: Store, sweep_id: str, damage: Damage) -> dict[str, Any]:
+    rows = store.query("SELECT host_json FROM sweeps WHERE sweep_id=?", (sweep_id,))
+    try:
+        host = json.loads(rows[0]["host_json"] or "{}") if rows else {}
+    except (TypeError, ValueError, RecursionError):
+        host = None
+    if not isinstance(host, dict):
+        damage.add("sweep", f"sweep {sweep_id}", "host_json is not a JSON object (host facts "
+                   "left out)")
+        return {}
+    return host
 
 
 def from_parse(parsed: ParseResult, source: str) -> Dataset:
@@ -238,7 +336,8 @@ def export_csv(data: Dataset, out: Path,
         p, index=False, float_format="%.9g"))
     meta = {"schema_version": schema.VERSION, "figures": {"file": out.name, "columns": COLUMNS},
             "samples": {"file": samples.name, "columns": SAMPLE_CSV_COLUMNS},
-            "written": {p.name: outputs.digest(p) for p in (figures, samples)}}
+            "written": {p.name: outputs.digest(p) for p in (figures, samples)},
+            **data.sweep_facts()}  # whether the sweep is whole: its status, runs, damage
     outputs.replace_file(sidecar, "--csv", lambda p: p.write_text(
         json.dumps(meta, indent=2) + "\n", encoding="utf-8"))
     return out, samples

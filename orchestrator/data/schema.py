@@ -8,7 +8,11 @@ name or type differs from the default, and a migration.
 Versions: 1, the first store (docs/results/h200-2026-11-30 is one); 2 adds
 `samples.summary_line` (the line number of the summary line a sample set belongs to, which the
 report used to rebuild by counting), spells "no cache" in `figures.cache` as 'none' instead of
-NULL, and adds the figure fields added since (`profiler`, `kernel`: a profiler's kernel time).
+NULL, and adds the figure fields added since (`profiler`, `kernel`: a profiler's kernel time);
+3 adds `sweep_starts`, one row per start of a sweep (new or resumed): when, the experiments text
+it planned from and the run ids it planned, so a resume with an edited file keeps both texts and
+a report can say how many planned runs an incomplete sweep finished (a migrated sweep's one start
+is its `sweeps` row, its plan not recorded).
 `MIGRATIONS` is an ordered list of (from_version, function); `migrate` applies each in turn in
 one transaction. Who migrates where is `store`'s business (a store opened for writing migrates
 in place; one opened for reading migrates a temporary copy).
@@ -22,7 +26,7 @@ from dataclasses import dataclass, fields
 
 from orchestrator.data.records import Figure
 
-VERSION = 2
+VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -42,12 +46,18 @@ FIGURE_COLUMNS = tuple(Column(f.name, _SQL.get(f.name, "TEXT"), _DATASET.get(f.n
                        for f in fields(Figure))
 FIGURE_FIELDS = tuple(c.name for c in FIGURE_COLUMNS)
 SAMPLE_FIELDS = ("label", "shape", "op", "method", "idx", "value", "summary_line")
+START_COLUMNS = ("sweep_id", "started_at", "config_path", "config_text", "argv_json",
+                 "planned_json")
+_SWEEP_STARTS = """CREATE TABLE IF NOT EXISTS sweep_starts(
+  sweep_id TEXT, started_at REAL, config_path TEXT, config_text TEXT, argv_json TEXT,
+  planned_json TEXT);"""
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS sweeps(
   sweep_id TEXT PRIMARY KEY, started_at REAL, ended_at REAL, status TEXT,
   config_path TEXT, config_text TEXT, host_json TEXT, argv_json TEXT);
+{_SWEEP_STARTS}
 CREATE TABLE IF NOT EXISTS builds(
   sweep_id TEXT, name TEXT, key TEXT, status TEXT, binary TEXT, seconds REAL, fresh INTEGER,
   expect_failure INTEGER, error TEXT, log TEXT, at REAL, PRIMARY KEY(sweep_id, name));
@@ -134,7 +144,15 @@ def add_run_columns(db: sqlite3.Connection) -> None:
             db.execute(f"ALTER TABLE runs ADD COLUMN {name} {sql}")
 
 
-MIGRATIONS: list[tuple[int, Callable[[sqlite3.Connection], None]]] = [(1, _v1_to_v2)]
+def _v2_to_v3(db: sqlite3.Connection) -> None:
+    """Each sweep's one known start: its `sweeps` row (text and argv as first recorded)."""
+    db.execute(_SWEEP_STARTS)
+    db.execute(f"INSERT INTO sweep_starts({', '.join(START_COLUMNS)}) SELECT sweep_id, "
+               "started_at, config_path, config_text, argv_json, NULL FROM sweeps")
+
+
+MIGRATIONS: list[tuple[int, Callable[[sqlite3.Connection], None]]] = [
+    (1, _v1_to_v2), (2, _v2_to_v3)]
 
 
 def migrate(db: sqlite3.Connection, found: int) -> None:

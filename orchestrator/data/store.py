@@ -26,7 +26,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -58,6 +58,50 @@ def _connect(path: Path, durable: bool = True) -> sqlite3.Connection:
 
 def _json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
+
+
+# what each status a sweep can end in means, for the line that says a sweep is incomplete
+STATUS_WORDS = {
+    "running": "running (an orchestrator is writing it now)",
+    "killed": "killed (its orchestrator died before ending it)",
+    "interrupted": "interrupted (Ctrl-C or SIGTERM)",
+    "stopped": "stopped by an error",
+}
+
+
+@dataclass(frozen=True)
+class SweepState:
+    """Where a sweep stands: its status and how many of its planned runs are recorded."""
+
+    sweep_id: str
+    status: str  # running | killed | interrupted | stopped | complete
+    planned: int | None  # runs its latest start planned; None: not recorded (before format 3)
+    finished: int  # of those, runs recorded (ok, failed or skipped); unplanned: every run
+    ended_at: float | None
+
+    @property
+    def complete(self) -> bool:
+        return self.status == "complete"
+
+    def progress(self) -> str:
+        if self.planned is None:
+            return f"{self.finished} runs finished (how many were planned was not recorded)"
+        return f"{self.finished} of {self.planned} planned runs finished"
+
+    def incomplete(self) -> str | None:
+        """'sweep X is incomplete: killed (...), 3 of 6 planned runs finished', or None."""
+        if self.complete:
+            return None
+        words = STATUS_WORDS.get(self.status, self.status)
+        return f"sweep {self.sweep_id} is incomplete: {words}, {self.progress()}"
+
+
+def _planned(text: str | None) -> set[str] | None:
+    try:
+        ids = json.loads(text) if text else None
+    except ValueError:
+        return None  # a damaged plan: counted as not recorded
+    return set(map(str, ids)) if isinstance(ids, list) else None
 
 
 class Store:
@@ -139,7 +183,21 @@ class Store:
 
     def _refuse_foreign(self) -> None:
         """Before anything writes the file: one that is not SQLite, or another program's SQLite
-        database (tables, but no format_version in a meta table), is not a results store."""
+        database (tables, but no format_version in a meta table), is not a results store;
+        SQLite's own files beside it must be plain files (it writes a symlinked -wal's target)."""
+        for suffix in ("-wal", "-shm", "-journal"):
+            side = self.path.with_name(self.path.name + suffix)
+            try:
+                st = os.lstat(side)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise StoreError(f"cannot open {side}: {exc.strerror}") from None
+            if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+                kind = "a symlink" if stat.S_ISLNK(st.st_mode) else \
+                    "not a plain file" if not stat.S_ISREG(st.st_mode) else "a hard link"
+                raise InputError(f"{side} is {kind}, not SQLite's own file of this store; not "
+                                 "touching it: move it away or choose another results folder")
         try:
             with self.path.open("rb") as fh:
                 head = fh.read(16)
@@ -248,32 +306,91 @@ class Store:
         return row[0] if row else None
 
     def begin_sweep(self, config_path: Path, host: dict[str, Any], argv: list[str],
-                    new: bool, config_text: str | None = None) -> tuple[str, bool]:
+                    new: bool, config_text: str | None = None,
+                    planned: list[str] | None = None) -> tuple[str, bool]:
         """(sweep id, resumed): continue the latest sweep unless `new`. `config_text` is the
-        experiments file as it was read for planning (default: read `config_path` now)."""
+        experiments file as it was read for planning (default: read `config_path` now);
+        `planned` the run ids planned from it. Every start, new or resumed, is a row of
+        `sweep_starts`, so a resume with an edited file keeps both texts."""
+        text = config_path.read_text(encoding="utf-8") if config_text is None else config_text
         latest = None if new else self.latest_sweep()
-        if latest is not None:
-            with self._transaction() as db:
+        with self._transaction() as db:
+            if latest is not None:
                 db.execute("UPDATE sweeps SET status='running', ended_at=NULL WHERE sweep_id=?",
                            (latest,))
-            return latest, True
-        sweep_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
-        with self._transaction() as db:
-            db.execute(schema.insert("sweeps", _SWEEP_COLUMNS),
-                       (sweep_id, time.time(), None, "running", str(config_path),
-                        config_path.read_text(encoding="utf-8") if config_text is None
-                        else config_text, _json(host), _json(argv)))
-        return sweep_id, False
+                sweep_id = latest
+            else:
+                sweep_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+                db.execute(schema.insert("sweeps", _SWEEP_COLUMNS),
+                           (sweep_id, time.time(), None, "running", str(config_path), text,
+                            _json(host), _json(argv)))
+            db.execute(schema.insert("sweep_starts", schema.START_COLUMNS),
+                       (sweep_id, time.time(), str(config_path), text, _json(argv),
+                        None if planned is None else _json(planned)))
+        return sweep_id, latest is not None
 
     def end_sweep(self, sweep_id: str, status: str) -> None:
         with self._transaction() as db:
             db.execute("UPDATE sweeps SET status=?, ended_at=? WHERE sweep_id=?",
                        (status, time.time(), sweep_id))
 
+    def close_dead_sweeps(self) -> list[SweepState]:
+        """Mark `killed` every sweep still `running`: called holding the lock, so no
+        orchestrator is running on this store and each of them died without ending its sweep
+        (SIGKILL, a crash, a power cut). Its end is its last recorded run (else its last start)."""
+        dead = [row[0] for row in self.db.execute(
+            "SELECT sweep_id FROM sweeps WHERE status='running'")]
+        with self._transaction() as db:
+            for sweep_id in dead:
+                db.execute(
+                    "UPDATE sweeps SET status='killed', ended_at=coalesce("
+                    "(SELECT max(recorded_at) FROM runs WHERE sweep_id=?1), "
+                    "(SELECT max(started_at) FROM sweep_starts WHERE sweep_id=?1), started_at) "
+                    "WHERE sweep_id=?1", (sweep_id,))
+        return [self.sweep_state(sweep_id) for sweep_id in dead]
+
     def sweeps(self) -> list[dict[str, Any]]:
         cur = self.db.execute("SELECT sweep_id, started_at, ended_at, status, config_path, "
                               "host_json FROM sweeps ORDER BY started_at")
         return [dict(zip([c[0] for c in cur.description], row, strict=True)) for row in cur]
+
+    def config_texts(self, sweep_id: str) -> list[dict[str, Any]]:
+        """Each start of the sweep, oldest first: when, the experiments text, the plan."""
+        return self.query("SELECT started_at, config_path, config_text, planned_json FROM "
+                          "sweep_starts WHERE sweep_id=? ORDER BY started_at, rowid",
+                          (sweep_id,))
+
+    def sweep_state(self, sweep_id: str) -> SweepState:
+        """Where a sweep stands. A sweep marked `running` whose folder no orchestrator holds
+        is told as `killed`: its orchestrator died (reading changes nothing; the next `run`
+        marks it)."""
+        row = self.db.execute("SELECT status, ended_at FROM sweeps WHERE sweep_id=?",
+                              (sweep_id,)).fetchone()
+        status, ended_at = row if row else ("unknown", None)
+        if status == "running" and not self._in_use():
+            status = "killed"
+        starts = self.config_texts(sweep_id)
+        recorded = {r[0] for r in self.db.execute("SELECT run_id FROM runs WHERE sweep_id=? "
+                                                  "AND role != 'priming'", (sweep_id,))}
+        planned = _planned(starts[-1]["planned_json"]) if starts else None
+        finished = len(recorded & planned) if planned is not None else len(recorded)
+        return SweepState(sweep_id, str(status), None if planned is None else len(planned),
+                          finished, ended_at)
+
+    def _in_use(self) -> bool:
+        """Whether an orchestrator holds this folder's lock now: a shared lock taken and
+        dropped at once on a read-only descriptor (no lock file: none ever held it)."""
+        try:
+            fd = os.open(self.folder / ".lock", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        finally:
+            os.close(fd)  # drops the probe's lock
+        return False
 
     def finished_runs(self, sweep_id: str) -> dict[str, str]:
         """run id -> status of every run that ran to an end (ok or failed)."""

@@ -113,7 +113,10 @@ def write_many(specs: list[str], out: Path,
 def _render(sides: list[Side], out: Path) -> list[Path]:
     prepared = [tables.prepare(side.data) for side in sides]
     lines = ["# Timing report: side by side", "",
-             *(machine_line(LETTERS[i], s) for i, s in enumerate(sides)), ""]
+             *(machine_line(LETTERS[i], s) for i, s in enumerate(sides)),
+             # a side that is half a sweep, or lost damaged rows, says so (Dataset.gaps)
+             *(f"- **Warning: {LETTERS[i]}**: {gap}." for i, s in enumerate(sides)
+               for gap in s.data.gaps()), ""]
     written = []
     for name, title, build, keys in TABLES:
         parts = [(LETTERS[i], build(fig, side.data))

@@ -73,7 +73,9 @@ def _write_csv(table: Table, out: Path) -> Path:
 def render(data: Dataset, sections: list[Section], skipped: list[plots.Skipped],
            th: Thresholds) -> str:
     """The whole report.md."""
-    lines = ["# Timing report", "", *_source_lines(data, th), ""]
+    # first of all: a sweep not finished, or rows of the store left out (data.gaps)
+    lines = ["# Timing report", "", *(f"**Warning: {gap}.**\n" for gap in data.gaps()),
+             *_source_lines(data, th), ""]
     for section in sections:
         lines += _section_lines(section)
     if skipped:

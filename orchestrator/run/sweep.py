@@ -7,13 +7,19 @@ orchestrator's own work (parsing, writing, drawing progress) happens only betwee
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from rich.console import Console
+from rich.text import Text
+
 from orchestrator import programs
+from orchestrator.data.damage import Damage
+from orchestrator.data.damage import run_problem as damage_problem
 from orchestrator.data.parse import parse_text
 from orchestrator.data.records import (
     BuildResult,
@@ -28,9 +34,9 @@ from orchestrator.data.records import (
     classify,
 )
 from orchestrator.data.store import Store
-from orchestrator.errors import CacheSafetyError, InputError
+from orchestrator.errors import CacheSafetyError, InputError, StoreError
 from orchestrator.programs.cargo import Builder
-from orchestrator.run import driver_cache, leftovers, profile, results_place
+from orchestrator.run import driver_cache, leftovers, profile, results_place, resume
 from orchestrator.run.cache import CacheContents, cache_dir_for, config_override
 from orchestrator.run.detect import assumed
 from orchestrator.run.machine import capabilities, cpu_count, host_facts
@@ -131,9 +137,10 @@ class Sweep:
             # the folder's lock is ours: what its ledger names is a dead orchestrator's program
             found = leftovers.end_leftovers(store.folder)
             leftovers.become_subreaper()  # a run's orphans become ours (Linux)
-            sweep_id, resumed = store.begin_sweep(
-                config_path, host_facts(self.project, self.python), sys.argv, new,
-                config_text=config.source_text)
+            # sweeps a dead orchestrator left running, the state resumed, an edited file
+            sweep_id, resumed = resume.begin(
+                store, config_path, config, planned, host_facts(self.project, self.python),
+                sys.argv, new, self._warn)
             if found or resumed:  # a resume says what it found
                 self.progress.note(found or "no leftover processes of an earlier sweep are "
                                    "running")
@@ -146,8 +153,17 @@ class Sweep:
                 saved = len(store.finished_runs(sweep_id))
                 raise Interrupted(f"interrupted: {saved} finished runs of sweep {sweep_id} "
                                   "saved; run the same command to resume") from None
+            except Exception:
+                with contextlib.suppress(StoreError):  # a full disk cannot record it either
+                    store.end_sweep(sweep_id, "stopped")
+                raise
             store.end_sweep(sweep_id, "complete")
         return summary
+
+    @staticmethod
+    def _warn(text: str) -> None:
+        """What the sweep found as it began: said even with --quiet (not progress)."""
+        Console(stderr=True, highlight=False, soft_wrap=True).print(Text(text, style="yellow"))
 
     def _run_all(self, config: config_mod.ExperimentsFile, planned: list[PlannedRun],
                  summary: SweepSummary, retry_failed: bool) -> None:
@@ -235,14 +251,23 @@ class Sweep:
         self.progress.run_done(rec, parsed)
 
 
-def reparse(results: Path) -> tuple[int, int]:
-    """Read every stored run's raw stdout again with this parser: (runs, figures)."""
+def reparse(results: Path) -> tuple[int, int, Damage]:
+    """Read every stored run's raw stdout again with this parser: (runs, figures, the damaged
+    run rows left as they are). A folder without a store is refused: nothing is created."""
     store = Store(results)
+    if not store.path.is_file():
+        raise InputError(f"no results store at {store.path} (nothing to parse again; name the "
+                         "results folder of a sweep)")
     runs = figures = 0
+    damage = Damage()
     with store.writing():
         rows = store.query("SELECT sweep_id, run_id, role, status, definition_json, stdout "
                            "FROM runs WHERE length(stdout) > 0")
         for row in rows:
+            problem = damage_problem(row)
+            if problem is not None:
+                damage.add("run", f"sweep {row['sweep_id']} run {row['run_id']}", problem)
+                continue
             rec = RunRecord(run=RunDef.from_definition(json.loads(row["definition_json"])),
                             role=Role(row["role"]), status=Status(row["status"]),
                             stdout=row["stdout"])
@@ -254,4 +279,4 @@ def reparse(results: Path) -> tuple[int, int]:
                 parsed = profile.add_figures(rec, parsed)
             store.replace_parsed(row["sweep_id"], row["run_id"], parsed)
             runs, figures = runs + 1, figures + len(parsed.figures)
-    return runs, figures
+    return runs, figures, damage

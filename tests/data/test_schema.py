@@ -1,5 +1,6 @@
-"""Store format 2 and its migration: every version-1 store opens, keeps its data, and reading
-never changes the file (the committed docs/results/h200-2026-11-30 store is version 1)."""
+"""Store format 3 and its migrations: every version-1 and version-2 store opens, keeps its data,
+and reading never changes the file (the committed docs/results/h200-2026-11-30 store is version
+1, docs/results/h200 version 2)."""
 
 from __future__ import annotations
 
@@ -69,7 +70,7 @@ def test_writing_migrates_a_version_1_store_in_place_keeping_everything(tmp_path
     read_before = dataset.load(folder)  # through a migrated temporary copy
     with Store(folder).writing():
         pass
-    assert _version(folder / "results.sqlite") == "2"
+    assert _version(folder / "results.sqlite") == str(schema.VERSION)
     assert _counts(folder / "results.sqlite") == counts
     with sqlite3.connect(folder / "results.sqlite") as db:
         assert db.execute("SELECT count(*) FROM figures WHERE cache IS NULL").fetchone()[0] == 0
@@ -83,9 +84,9 @@ def test_a_newer_store_is_refused(tmp_path: Path) -> None:
     with store.writing():
         pass
     with sqlite3.connect(store.path) as db:
-        db.execute("UPDATE meta SET value='3' WHERE key='format_version'")
+        db.execute("UPDATE meta SET value='4' WHERE key='format_version'")
     for opening in (store.reading, store.writing):
-        with pytest.raises(StoreError, match="has format 3; this orchestrator reads format 2"), \
+        with pytest.raises(StoreError, match="has format 4; this orchestrator reads format 3"), \
                 opening():
             pass
 
@@ -102,13 +103,33 @@ def test_a_new_store_links_samples_to_their_summary_line(tmp_path: Path) -> None
         store.record_run(sweep, RunRecord(run=run, stdout=out.encode()), parse_text(out))
         rows = store.query("SELECT summary_line, idx FROM samples ORDER BY idx")
     assert [(r["summary_line"], r["idx"]) for r in rows] == [(2, 0), (2, 1), (2, 2)]
-    assert _version(store.path) == "2"
+    assert _version(store.path) == "3"
 
 
 def test_the_csv_export_says_its_schema_version(tmp_path: Path) -> None:
     figures, samples = dataset.export_csv(dataset.load(H200), tmp_path / "x.csv")
     meta = json.loads((tmp_path / "x.schema.json").read_text())
-    assert meta["schema_version"] == schema.VERSION == 2
+    assert meta["schema_version"] == schema.VERSION == 3
     assert meta["figures"] == {"file": figures.name, "columns": dataset.COLUMNS}
     assert meta["samples"]["file"] == samples.name
     assert samples.read_text().splitlines()[0].split(",") == meta["samples"]["columns"]
+
+
+@pytest.mark.parametrize("example", ["h200-2026-11-30", "h200"])
+def test_every_older_sweep_gets_its_one_start_and_reads_complete(tmp_path: Path,
+                                                                 example: str) -> None:
+    committed = PROJECT / "docs" / "results" / example / "results.sqlite"
+    before = _digest(committed)
+    data = dataset.load(committed.parent)  # through a migrated copy: the file is unchanged
+    assert _digest(committed) == before
+    assert data.sweep is not None and data.sweep.complete and data.gaps() == []
+    assert data.sweep.planned is None  # a plan recorded only from format 3 on
+    folder = tmp_path / example
+    folder.mkdir()
+    shutil.copy2(committed, folder / "results.sqlite")
+    with Store(folder).writing() as store:  # migrated in place
+        (sweep,) = store.sweeps()
+        (start,) = store.config_texts(sweep["sweep_id"])
+        row = store.query("SELECT started_at, config_text FROM sweeps")[0]
+    assert (start["started_at"], start["config_text"]) == (row["started_at"], row["config_text"])
+    assert start["planned_json"] is None and _version(folder / "results.sqlite") == "3"

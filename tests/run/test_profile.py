@@ -174,7 +174,7 @@ def test_reparse_reads_the_kernel_lines_and_the_stored_csv_again(tmp_path: Path)
             artifacts={profile.ARTIFACT: (H200 / "ncu_window_torch_fp32.csv").read_bytes()}),
             None)
     assert dataset.load(folder).figures["method"].isna().all()  # no figures yet
-    runs, _figures = sweep.reparse(folder)
+    runs, _figures, _damage = sweep.reparse(folder)
     assert runs == 2
     fig = dataset.load(folder).figures
     kernel = fig[fig["method"] == "kernel_time"]
