@@ -302,6 +302,30 @@ def test_lock_that_is_not_ours_is_never_written(results: Path, tmp_path: Path, f
     assert bytes_of(results / "results.sqlite") == kept and runs_of(results) == rows
 
 
+@pytest.mark.parametrize("suffix", ["-wal", "-shm", "-journal"])
+@pytest.mark.parametrize("command", ["run", "export"])
+def test_sqlite_files_beside_the_store_that_lead_elsewhere(results: Path, tmp_path: Path,
+                                                           fake: Fake,  # noqa: F811
+                                                           suffix: str, command: str) -> None:
+    """SQLite writes its -wal (and -shm, and rolls back a -journal) through a symlink."""
+    precious = tmp_path / "precious.txt"
+    precious.write_text("a user's file\n")
+    side = results / f"results.sqlite{suffix}"
+    kept, rows = bytes_of(results / "results.sqlite"), runs_of(results)  # before: SQLite's
+    side.unlink(missing_ok=True)  # own reader here would follow the link
+    side.symlink_to(precious)
+    exp = write_yaml(tmp_path / "one.yaml", ONE_RUN)
+    argv = ["run", exp, "--python", fake.path, "--results", results] if command == "run" else \
+        ["export", results, "--csv", tmp_path / "x.csv"]
+    code, err = cli(*argv, timeout=60, memory_mib=1024)
+    assert code == 2 and one_line(err) == (
+        f"error: {side} is a symlink, not SQLite's own file of this store; not touching it: "
+        "move it away or choose another results folder")
+    assert precious.read_text() == "a user's file\n" and side.is_symlink()
+    side.unlink()
+    assert bytes_of(results / "results.sqlite") == kept and runs_of(results) == rows
+
+
 # 5. a results.sqlite that is not ours ----------------------------------------------------------
 def foreign_db(path: Path, how: str) -> None:
     if how == "text":

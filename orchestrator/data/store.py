@@ -184,7 +184,7 @@ class Store:
     def _refuse_foreign(self) -> None:
         """Before anything writes the file: one that is not SQLite, or another program's SQLite
         database (tables, but no format_version in a meta table), is not a results store;
-        SQLite's own files beside it must be plain files (it writes a symlinked -wal's target)."""
+        SQLite's own files beside it must be plain files of its own (not links elsewhere)."""
         for suffix in ("-wal", "-shm", "-journal"):
             side = self.path.with_name(self.path.name + suffix)
             try:
