@@ -128,6 +128,7 @@ class Store:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot use results folder {self.folder}: {exc.strerror}") from None
+        had_lock = os.path.lexists(self.folder / ".lock")
         lock = self._open_lock()
         try:
             try:
@@ -138,7 +139,12 @@ class Store:
                 raise StoreBusyError(
                     f"{self.path} is in use by another orchestrator ({owner}); wait for it to "
                     "finish or give this sweep its own --results folder") from None
-            self._refuse_foreign()  # before the lock file or the store is written
+            try:
+                self._refuse_foreign()  # before the lock file or the store is written
+            except InputError:
+                if not had_lock:  # the folder is left as it was found
+                    (self.folder / ".lock").unlink(missing_ok=True)
+                raise
             lock.seek(0)
             lock.truncate()
             lock.write(f"pid {os.getpid()}")
