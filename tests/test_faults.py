@@ -111,6 +111,7 @@ FAULTS = {
     "partial": lambda: out.write(GOOD + b"cpu 8x8 matmul no sync, 3 ru"),
     "badutf8": lambda: out.write(b"\xff\xfe\x80 not text\n" * 3 + b"cpu: init 1.0\xffms\n"),
     "huge": lambda: out.write(GOOD + (b"x" * 1023 + b"\n") * int(os.environ["HUGE_KIB"])),
+    "lines": lambda: out.write(os.environ["LINES"].encode()),  # prints what the test gives
 }
 FAULTS[fault]()
 '''
