@@ -158,7 +158,7 @@ def _done_in(results: Path) -> dict[str, str]:
     from orchestrator.data.store import Store
 
     store = Store(results)
-    if not store.path.exists():
+    if not store.path.exists() and not store.path.is_symlink():  # a dangling link: refused
         return {}
     with store.reading():
         latest = store.latest_sweep()

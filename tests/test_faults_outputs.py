@@ -331,6 +331,10 @@ def foreign_db(path: Path, how: str) -> None:
     if how == "text":
         path.write_text("not a database at all\n")
         return
+    if how in ("folder", "fifo", "dangling"):
+        {"folder": path.mkdir, "fifo": lambda: os.mkfifo(path),
+         "dangling": lambda: path.symlink_to(path.with_name("elsewhere.sqlite"))}[how]()
+        return
     with contextlib.closing(sqlite3.connect(path)) as db:
         db.execute("CREATE TABLE contacts (name TEXT, phone TEXT)")
         db.execute("INSERT INTO contacts VALUES ('Ada', '555')")
@@ -339,14 +343,15 @@ def foreign_db(path: Path, how: str) -> None:
         db.commit()
 
 
-@pytest.mark.parametrize("how", ["sqlite", "meta", "text"])
+@pytest.mark.parametrize("how", ["sqlite", "meta", "text", "folder", "fifo", "dangling"])
 @pytest.mark.parametrize("command", ["run", "export", "report", "plan"])
 def test_another_programs_database_is_left_as_it_was(tmp_path: Path, fake: Fake,  # noqa: F811
                                                      how: str, command: str) -> None:
     folder = tmp_path / "R"
     folder.mkdir()
     foreign_db(folder / "results.sqlite", how)
-    before = (folder / "results.sqlite").read_bytes()
+    before = (folder / "results.sqlite").read_bytes() if how in ("sqlite", "meta", "text") \
+        else None
     exp = write_yaml(tmp_path / "one.yaml", ONE_RUN)
     argv = {"run": ["run", exp, "--python", fake.path, "--results", folder],
             "plan": ["plan", exp, "--python", fake.path, "--results", folder],
@@ -355,7 +360,10 @@ def test_another_programs_database_is_left_as_it_was(tmp_path: Path, fake: Fake,
     code, err = cli(*argv, timeout=60, memory_mib=1024)
     assert code == 2
     line = one_line(err)
-    assert f"{folder / 'results.sqlite'} is " in line and "not a results store" in line, line
-    assert (folder / "results.sqlite").read_bytes() == before
+    assert f"{folder / 'results.sqlite'} is " in line, line
+    assert ("not a results store" if how != "dangling" else "a symlink to nothing") in line
+    if before is not None:
+        assert (folder / "results.sqlite").read_bytes() == before
+    assert not (folder / "elsewhere.sqlite").exists()
     assert [p.name for p in folder.iterdir()] == ["results.sqlite"]  # no lock, no -wal left
     assert not (tmp_path / "x.csv").exists() and not (tmp_path / "rep").exists()

@@ -204,14 +204,23 @@ class Store:
                     "not a plain file" if not stat.S_ISREG(st.st_mode) else "a hard link"
                 raise InputError(f"{side} is {kind}, not SQLite's own file of this store; not "
                                  "touching it: move it away or choose another results folder")
+        advice = "not touching it: move it away or choose another results folder"
         try:
-            with self.path.open("rb") as fh:
-                head = fh.read(16)
+            st = os.stat(self.path)  # a symlink to a store is a store; a FIFO would block
         except FileNotFoundError:
+            if os.path.lexists(self.path):  # SQLite would create the link's target
+                raise InputError(f"{self.path} is a symlink to nothing; {advice}") from None
             return
         except OSError as exc:
             raise StoreError(f"cannot open {self.path}: {exc.strerror}") from None
-        advice = "not touching it: move it away or choose another results folder"
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(f"{self.path} is not a plain file (a folder, FIFO or device), not a "
+                             f"results store; {advice}")
+        try:
+            with self.path.open("rb") as fh:
+                head = fh.read(16)
+        except OSError as exc:
+            raise StoreError(f"cannot open {self.path}: {exc.strerror}") from None
         if not head:
             return  # an empty file is an empty database: a new store
         if head != b"SQLite format 3\x00":
@@ -233,11 +242,11 @@ class Store:
 
     @contextmanager
     def reading(self) -> Iterator[Store]:
+        self._refuse_foreign()  # before SQLite's WAL switch writes the file's header
         if not self.path.exists():
             # a wrong folder name is the user's input, like a wrong file name: exit 2
             raise InputError(f"no results store at {self.path} (run a sweep first, or name the "
                              "results folder)")
-        self._refuse_foreign()  # before SQLite's WAL switch writes the file's header
         with self._connected(create=False):
             yield self
 
