@@ -69,3 +69,93 @@ def _has_open(pid: int, path: Path) -> bool:
         folder = Path(f"/proc/{pid}/fd")
         return any(os.readlink(fd) == str(path) for fd in folder.iterdir())
     return False
+
+
+# ---- every line the contract allows renders (class 2) ----------------------------------------
+
+def _summary(label: str, method: str, low: str, mid: str, runs: int = 3) -> str:
+    return f"{label} 8x8 matmul {method}, {runs} runs: min {low} median {mid}"
+
+
+def _program(framework: str, label: str, low: str, mid: str, samples: str) -> list[str]:
+    """What one program prints, every duration `low` or `mid`, every sample set `samples`."""
+    methods = ["no sync", "with sync"] + (["cuda.Event time", "+ sum().item()",
+                                           "cuda.Event time (queued)", "kernel time (cupti)"]
+                                          if framework == "torch" and label == "cuda" else
+                                          ["device time (profile_with flush)",
+                                           "+ sum().into_scalar()"] if label == "cuda" else [])
+    lines = [f"### {framework} {label} threads 1", f"{label}: device init {low}",
+             f"{label} 8x8 matmul first call: returned {low}, after sync {mid}"
+             if label == "cuda" else f"{label} 8x8 matmul first call: {low}"]
+    for method in methods:
+        lines += [_summary(label, method, low, mid), f"# samples {label} 8x8 matmul {method}: "
+                  f"{samples}"]
+    return lines
+
+
+def odd_log(low: str, mid: str, samples: str) -> str:
+    """A log of both frameworks on the CPU and CUDA, burn at 1 and 8 threads, a warm-up, energy
+    and accuracy, where the timings are `low` and `mid` (0.000ns, inverted, absurd, ...)."""
+    lines = []
+    for framework, label in (("torch", "cpu"), ("burn", "flex"), ("torch", "cuda"),
+                             ("burn", "cuda")):
+        lines += _program(framework, label, low, mid, samples)
+    lines += ["### burn threads 8", _summary("flex", "with sync", mid, low),
+              "# kernel cuda 8x8 matmul kernel time (cupti): 3 launches, "
+              f"min {low} median {mid}: k",
+              f"cuda 8x8 matmul energy (nvml): 0.000 J, 0 runs, {low}",
+              f"cuda 8x8 matmul energy (nvml): 1.000 J, 3 runs, {low}",
+              "cuda 8x8 matmul device time (profile, no flush): 0 of 0 read as no time",
+              "### burn cuda warm cache warm-up dropped", "cuda: device init 1.000ms",
+              f"warm-up dropped, timed run 0: after sync {low}",
+              f"warm-up dropped, timed run 1: after sync {mid}",
+              "### accuracy", "torch cpu  max|x - f64 ref| = nan   max|x - torch cpu| = inf",
+              "burn flex  max|x - f64 ref| = 0", "max |ref| = 0"]
+    return "\n".join(lines) + "\n"
+
+
+ZERO, ABSURD = "0.000ns", "99999999999999999999.999s"
+ODD = {  # name: (min, median, samples of every summary line)
+    "zero min": (ZERO, "1.000ns", "1e-09 0 1e-09"),
+    "all zero": (ZERO, ZERO, "0 0 0"),
+    "equal": ("1.000µs", "1.000µs", "1e-06 1e-06 1e-06"),
+    "inverted": ("2.000µs", "1.000µs", "2e-06"),
+    "absurd": (ABSURD, ZERO, "1e300 0 1e-300"),
+    "absurd median": ("1.000µs", ABSURD, "1e-06 1e20"),
+    "odd samples": ("1.000µs", "2.000µs", "nan inf -1e-06 ５ 1_000"),  # unknown lines
+}
+# lines that are no figure at all: counted as unknown, the rest of the log still renders
+UNKNOWN = ["cuda 8x8 matmul device time (profile, no flush): 21 of 20 read as no time",
+           "# samples cpu 8x8 matmul with sync: nan inf", "# samples cpu 8x8 matmul with sync: -1",
+           "cuda 8x8 matmul energy (nvml): nan J, 3 runs, 1.000s"]
+
+
+def _renders(source: Path, out: Path) -> str:
+    """`report SOURCE` exits 0 and writes report.md; its text."""
+    code, err = cli("report", source, "--out", out, **BOUNDED)
+    assert code == 0, err
+    return (out / "report.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", list(ODD))
+def test_odd_but_allowed_lines_render_from_a_log(tmp_path: Path, name: str) -> None:
+    log = tmp_path / "odd.log"
+    log.write_text(odd_log(*ODD[name]) + "\n".join(UNKNOWN) + "\n", encoding="utf-8")
+    before = log.read_bytes()
+    report = _renders(log, tmp_path / "report")
+    if name in ("zero min", "all zero", "absurd"):
+        assert "**impossible time**" in report and "a zero time" in report
+    if name == "inverted":
+        assert "**median below min**" in report
+    assert "**not a number**: torch cpu is nan" in report  # the accuracy row of nan
+    assert "| torch cpu | nan | inf |" in report
+    code, err = cli("parse", log, "--csv", tmp_path / "odd.csv", **BOUNDED)
+    assert code == 0 and "unknown lines kept out" in err, err
+    unknown = int(err.split(" unknown lines")[0].rsplit(", ", 1)[1])
+    assert unknown >= len(UNKNOWN)  # each impossible line counted, none dropped silently
+    other = tmp_path / "other.log"
+    other.write_text(odd_log("1.000µs", "2.000µs", "1e-06 2e-06 3e-06"), encoding="utf-8")
+    for a, b in ((log, other), (other, log), (log, log)):
+        code, err = cli("compare", a, b, "--out", tmp_path / "cmp", **BOUNDED)
+        assert code == 0, err
+    assert log.read_bytes() == before

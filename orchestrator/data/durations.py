@@ -43,9 +43,10 @@ def parse_duration(text: str) -> float:
 
 def format_duration(seconds: float) -> str:
     """Format seconds as Rust's `{:.3?}` formats the equal `Duration` (integer nanoseconds)."""
-    if not math.isfinite(seconds) or seconds < 0:
+    nanos = seconds * 1e9  # may overflow to inf for an absurd (but finite) seconds
+    if not math.isfinite(nanos) or seconds < 0:
         raise ValueError(f"not a duration: {seconds!r} s")
-    return format_nanos(round(seconds * 1e9))
+    return format_nanos(round(nanos))
 
 
 def format_nanos(nanos: int) -> str:

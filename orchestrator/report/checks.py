@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from orchestrator.report.names import column_name, cpu_build_name, threads_column
-from orchestrator.report.spread import iqr
+from orchestrator.report.spread import iqr, ratio
 from orchestrator.report.tables import METHOD_NAMES, duration, ordered
 
 SampleSets = dict[str, np.ndarray]
@@ -55,13 +55,28 @@ class Thresholds:
         return f"{self.load_limit:g}" + ("" if self.load1 is not None else " (cores unknown)")
 
 
-def _ratio(a: float, b: float) -> float:
-    return a / b if b > 0 else float("inf")
+def _below(a: float | None, b: float | None, limit: float) -> bool:
+    """a / b < limit, for a ratio that means something (spread.ratio)."""
+    quotient = ratio(a, b)
+    return quotient is not None and quotient < limit
+
+
+def _above(a: float | None, b: float | None, limit: float) -> bool:
+    quotient = ratio(a, b)
+    return quotient is not None and quotient > limit
 
 
 def _pct(a: float, b: float) -> str:
-    share = 100 * _ratio(a, b)
+    quotient = ratio(a, b)
+    if quotient is None:
+        return "?%"
+    share = 100 * quotient
     return f"{share:.2g}%" if share < 1 else f"{share:.0f}%"
+
+
+def _times(a: float, b: float, digits: int = 2) -> str:
+    quotient = ratio(a, b)
+    return "?" if quotient is None else f"{quotient:.{digits}f}"
 
 
 def _target(row: pd.Series) -> str:
@@ -89,6 +104,47 @@ def _per_run(rows: pd.DataFrame) -> list[tuple[pd.DataFrame, pd.Series]]:
     return out
 
 
+# ---- figures no timing can mean -------------------------------------------------------------
+
+_TIME_STATS = ("min", "median", "value", "kernel_min", "kernel_median")
+
+
+def odd_times(rows: pd.DataFrame) -> list[str]:
+    """Times the line contract allows but no measurement can mean: zero (`0.000ns`: below the
+    clock's resolution, or a timer that did not run), not finite or negative (a store from
+    before the parser refused them), a median below its own minimum. They stay in the tables as
+    printed; a ratio against one of them is left out ('?'), never divided by zero."""
+    timed = rows[rows["stat"].isin(_TIME_STATS)] if not rows.empty else rows
+    out = []
+    for _line, mine in timed.groupby(["unit", "line_no", "label", "method", "stat"],
+                                      sort=False, dropna=False):
+        row = mine.iloc[0]
+        value = pd.to_numeric(row["value_s"], errors="coerce")
+        what = ("not a finite time" if pd.isna(value) or not np.isfinite(value) else
+                "a negative time" if value < 0 else "a zero time" if value == 0 else "")
+        if what:
+            out.append(f"**impossible time**: {_figure(row)} {row['stat']} is "
+                       f"{duration(value) or value}, {what}: shown as printed, no ratio "
+                       "against it.")
+    for _line, mine in timed.groupby(["unit", "line_no", "label", "method"], sort=False,
+                                     dropna=False):
+        stats = dict(zip(mine["stat"], pd.to_numeric(mine["value_s"], errors="coerce"),
+                         strict=False))
+        low, mid = stats.get("min"), stats.get("median")
+        if low is not None and mid is not None and mid < low:
+            out.append(f"**median below min**: {_figure(mine.iloc[0])}: median {duration(mid)} "
+                       f"< min {duration(low)}; no program computes that, so the line was "
+                       "edited or the program is broken.")
+    return out
+
+
+def _figure(row: pd.Series) -> str:
+    """'torch cpu at 1 thread with sync (line 3)': one printed figure."""
+    method = METHOD_NAMES.get(row["method"], str(row["method"]).replace("_", " "))
+    line = f" (line {int(row['line_no'])})" if pd.notna(row.get("line_no")) else ""
+    return f"{_target(row)} {method}{line}"
+
+
 # ---- timing methods -------------------------------------------------------------------------
 
 
@@ -97,7 +153,7 @@ def call_overhead(rows: pd.DataFrame, th: Thresholds) -> list[str]:
     out = []
     for mine, row in _per_run(rows[rows["device"] != "cpu"]):
         no_sync, synced = _stat(mine, "no_sync", "min"), _stat(mine, "with_sync", "min")
-        if no_sync is None or synced is None or _ratio(no_sync, synced) >= th.call_overhead:
+        if not _below(no_sync, synced, th.call_overhead):
             continue
         out.append(f"**call overhead**: {_target(row)} no sync (min {duration(no_sync)}) is "
                    f"{_pct(no_sync, synced)} of with sync (min {duration(synced)}): the clock "
@@ -125,8 +181,7 @@ def short_window(rows: pd.DataFrame, th: Thresholds) -> list[str]:
     for mine, row in _per_run(rows[rows["device"] != "cpu"]):
         unflushed = _stat(mine, "device_time_no_flush", "min")
         flushed = _stat(mine, "device_time", "min")
-        if unflushed is None or flushed is None or \
-                _ratio(unflushed, flushed) >= th.call_overhead:
+        if not _below(unflushed, flushed, th.call_overhead):
             continue
         out.append(f"**profile window too short**: {_target(row)} device time without flush "
                    f"(min {duration(unflushed)}) is {_pct(unflushed, flushed)} of device time "
@@ -142,11 +197,11 @@ def spread(rows: pd.DataFrame, sets: SampleSets, th: Thresholds) -> list[str]:
         median = rows[(rows["unit"] == row["unit"]) & (rows["label"] == row["label"]) &
                       (rows["method"] == row["method"]) & (rows["stat"] == "median") &
                       (rows["sample_key"] == row["sample_key"])]
-        if median.empty or _ratio(median["value_s"].iloc[0], row["value_s"]) <= th.spread:
+        if median.empty or not _above(median["value_s"].iloc[0], row["value_s"], th.spread):
             continue
         med = float(median["value_s"].iloc[0])
         text = (f"**wide spread**: {_target(row)} {METHOD_NAMES.get(row['method'], row['method'])}"
-                f": median {duration(med)} is {med / row['value_s']:.2f}× the min "
+                f": median {duration(med)} is {_times(med, row['value_s'])}× the min "
                 f"{duration(row['value_s'])}")
         values = sets.get(row["sample_key"])
         if values is not None and len(values) > 1:
@@ -194,7 +249,7 @@ def first_call_cost(fig: pd.DataFrame, th: Thresholds) -> list[str]:
     for _, row in firsts.iterrows():
         ref = steady[(steady["framework"] == row["framework"]) &
                      (steady["label"] == row["label"]) & (steady["shape"] == row["shape"])]
-        if ref.empty or _ratio(row["value_s"], ref["value_s"].min()) <= th.first_run:
+        if ref.empty or not _above(row["value_s"], ref["value_s"].min(), th.first_run):
             continue
         out.append(_first_call_text(fig, row, float(ref["value_s"].min())))
     return out
@@ -204,7 +259,7 @@ def _first_call_text(fig: pd.DataFrame, row: pd.Series, steady: float) -> str:
     where = f" process {row['process']}" if pd.notna(row["process"]) else ""
     cache = f", {row['cache']} cache" if row["cache"] else ""
     text = (f"**first call**: {_target(row)}{where}{cache}: {duration(row['value_s'])} is "
-            f"{row['value_s'] / steady:.0f}× the with-sync min {duration(steady)}")
+            f"{_times(row['value_s'], steady, 0)}× the with-sync min {duration(steady)}")
     # One process has one first call per device: the returned figure of the same run.
     same_process = (fig["process"] == row["process"]).fillna(pd.isna(row["process"]))
     returned = fig[(fig["unit"] == row["unit"]) & (fig["label"] == row["label"]) &
@@ -224,11 +279,12 @@ def warmup_first_run(rows: pd.DataFrame, th: Thresholds) -> list[str]:
                     (rows["cache"] == cache) & (rows["warmup"] == warmup)]
         by_run = dict(zip(mine["iteration"], mine["value_s"], strict=True))
         first, second = by_run.get(0), by_run.get(1)
-        if first is None or second is None or _ratio(first, second) <= th.first_run:
+        if not _above(first, second, th.first_run):
             continue
         name = f"{label}, " if label else ""
+        times = _times(first, second, 0)
         out.append(f"**first timed run swallowed setup**: {name}{cache or '?'} cache, warm-up "
-                   f"{warmup or '?'}: run 0 took {duration(first)}, {first / second:.0f}× run 1 "
+                   f"{warmup or '?'}: run 0 took {duration(first)}, {times}× run 1 "
                    f"({duration(second)}); the warm-up without sync left autotune/compilation "
                    "to the first timed run.")
     return out
@@ -282,8 +338,8 @@ def thread_gain(rows: pd.DataFrame, th: Thresholds) -> list[str]:
         if 1 not in by_threads.index or by_threads.index.max() <= 1:
             continue
         most = int(by_threads.index.max())
-        gain = _ratio(by_threads[1], by_threads[most])
-        if gain < th.thread_gain:
+        gain = ratio(by_threads[1], by_threads[most])
+        if gain is not None and gain < th.thread_gain:
             load = _load_during(mine)
             cause = ("the machine was under load (1-minute load up to "
                      f"{load:.2f}, threshold {th.load_words()}): other work took the cores the "
@@ -310,9 +366,15 @@ def accuracy(rows: pd.DataFrame, th: Thresholds) -> list[str]:
                    "so max|x - torch cpu| mixes input and sum differences (max|x - f64 ref| "
                    "uses each build's own inputs and stays comparable).")
     refs = rows[rows["stat"] == "max_abs_ref"]["value_s"]
+    refs = refs[np.isfinite(refs) & (refs > 0)]  # a nan or zero |ref| scales nothing
     scale = float(refs.max()) if not refs.empty else 1.0
     errs = builds[builds["stat"] == "max_err_f64_ref"]
+    for _, row in errs[~np.isfinite(errs["value_s"])].iterrows():
+        out.append(f"**not a number**: {row['build']} is {row['value_s']} from the float64 "
+                   "reference: its c holds nan or inf, a wrong result whatever the arithmetic.")
     for _, row in errs[errs["value_s"] > th.accuracy * scale].iterrows():
+        if not np.isfinite(row["value_s"]):
+            continue
         out.append(f"**inaccurate**: {row['build']} is {row['value_s']:.3e} from the float64 "
                    f"reference, more than {th.accuracy:g} × max |ref| ({scale:.4g}); a "
                    "correctly rounded f32 product is about 2e-6 away" + _tf32_cause(row) + ".")

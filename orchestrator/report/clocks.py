@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
+from orchestrator.report.spread import ratio
 from orchestrator.report.tables import (
     Table,
     column_name,
@@ -214,13 +215,18 @@ def device_time_excess(selected: ClockRows, excess: float = EXCESS) -> list[str]
         kernel, named = reference_kernel(mine, "min")
         for method, text, why in _EXCESS_REASONS:
             value = _value(mine, method, "", "min")
-            if kernel is None or value is None or value <= kernel * (1 + excess):
+            above = ratio(value, kernel)
+            if above is None or above <= 1 + excess:
                 continue
             warnings.append(
                 f"{column_name(framework, label)} {shape}: {text} min {duration(value)} is "
-                f"{100 * (value / kernel - 1):.0f}% above the kernel time {duration(kernel)} "
+                f"{100 * (above - 1):.0f}% above the kernel time {duration(kernel)} "
                 f"({named}): {why} (a gap of {duration(value - kernel)}).")
     return warnings
+
+
+def _plain(quotient: float | None) -> str:
+    return "?" if quotient is None else f"{quotient:.2f}"
 
 
 def kernel_ratio_table(selected: ClockRows) -> Table:
@@ -240,8 +246,8 @@ def kernel_ratio_table(selected: ClockRows) -> Table:
             records.append({"device": label, "shape": shape,
                             "burn kernel time": f"{duration(b_vals[1])} ({b_prof})",
                             "PyTorch kernel time": f"{duration(t_vals[1])} ({t_prof})",
-                            "ratio of min": f"{b_vals[0] / t_vals[0]:.2f}",
-                            "ratio of median": f"{b_vals[1] / t_vals[1]:.2f}"})
+                            "ratio of min": _plain(ratio(b_vals[0], t_vals[0])),
+                            "ratio of median": _plain(ratio(b_vals[1], t_vals[1]))})
     if not records:
         return empty("kernel_ratio", title, "no target has kernel times of both frameworks")
     return Table("kernel_ratio", title, pd.DataFrame(records),

@@ -42,7 +42,7 @@ from orchestrator.report.compare_match import (
     section_of,
 )
 from orchestrator.report.compare_sides import Fact, Side, load_side, machine_facts
-from orchestrator.report.spread import ratio_ci
+from orchestrator.report.spread import ratio, ratio_ci
 
 __all__ = ["SECTIONS", "Comparison", "InputError", "Row", "Side", "compare", "judge",
            "load_side", "verdict"]
@@ -105,18 +105,18 @@ def verdict(lo: float, hi: float, min_effect: float) -> str:
 def judge(a: float, b: float, a_samples: np.ndarray | None, b_samples: np.ndarray | None,
           min_effect: float) -> dict[str, Any]:
     """ratio, interval, basis, detectable and verdict for one time figure."""
-    if a <= 0 or b <= 0 or not (math.isfinite(a) and math.isfinite(b)):
+    plain = ratio(b, a)
+    if plain is None or plain == 0:
         return {"basis": "no ratio (a zero or non-finite figure)"}
     ci = None
     if a_samples is not None and b_samples is not None:
         ci = ratio_ci(b_samples, a_samples)
-    if ci is None or not all(math.isfinite(x) and x > 0 for x in ci):
-        ratio = b / a
-        return {"ratio": ratio, "basis": "one figure", "verdict": verdict(ratio, ratio,
+    of_samples = ratio(np.median(b_samples), np.median(a_samples)) if ci is not None else None
+    if ci is None or of_samples is None or not all(math.isfinite(x) and x > 0 for x in ci):
+        return {"ratio": plain, "basis": "one figure", "verdict": verdict(plain, plain,
                                                                            min_effect)}
     lo, hi = ci
-    ratio = float(np.median(b_samples)) / float(np.median(a_samples))
-    return {"ratio": ratio, "lo": lo, "hi": hi,
+    return {"ratio": of_samples, "lo": lo, "hi": hi,
             "basis": f"samples n={len(a_samples)}/{len(b_samples)}",
             "detectable": math.sqrt(hi / lo) - 1, "verdict": verdict(lo, hi, min_effect)}
 
@@ -138,7 +138,7 @@ def _row(a: dict[str, Any], b: dict[str, Any], note: str, min_effect: float) -> 
         return row  # a count or an accuracy statistic: plain values
     row.apart = _apart(a, b)
     if row.apart:
-        row.ratio = b["value"] / a["value"] if a["value"] > 0 else None
+        row.ratio = ratio(b["value"], a["value"])
         return row
     for name, value in judge(a["value"], b["value"], a["samples"], b["samples"],
                              min_effect).items():

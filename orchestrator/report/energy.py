@@ -13,6 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from orchestrator.report.names import as_text, column_name
+from orchestrator.report.spread import ratio
 from orchestrator.report.tables import Table, empty, ordered
 
 
@@ -25,8 +26,14 @@ def _flop(shape: str) -> float | None:
     return 2.0 * m * n * m
 
 
-def _per_matmul(joules: float) -> str:
+def _per_matmul(joules: float | None) -> str:
+    if joules is None:
+        return "?"  # no matmuls counted: no share of the block's energy
     return f"{joules * 1e3:.3f} mJ" if joules < 1 else f"{joules:.3f} J"
+
+
+def _number(value: float | None, digits: int) -> str:
+    return "?" if value is None else f"{value:.{digits}f}"
 
 
 def energy_rows(fig: pd.DataFrame) -> pd.DataFrame:
@@ -49,7 +56,7 @@ def energy_table(fig: pd.DataFrame) -> Table:
         first = mine.iloc[0]
         stats = dict(zip(mine["stat"], mine["value_s"], strict=True))
         joules, seconds = stats.get("joules"), stats.get("seconds")
-        if joules is None or pd.isna(first["runs"]) or joules <= 0:
+        if joules is None or pd.isna(first["runs"]):
             continue
         matmuls, flop = int(first["runs"]), _flop(str(first["shape"]))
         row = {"framework": column_name(first["framework"], first["label"])}
@@ -57,11 +64,16 @@ def energy_table(fig: pd.DataFrame) -> Table:
             row["precision"] = as_text(first["precision"])
         row.update({
             "shape": first["shape"], "matmuls": matmuls,
-            "seconds": f"{seconds:.3f}" if seconds else "", "joules": f"{joules:.3f}",
-            "J per matmul": _per_matmul(joules / matmuls),
-            "GFLOP/J": f"{flop * matmuls / joules / 1e9:.1f}" if flop else "",
-            "mean power W": f"{joules / seconds:.0f}" if seconds else ""})
+            "seconds": f"{seconds:.3f}" if seconds is not None else "",
+            "joules": f"{joules:.3f}",
+            # a zero count, zero joules or a zero block time gives '?', not a division by zero
+            "J per matmul": _per_matmul(ratio(joules, matmuls)),
+            "GFLOP/J": _number(ratio(flop * matmuls / 1e9, joules), 1) if flop else "",
+            "mean power W": _number(ratio(joules, seconds), 0)})
         out.append(row)
     if not out:
         return empty("energy", title, "the energy lines hold no joules")
-    return Table("energy", title, pd.DataFrame(out))
+    odd = [f"{r['framework']} {r['shape']}" for r in out if "?" in r.values()]
+    notes = [f"**no per-matmul energy**: {', '.join(odd)}: a block of 0 matmuls, 0 J or 0 s "
+             "(as printed) gives no share, shown as '?'."] if odd else []
+    return Table("energy", title, pd.DataFrame(out), notes=notes)

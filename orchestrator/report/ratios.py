@@ -17,7 +17,7 @@ import pandas as pd
 from orchestrator import programs
 from orchestrator.report import arithmetic
 from orchestrator.report.names import run_name
-from orchestrator.report.spread import LEVEL, iqr, median_ci, ratio_ci
+from orchestrator.report.spread import LEVEL, iqr, median_ci, ratio, ratio_ci
 from orchestrator.report.tables import (
     METHOD_NAMES,
     TIMING_METHODS,
@@ -35,7 +35,8 @@ RATIO_METHODS = ["with_sync", "device_time", "readback"]  # no sync times only t
 
 
 def _pct(part: float, whole: float) -> str:
-    return f"{100 * part / whole:.0f}%" if whole > 0 else ""
+    share = ratio(part, whole)
+    return "" if share is None else f"{100 * share:.0f}%"
 
 
 # ---- confidence of each median --------------------------------------------------------------
@@ -176,8 +177,8 @@ def _ratio_record(torch: pd.DataFrame, burn: pd.DataFrame,
         "_mixed": mixed, "_b_prec": b_prec, "_t_prec": t_prec,
         "burn": run_name(b_min), "PyTorch": run_name(t_min),
         "method": METHOD_NAMES[b_min["method"]],
-        "min ratio": _times(b_min["value_s"] / t_min["value_s"]),
-        "median ratio": _times(b_med["value_s"] / t_med["value_s"])
+        "min ratio": _times(ratio(b_min["value_s"], t_min["value_s"])),
+        "median ratio": _times(ratio(b_med["value_s"], t_med["value_s"]))
         if t_med is not None and b_med is not None else "",
         "median ratio 95% CI": f"{_times(ci[0])} – {_times(ci[1])}" if ci else "no samples",
     }
@@ -188,5 +189,6 @@ def _stat_row(rows: pd.DataFrame, stat: str) -> pd.Series | None:
     return found.iloc[0] if not found.empty else None
 
 
-def _times(ratio: float) -> str:
-    return f"{ratio:.2f}×"
+def _times(quotient: float | None) -> str:
+    """'1.23×', or '?' where spread.ratio found no ratio (a zero or non-finite time)."""
+    return "?" if quotient is None else f"{quotient:.2f}×"

@@ -63,7 +63,8 @@ def _methods(fig: pd.DataFrame, sets: checks.SampleSets, th: Thresholds) -> Sect
         "Each method timed the same matmul in one process (first call excluded): min and "
         "median of the timed runs, and the 1-minute load average around the runs.",
         [timing_tables.methods_table(rows), energy.energy_table(fig)],
-        checks.call_overhead(rows, th) + checks.no_time(rows) + checks.short_window(rows, th)
+        checks.odd_times(rows)
+        + checks.call_overhead(rows, th) + checks.no_time(rows) + checks.short_window(rows, th)
         + checks.spread(rows, sets, th)
         + checks.load(rows, th) + _gpu_warnings(rows), "methods.png", rows)
 
@@ -78,7 +79,8 @@ def _clocks(fig: pd.DataFrame) -> Section:
         "burn / PyTorch on kernel time.",
         [*clocks.clock_tables(selected), clocks.kernel_table(selected),
          clocks.kernel_ratio_table(selected)],
-        clocks.device_time_excess(selected) + clocks.undivided(selected),
+        checks.odd_times(selected.kernels) + clocks.device_time_excess(selected)
+        + clocks.undivided(selected),
         rows=selected.rows)
 
 
@@ -92,7 +94,8 @@ def _first_call(fig: pd.DataFrame, th: Thresholds, data: Dataset) -> Section:
         "returned. For burn, process 1 starts from a cold autotune cache, process 2 finds it "
         "warm.", [timing_tables.first_call_table(rows),
                   *(t for t in (spread, priming) if not t.frame.empty)],
-        checks.first_call_cost(fig[fig["device"] != "cpu"], th) + checks.load(rows, th)
+        checks.odd_times(rows)
+        + checks.first_call_cost(fig[fig["device"] != "cpu"], th) + checks.load(rows, th)
         + cache_report.unproven_warnings(rows) + cache_report.settings_warnings(data),
         "first_call.png", rows)
 
@@ -106,7 +109,8 @@ def _cpu(fig: pd.DataFrame, sets: checks.SampleSets, host: dict[str, Any],
         "Minimum time of `with sync` (else `no sync`) per build and thread count; the BLAS "
         "PyTorch's build uses, when the host facts recorded it.",
         [timing_tables.cpu_table(cpu, host), timing_tables.cpu_first_call_table(cpu)],
-        checks.cpu_sync(rows, th) + checks.thread_mismatch(fig) + checks.thread_gain(
+        checks.odd_times(cpu)
+        + checks.cpu_sync(rows, th) + checks.thread_mismatch(fig) + checks.thread_gain(
             timing_tables.cpu_rows(cpu, ["with_sync", "no_sync"]), th)
         + checks.spread(rows, sets, th) + checks.load(rows, th)
         + tables.unexpected_successes(rows)  # beside its figures
@@ -133,7 +137,8 @@ def _warmup(fig: pd.DataFrame, th: Thresholds, data: Dataset) -> Section:
         "burn: one warm-up without sync (result dropped, or kept alive unread), then timed "
         "runs that each end with a sync, on a cold and on a warm autotune cache.",
         [timing_tables.warmup_table(rows)],
-        checks.warmup_first_run(rows, th) + checks.load(rows, th)
+        checks.odd_times(rows)
+        + checks.warmup_first_run(rows, th) + checks.load(rows, th)
         + cache_report.unproven_warnings(rows), "warmup.png", rows)
 
 

@@ -24,6 +24,19 @@ SampleKey = str
 _SEP = "\x1f"
 
 
+def ratio(num: float | None, den: float | None) -> float | None:
+    """num / den for two times, or None where that means nothing: a missing, negative or
+    non-finite value, or a zero denominator (a 0.000ns minimum). Every ratio of the report and of
+    `compare` goes through here, so a figure the contract allows never divides by zero."""
+    if num is None or den is None:
+        return None
+    num, den = float(num), float(den)
+    if not (math.isfinite(num) and math.isfinite(den)) or num < 0 or den <= 0:
+        return None
+    quotient = num / den
+    return quotient if math.isfinite(quotient) else None
+
+
 def median_ci(values: np.ndarray, level: float = LEVEL) -> tuple[float, float] | None:
     """Order-statistic CI of the median: exact binomial coverage, no resampling.
 
@@ -40,8 +53,10 @@ def median_ci(values: np.ndarray, level: float = LEVEL) -> tuple[float, float] |
 def _ci_rank(n: int, level: float) -> int | None:
     best = None
     tail = 0.0  # P(Binomial(n, 1/2) < k), grown one term per k
+    # each term in logs: comb(n, k) and 2**n overflow a float beyond ~1000 samples
+    log_all = n * math.log(2.0)
     for k in range(1, n // 2 + 1):
-        tail += math.comb(n, k - 1) / 2.0**n
+        tail += math.exp(math.lgamma(n + 1) - math.lgamma(k) - math.lgamma(n - k + 2) - log_all)
         if 1 - 2 * tail < level:
             break
         best = k
@@ -49,6 +64,8 @@ def _ci_rank(n: int, level: float) -> int | None:
 
 
 def iqr(values: np.ndarray) -> float:
+    if len(values) == 0:
+        return float("nan")
     q1, q3 = np.percentile(np.asarray(values, dtype=float), [25, 75])
     return float(q3 - q1)
 
@@ -62,8 +79,12 @@ def ratio_ci(num: np.ndarray, den: np.ndarray, level: float = LEVEL,
     rng = np.random.default_rng(SEED)
     top = np.median(rng.choice(num, (resamples, len(num))), axis=1)
     bottom = np.median(rng.choice(den, (resamples, len(den))), axis=1)
-    ratios = top / bottom
-    lo, hi = np.percentile(ratios[np.isfinite(ratios)], [50 * (1 - level), 50 * (1 + level)])
+    with np.errstate(divide="ignore", invalid="ignore"):  # a zero median: no ratio, left out
+        ratios = top / bottom
+    ratios = ratios[np.isfinite(ratios)]
+    if len(ratios) < resamples / 2:  # most resamples had a zero median: no interval to give
+        return None
+    lo, hi = np.percentile(ratios, [50 * (1 - level), 50 * (1 + level)])
     return float(lo), float(hi)
 
 
@@ -72,11 +93,14 @@ def sample_sets(samples: pd.DataFrame) -> dict[SampleKey, np.ndarray]:
 
     Each sample carries the line number of its summary line (`summary_line`, linked by the
     parser, or for a version-1 store by its migration); a set that belongs to no summary line
-    is left out.
+    is left out, and so are values that cannot be a time (negative, nan, inf: a store parsed
+    before the parser refused them), a set left with none among them.
     """
     if samples is None or samples.empty:
         return {}
     linked = samples.dropna(subset=["summary_line"])
+    values = pd.to_numeric(linked["value_s"], errors="coerce")
+    linked = linked[np.isfinite(values) & (values >= 0)]
     return {_key(run_id, line): part["value_s"].to_numpy(dtype=float)
             for (run_id, line), part in linked.groupby(["run_id", "summary_line"], sort=False)}
 

@@ -51,6 +51,7 @@ METHOD_NAMES = {
 FIRST_CALL_METHODS = {"device_init": "device init", "first_call_returned": "first call returned",
                       "first_call_after_sync": "first call after sync"}
 MISSING = "—"
+_YEAR = 365 * 86400.0  # longer than any timed run: printed in plain seconds
 
 
 @dataclass
@@ -136,15 +137,17 @@ def one_unit_per(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 
 
 def duration(value: Any) -> str:
-    """A time cell: Rust's `{:.3?}` form, '' for no value."""
+    """A time cell: Rust's `{:.3?}` form, '' for no value; what no Duration can hold (negative,
+    nan, inf, beyond a year: an edited line or a broken timer) as plain seconds, `-1e-06 s`."""
     if value is None or pd.isna(value):
         return ""
     seconds = float(value)
-    return format_duration(seconds) if seconds >= 0 else f"{seconds:.3g} s"
+    return format_duration(seconds) if 0 <= seconds < _YEAR else f"{seconds:.3g} s"
 
 
 def scientific(value: Any) -> str:
-    return "" if value is None or pd.isna(value) else f"{float(value):.3e}"
+    """An error cell, `2.008e-06`; a recorded nan (a build whose c holds nan) reads `nan`."""
+    return "" if value is None or value is pd.NA else f"{float(value):.3e}"
 
 
 def ordered(frame: pd.DataFrame, keys: list[str]) -> list[tuple[Any, ...]]:
