@@ -139,10 +139,12 @@ def marked_processes() -> list[int]:
 
 
 # class 4: leftovers of a SIGKILLed orchestrator ------------------------------------------------
-def test_resume_after_sigkill_ends_the_programs_it_left_running(tmp_path: Path,
-                                                                mine: Mine) -> None:
+@pytest.mark.parametrize("where", ["resumed", "another results folder"])
+def test_after_sigkill_the_next_sweep_ends_the_programs_it_left_running(
+        tmp_path: Path, mine: Mine, where: str) -> None:
     exp = sweep(tmp_path, {"two": {"mode": "mm", "threads": [1, 2], "targets": TORCH_CPU}})
     results = tmp_path / "results"
+    again = results if where == "resumed" else tmp_path / "other"
     before = set(mine.pids())
     mine.hold(len(before) + 1)  # the first run stays in flight, with a child of its own
     try:
@@ -155,7 +157,7 @@ def test_resume_after_sigkill_ends_the_programs_it_left_running(tmp_path: Path,
         first.communicate(timeout=30)
         time.sleep(0.2)
         assert not dead(held) and not dead(child), "the program should still be running"
-        code, err = cli("run", exp, "--python", mine.path, "--results", results)
+        code, err = cli("run", exp, "--python", mine.path, "--results", again)
     finally:
         mine.hold(None)
     assert code == 0, err
@@ -163,8 +165,12 @@ def test_resume_after_sigkill_ends_the_programs_it_left_running(tmp_path: Path,
     assert line.startswith("ended 2 leftover processes of an earlier sweep: "), err
     assert f"pid {held} (" in line and f"pid {child} (sleep 300)" in line, line
     assert dead(held) and dead(child)
-    assert "(resumed)" in err and sorted(statuses(results).values()) == ["ok", "ok"]
-    assert not (results / leftovers.LEDGER).exists()  # crossed out after each run
+    assert ("(resumed)" in err) == (where == "resumed")
+    assert sorted(statuses(again).values()) == ["ok", "ok"]
+    assert not (again / leftovers.LEDGER).exists()  # crossed out after each run
+    if where != "resumed":  # the dead sweep's own folder: its ledger is found, nothing left
+        code, err = cli("run", exp, "--python", mine.path, "--results", results)
+        assert code == 0 and "no leftover processes of the earlier sweep are running" in err
 
 
 def test_a_resume_without_leftovers_says_so(tmp_path: Path, mine: Mine) -> None:
@@ -222,6 +228,53 @@ def test_sigterm_during_build_ends_cargos_children(tmp_path: Path,
     _out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130 and "Traceback" not in err, err
     wait_for(lambda: dead(child), "cargo's child to end", timeout=5)
+
+
+FAKE_CARGO_ONCE = """
+import subprocess, sys, time
+from pathlib import Path
+pid_file = Path({pid_file!r})
+if sys.argv[1:] == ["--version"]:  # the sweep's host facts
+    print("cargo 1.95.0 (fake)")
+    sys.exit(0)
+if pid_file.exists():  # the second time: a plain failure
+    sys.stderr.write("error: could not compile\\n")
+    sys.exit(101)
+child = subprocess.Popen(["sleep", "300"])  # as rustc under cargo
+pid_file.write_text(f"{{child.pid}}")
+time.sleep(300)
+"""
+
+
+def test_a_build_left_running_by_a_killed_orchestrator_is_ended_next_time(
+        tmp_path: Path, copied: ProjectCopy, mine: Mine) -> None:
+    root, env = copied
+    pid_file = tmp_path / "rustc.pid"
+    cargo = Path(env["PATH"].split(os.pathsep)[0]) / "cargo"
+    cargo.write_text(f"#!{sys.executable}\n{FAKE_CARGO_ONCE.format(pid_file=str(pid_file))}")
+    cargo.chmod(0o755)
+    exp = write_yaml(root / "b.yaml", {
+        "version": 1, "defaults": {"shape": [8, 8], "reps": 3},
+        "builds": {"cpu": {"crate": "exec-cpu"}},
+        "experiments": {"burn": {"mode": "mm", "targets": [
+            {"program": "burn", "build": "cpu", "device": "flex"}]},
+            "after": {"mode": "mm", "targets": TORCH_CPU}}})
+    results = root / "results"
+    first = orchestrator("run", exp, "--results", results, "--python", mine.path, cwd=root,
+                         env=env)
+    wait_for(lambda: pid_file.exists() and pid_file.read_text() != "", "cargo's child")
+    child = int(pid_file.read_text())
+    cargo_pid = json.loads((results / leftovers.LEDGER).read_text())["pid"]
+    first.kill()
+    first.communicate(timeout=30)
+    assert not dead(cargo_pid) and not dead(child), "cargo should still be running"
+    code, err = cli("run", exp, "--results", results, "--python", mine.path, cwd=root, env=env)
+    assert code == 1, err  # the build fails this time: its runs fail, the sweep goes on
+    line = next(x for x in err.splitlines() if x.startswith("ended "))
+    assert line.startswith("ended 2 leftover processes of an earlier sweep: "), line
+    assert f"pid {cargo_pid} (" in line and f"pid {child} (sleep 300)" in line, line
+    assert dead(cargo_pid) and dead(child)
+    assert sorted(statuses(results).values()) == ["failed", "ok"]
 
 
 # class 3: output flood -------------------------------------------------------------------------

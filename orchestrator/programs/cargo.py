@@ -37,6 +37,16 @@ class Build(Protocol):
     @property
     def expect_failure(self) -> bool: ...
 
+class Watch(Protocol):
+    """What a sweep does around each process it starts (run/leftovers.Watch): a mark for its
+    environment, the process written down once started, and once it is done, what it left
+    running ended and the entry crossed out."""
+
+    def env(self) -> dict[str, str]: ...
+    def started(self, pid: int) -> None: ...
+    def ended(self) -> None: ...
+
+
 STAMP_VERSION = 1
 ERROR_LINES = 30
 
@@ -60,8 +70,10 @@ def source_hash(rust_dir: Path) -> str:
 class Builder:
     """Builds for one project tree; remembers the source hash for the whole sweep."""
 
-    def __init__(self, project: Path, cargo: str | None = None) -> None:
+    def __init__(self, project: Path, cargo: str | None = None,
+                 watch: Watch | None = None) -> None:
         self.project = project
+        self.watch = watch
         self.rust_dir = project / "bench_rust"
         self.target_dir = project / "build" / "cargo"
         self.bin_root = project / "build" / "bin"
@@ -106,7 +118,7 @@ class Builder:
                                 "(`python -m orchestrator build`) and copy build/bin here")
         argv = self.cargo_argv(build)
         try:
-            done = run_group(argv, self.rust_dir, {**os.environ, **build.env})
+            done = run_group(argv, self.rust_dir, {**os.environ, **build.env}, self.watch)
         except (OSError, ValueError) as exc:
             return self._failed(name, build, start, f"cannot start cargo: {exc}")
         log = f"$ {' '.join(argv)}\n{done.stderr}"
@@ -142,14 +154,20 @@ class Builder:
                            expect_failure=build.expect_failure)
 
 
-def run_group(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def run_group(argv: list[str], cwd: Path, env: dict[str, str],
+              watch: Watch | None = None) -> subprocess.CompletedProcess[str]:
     """`subprocess.run` with cargo in its own process group, and the whole group killed when
     this process stops (Ctrl-C, SIGTERM, any exception): `subprocess.run` kills only cargo,
-    which leaves its rustc and build-script children running."""
+    which leaves its rustc and build-script children running. `watch`: a sweep's (a build
+    that outlives a killed orchestrator is then ended by the next sweep, like a run)."""
+    if watch is not None:
+        env = {**env, **watch.env()}
     with subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           errors="replace", start_new_session=True) as proc:
         try:
+            if watch is not None:
+                watch.started(proc.pid)
             stdout, stderr = proc.communicate()
         except BaseException:
             with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -159,6 +177,8 @@ def run_group(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Com
         finally:  # a child cargo left behind after it exited is ended too
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
+            if watch is not None:
+                watch.ended()
     return subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
 
 

@@ -38,17 +38,25 @@ def lock_path(cache: Path, root: Path = ROOT) -> Path:
     return root / f"orchestrator-{os.getuid()}-locks" / f"cubecl-cache-{key}.lock"
 
 
+def private_folder(root: Path = ROOT) -> Path:
+    """This user's folder of machine-wide orchestrator files (made 0700); CacheSafetyError
+    when the name is taken by something else (a symlink, another user's folder). Raises
+    OSError when it cannot be made."""
+    folder = root / f"orchestrator-{os.getuid()}-locks"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    seen = folder.lstat()
+    if not stat.S_ISDIR(seen.st_mode) or seen.st_uid != os.getuid():
+        raise CacheSafetyError(f"{folder} is not a folder of this user")
+    return folder
+
+
 @contextlib.contextmanager
 def held(cache: Path, results: Path | None, root: Path = ROOT) -> Iterator[None]:
     """Hold the cache folder's lock for the block; CacheSafetyError when another orchestrator
     holds it past WAIT_S or the lock file cannot be ours (a symlink, not a plain file)."""
     path = lock_path(cache, root)
     try:
-        path.parent.mkdir(mode=0o700, exist_ok=True)
-        folder = path.parent.lstat()
-        if not stat.S_ISDIR(folder.st_mode) or folder.st_uid != os.getuid():
-            raise CacheSafetyError(f"cannot lock burn's cache {cache}: {path.parent} is not "
-                                   "a folder of this user")
+        private_folder(root)
         # never through a symlink, never truncating: the file may be another orchestrator's
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     except OSError as exc:

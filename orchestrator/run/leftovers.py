@@ -23,13 +23,15 @@ import ctypes
 import json
 import os
 import sys
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 
-from orchestrator.errors import OrchestratorError
+from orchestrator.errors import CacheSafetyError, OrchestratorError
+from orchestrator.run import cache_lock
 
 MARK = "ORCHESTRATOR_RUN"
 LEDGER = "running.json"
@@ -67,6 +69,8 @@ class Entry:
     create_time: float
     cmdline: tuple[str, ...]
     token: str
+    orchestrator_pid: int = 0  # the orchestrator that started it, and its start time
+    orchestrator_started: float = 0.0
 
     def matches(self, proc: psutil.Process) -> bool:
         """The same process, not a later one that got its pid."""
@@ -78,33 +82,82 @@ class Entry:
         return False
 
 
+def _registry(root: Path | None = None) -> Path:
+    """The machine-wide copy of every running program's entry (one file per run): a sweep in
+    another results folder finds a dead orchestrator's leftovers too."""
+    folder = cache_lock.private_folder(root or cache_lock.ROOT) / "running"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return folder
+
+
+def _me() -> list[float]:
+    return [os.getpid(), psutil.Process().create_time()]
+
+
 def write_ledger(folder: Path, pid: int, token: str) -> None:
-    """Write the running program down (atomically) before it is waited for."""
+    """Write the running program down (atomically) before it is waited for: in the results
+    folder, and machine-wide (best effort: the results folder's copy is the one that must be)."""
     try:
         proc = psutil.Process(pid)
-        entry = {"pid": pid, "create_time": proc.create_time(), "cmdline": proc.cmdline(),
-                 "token": token}
+        entry = {"pid": pid, "create_time": proc.create_time(), "cmdline": _cmdline(proc)}
     except psutil.Error:  # it has already exited: its group is killed in a moment anyway
-        entry = {"pid": pid, "create_time": 0.0, "cmdline": [], "token": token}
+        entry = {"pid": pid, "create_time": 0.0, "cmdline": []}
+    entry.update(token=token, orchestrator=_me(), results=str(folder))
+    text = json.dumps(entry)
     tmp = folder / f".{LEDGER}.tmp"
-    tmp.write_text(json.dumps(entry), encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8")
     tmp.replace(folder / LEDGER)
+    with contextlib.suppress(OSError, CacheSafetyError):
+        (_registry() / f"{token}.json").write_text(text, encoding="utf-8")
 
 
-def clear_ledger(folder: Path) -> None:
+def _cmdline(proc: psutil.Process) -> list[str]:
+    """Its command line; Popen returns once exec has closed the error pipe, an instant before
+    the kernel has set the new arguments up, so an empty one is read again (100 ms at most)."""
+    for _ in range(100):
+        if cmdline := proc.cmdline():
+            return cmdline
+        time.sleep(0.001)
+    return []
+
+
+def clear_ledger(folder: Path, token: str | None = None) -> None:
     with contextlib.suppress(FileNotFoundError):
         (folder / LEDGER).unlink()
+    if token is not None:
+        with contextlib.suppress(OSError, CacheSafetyError):
+            (_registry() / f"{token}.json").unlink()
 
 
-def _read_ledger(folder: Path) -> Entry | None:
+def _read_entry(path: Path) -> Entry | None:
     try:
-        raw = json.loads((folder / LEDGER).read_text(encoding="utf-8"))
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        boss = raw.get("orchestrator") or [0, 0.0]
         return Entry(int(raw["pid"]), float(raw["create_time"]), tuple(raw["cmdline"]),
-                     str(raw["token"]))
+                     str(raw["token"]), int(boss[0]), float(boss[1]))
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
         return None  # a torn or foreign file names nothing we could safely end
+
+
+def _dead_orchestrators() -> list[tuple[Path, Entry]]:
+    """Machine-wide entries whose orchestrator is gone (a live one's program is its own)."""
+    try:
+        paths = sorted(_registry().glob("*.json"))
+    except (OSError, CacheSafetyError):
+        return []
+    found = []
+    for path in paths:
+        entry = _read_entry(path)
+        if entry is None:
+            continue
+        with contextlib.suppress(psutil.Error):
+            boss = psutil.Process(entry.orchestrator_pid)
+            if abs(boss.create_time() - entry.orchestrator_started) < 0.01 and _running(boss):
+                continue  # alive: another orchestrator's running program, not a leftover
+        found.append((path, entry))
+    return found
 
 
 def marked(token: str) -> list[psutil.Process]:
@@ -176,29 +229,45 @@ def _running(proc: psutil.Process) -> bool:
 
 
 def end_leftovers(folder: Path) -> str | None:
-    """End what the ledger of `folder` names; what was found, in words (None: no ledger).
+    """End what the ledger of `folder` names, and what any dead orchestrator's machine-wide
+    entry names; what was found, in words (None: nothing was written down).
 
-    Call only with the results folder's lock held: the ledger is that folder's running program.
+    Call only with the results folder's lock held: its ledger is then a dead orchestrator's.
     Raises LeftoverError naming the pids that could not be ended."""
-    entry = _read_ledger(folder)
-    if entry is None:
+    own = _read_entry(folder / LEDGER)
+    entries = [(path, e) for path, e in _dead_orchestrators() if own is None or
+               e.token != own.token]
+    if own is None and not entries:
         return None
+    procs: dict[int, psutil.Process] = {}
+    for entry in [own, *(e for _path, e in entries)]:
+        if entry is not None:
+            procs.update(_processes_of(entry))
+    found = sorted(procs.values(), key=lambda p: p.pid)
+    names, alive = _end(found) if found else ({}, [])
+    if alive:
+        raise LeftoverError(
+            f"leftover processes of an earlier sweep could not be ended: "
+            f"{_describe(alive, names)}; end them (kill -9) and run again")
+    if own is not None:
+        clear_ledger(folder, own.token)
+    for path, _entry in entries:
+        with contextlib.suppress(OSError):
+            path.unlink()
+    if not found:
+        return "no leftover processes of the earlier sweep are running" if own else None
+    return f"ended {len(found)} leftover processes of an earlier sweep: {_describe(found, names)}"
+
+
+def _processes_of(entry: Entry) -> dict[int, psutil.Process]:
+    """The entry's program (if pid, start time and command line still match) and every process
+    with its run's mark."""
     procs = {p.pid: p for p in marked(entry.token)}
     with contextlib.suppress(psutil.Error):
         leader = psutil.Process(entry.pid)
-        if entry.matches(leader):
+        if entry.matches(leader) and _running(leader):
             procs.setdefault(leader.pid, leader)
-    found = sorted(procs.values(), key=lambda p: p.pid)
-    if not found:
-        clear_ledger(folder)
-        return "no leftover processes of the earlier sweep are running"
-    names, alive = _end(found)
-    if alive:
-        raise LeftoverError(
-            f"leftover processes of an earlier sweep in {folder} could not be ended: "
-            f"{_describe(alive, names)}; end them (kill -9) and run again")
-    clear_ledger(folder)
-    return f"ended {len(found)} leftover processes of an earlier sweep: {_describe(found, names)}"
+    return procs
 
 
 def end_descendants(token: str, since: float) -> list[str]:
@@ -231,3 +300,23 @@ def _reap_orphans(me: psutil.Process, since: float) -> None:
             with contextlib.suppress(psutil.Error, ChildProcessError):
                 if child.status() == psutil.STATUS_ZOMBIE and child.create_time() >= since - 0.01:
                     os.waitpid(child.pid, os.WNOHANG)
+
+
+class Watch:
+    """programs.cargo.Watch for a sweep's builds: each cargo is written down in the results
+    folder's ledger like a run, and what it leaves running is ended after it."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.token, self.since = new_token(), time.time()
+
+    def env(self) -> dict[str, str]:
+        self.token, self.since = new_token(), time.time()
+        return {MARK: self.token}
+
+    def started(self, pid: int) -> None:
+        write_ledger(self.folder, pid, self.token)
+
+    def ended(self) -> None:
+        end_descendants(self.token, self.since)
+        clear_ledger(self.folder, self.token)

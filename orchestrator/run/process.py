@@ -55,7 +55,7 @@ def spawn(argv: list[str], env: dict[str, str], cwd: Path, timeout_s: float,
             _kill_group(proc)  # also reaps children a finished program left behind
             left = leftovers.end_descendants(token, since)
             if ledger is not None:
-                leftovers.clear_ledger(ledger)
+                leftovers.clear_ledger(ledger, token)
         (stdout, cut_out), (stderr, cut_err) = _read_back(out), _read_back(err)
     return Outcome(proc.returncode, timed_out, wall, stdout, stderr,
                    OUTPUT_CAP if cut_out else None, OUTPUT_CAP if cut_err else None,
@@ -85,7 +85,7 @@ def _start(argv: list[str], env: dict[str, str], cwd: Path, ledger: Path | None,
         if proc is not None:
             _kill_group(proc)
             if ledger is not None:
-                leftovers.clear_ledger(ledger)
+                leftovers.clear_ledger(ledger, token)
         raise KeyboardInterrupt
     return proc, error
 

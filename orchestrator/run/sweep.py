@@ -202,7 +202,8 @@ class Sweep:
 
     def _builds(self, config: config_mod.ExperimentsFile, runnable: list[PlannedRun],
                 sweep_id: str) -> dict[str, BuildResult]:
-        builder = Builder(self.project)
+        # a build is written down like a run: a killed orchestrator's cargo is ended next time
+        builder = Builder(self.project, watch=leftovers.Watch(self.store.folder.absolute()))
         results = {}
         for name, build in builds_needed(config, runnable).items():
             self.progress.note(f"build {name} ({' '.join([build.crate, *build.features])})")

@@ -49,6 +49,7 @@ def test_leftovers_that_cannot_be_ended_refuse_the_sweep(tmp_path: Path,
     finally:
         survivor.kill()
         survivor.wait()
+        leftovers.clear_ledger(tmp_path, "t")
 
 
 def test_subreaper_only_on_linux(monkeypatch: pytest.MonkeyPatch) -> None:
