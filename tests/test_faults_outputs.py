@@ -184,8 +184,8 @@ def test_export_keeps_to_its_own_files(results: Path, tmp_path: Path) -> None:
     samples.write_text("my edits\n")  # ours no more: a user changed it
     code, err = cli("export", results, "--csv", out, timeout=60, memory_mib=1024)
     assert code == 2 and one_line(err) == (
-        f"error: --csv: {samples} exists and was not written by an export of this "
-        "orchestrator; not overwriting it (remove it or choose another path)")
+        f"error: --csv: {samples} was changed since an export of this orchestrator wrote "
+        "it; not overwriting it (remove it or choose another path)")
     assert samples.read_text() == "my edits\n"
 
 

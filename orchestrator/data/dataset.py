@@ -314,7 +314,10 @@ def check_export(out: Path, inputs: outputs.Inputs = outputs.NO_INPUTS) -> None:
     meta = _sidecar(sidecar) if sidecar.is_file() and not sidecar.is_symlink() else None
     what = "an export of this orchestrator"
     outputs.check_target(sidecar, "--csv", inputs, lambda p: meta is not None, what)
+    written = meta.get("written") if meta else None
     for path in (figures, samples):
+        if isinstance(written, dict) and inputs.holds(path) is None:
+            outputs.refuse_changed(path, "--csv", written, what)
         outputs.check_target(path, "--csv", inputs, lambda p: _exported(p, meta), what)
 
 

@@ -112,6 +112,14 @@ def check_target(path: Path, flag: str, inputs: Inputs, ours: Callable[[Path], b
                          f"overwriting it ({_ADVICE})")
 
 
+def refuse_changed(path: Path, flag: str, digests: dict[str, str], what: str) -> None:
+    """A file we wrote (listed with its digest) that someone changed since is theirs now."""
+    sha = digests.get(path.name)
+    if sha and path.is_file() and not path.is_symlink() and digest(path) != sha:
+        raise InputError(f"{flag}: {path} was changed since {what} wrote it; not overwriting "
+                         f"it ({_ADVICE})")
+
+
 def replace_file(path: Path, flag: str, write: Callable[[Path], None]) -> None:
     """Write into a temporary file beside `path`, then rename it over: no half-written file,
     and a rename replaces a name, never writes through it."""
@@ -183,6 +191,8 @@ def write_folder(out: Path, flag: str, what: str, inputs: Inputs,
     try:
         names = [p.name for p in render(stage)]
         for name in names:
+            if inputs.holds(out / name) is None:
+                refuse_changed(out / name, flag, old or {}, what)
             check_target(out / name, flag, inputs, ours, what)
         check_target(out / MANIFEST, flag, inputs, lambda p: old is not None, what)
         new = {name: digest(stage / name) for name in names}

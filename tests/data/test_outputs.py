@@ -97,6 +97,8 @@ def test_write_folder_removes_its_own_stale_files_and_nothing_else(tmp_path: Pat
     assert manifest["written_by"] == MINE and set(manifest["files"]) == {"a.csv", "b.csv",
                                                                          "c.csv"}
     (out / "c.csv").write_text("edited")  # a user's now
+    with pytest.raises(InputError, match=f"c.csv was changed since {MINE} wrote it"):
+        outputs.write_folder(out, "--out", MINE, outputs.NO_INPUTS, render({"c.csv": "4"}))
     (out / "notes.txt").write_text("mine")
     outputs.write_folder(out, "--out", MINE, outputs.NO_INPUTS, render({"a.csv": "new"}))
     assert sorted(p.name for p in out.iterdir()) == [outputs.MANIFEST, "a.csv", "c.csv",
