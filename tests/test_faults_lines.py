@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .test_faults import cli, fake, orchestrator, wait_for
+from .test_faults import TORCH_CPU, Fake, cli, fake, orchestrator, runs_of, wait_for, write_yaml
 
 __all__ = ["fake"]  # the module-scoped fixture, used by name below
 
@@ -159,3 +159,30 @@ def test_odd_but_allowed_lines_render_from_a_log(tmp_path: Path, name: str) -> N
         code, err = cli("compare", a, b, "--out", tmp_path / "cmp", **BOUNDED)
         assert code == 0, err
     assert log.read_bytes() == before
+
+
+def test_odd_but_allowed_lines_render_from_a_store(tmp_path: Path, fake: Fake) -> None:
+    """The same lines printed by programs of a sweep: report, export and compare of the store."""
+    experiments = {f"odd-{i}": {"mode": "mm", "targets": TORCH_CPU,
+                                "env": {"FAULT": "lines", "LINES": odd_log(*values)}}
+                   for i, values in enumerate(ODD.values())}
+    experiments["unknown"] = {"mode": "mm", "targets": TORCH_CPU,
+                              "env": {"FAULT": "lines", "LINES": SYNC + "\n" + "\n".join(UNKNOWN)
+                                      + "\n\x1b[32m" + SYNC.replace("with", "no") + "\x1b[0m\n"}}
+    exp = write_yaml(tmp_path / "odd.yaml", {
+        "version": 1, "defaults": {"shape": [8, 8], "reps": 3, "timeout_s": 60},
+        "experiments": experiments})
+    results = tmp_path / "results"
+    code, err = cli("run", exp, "--python", fake.path, "--results", results, "--quiet")
+    assert code == 0, err
+    assert {row["status"] for row in runs_of(results).values()} == {"ok"}
+    store = (results / "results.sqlite").read_bytes()
+    report = _renders(results, tmp_path / "report")
+    assert "**impossible time**" in report and "**median below min**" in report
+    assert "no sync" in report  # the coloured line was read
+    code, err = cli("export", results, "--csv", tmp_path / "all.csv", **BOUNDED)
+    assert code == 0, err
+    assert "no_sync" in (tmp_path / "all.csv").read_text(encoding="utf-8")
+    code, err = cli("compare", results, results, "--out", tmp_path / "cmp", **BOUNDED)
+    assert code == 0, err
+    assert (results / "results.sqlite").read_bytes() == store
