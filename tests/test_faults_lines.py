@@ -9,10 +9,14 @@ allowed on stderr), for a captured log and for a results store whose runs printe
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import io
 import os
 import signal
+import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from .test_faults import TORCH_CPU, Fake, cli, fake, orchestrator, runs_of, wait_for, write_yaml
@@ -186,3 +190,58 @@ def test_odd_but_allowed_lines_render_from_a_store(tmp_path: Path, fake: Fake) -
     code, err = cli("compare", results, results, "--out", tmp_path / "cmp", **BOUNDED)
     assert code == 0, err
     assert (results / "results.sqlite").read_bytes() == store
+
+
+# ---- arrays are read bounded (class 3) -------------------------------------------------------
+
+def _npy(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
+def _digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        while chunk := file.read(2**20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def test_stored_arrays_of_the_wrong_size_are_refused_with_a_warning(tmp_path: Path,
+                                                                    fake: Fake) -> None:
+    """A store whose accuracy run kept a 600 MB c.npy (from before the runner bounded what it
+    keeps, or edited), one whose header claims 100000x100000, one that is no .npy: export and
+    report read each header first, leave those runs out with a warning, and go on."""
+    exp = write_yaml(tmp_path / "acc.yaml", {"version": 1, "experiments": {
+        name: {"mode": "accuracy", "shapes": [[8, 8]], "env": {"FAULT": "arrays", "N": name},
+               "targets": TORCH_CPU} for name in ("good", "huge", "claims", "junk")}})
+    results = tmp_path / "results"
+    code, err = cli("run", exp, "--python", fake.path, "--results", results, "--quiet")
+    assert code == 0, err
+    runs = {row["experiment"]: run_id for run_id, row in runs_of(results).items()}
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f4", "fortran_order": False,
+                                                  "shape": (100_000, 100_000)})
+    a = np.sin(np.arange(64, dtype=np.float32)).reshape(8, 8)
+    with contextlib.closing(sqlite3.connect(results / "results.sqlite")) as db, db:
+        for name, data in (("a.npy", _npy(a)), ("b.npy", _npy(a.T.copy())),
+                           ("c.npy", _npy(a @ a.T))):
+            db.execute("UPDATE artifacts SET data=? WHERE run_id IN (?, ?, ?) AND name=?",
+                       (data, runs["good"], runs["huge"], runs["claims"], name))
+        db.execute("UPDATE artifacts SET data=CAST(? || zeroblob(600000000) AS BLOB) WHERE "
+                   "run_id=? AND name='c.npy'", (_npy(a)[:128], runs["huge"]))
+        db.execute("UPDATE artifacts SET data=? WHERE run_id=? AND name='c.npy'",
+                   (header.getvalue() + b"\0" * 256, runs["claims"]))
+    before = _digest(results / "results.sqlite")
+    code, err = cli("export", results, "--csv", tmp_path / "acc.csv", **BOUNDED)
+    assert code == 0, err
+    assert "3 damaged array rows skipped" in err, err
+    assert "c.npy: a 100000x100000 array, not the 8x8 of this 8x8 run" in err
+    assert "c.npy: 600000128 bytes stored, its header says 384" in err
+    assert "a.npy: .npy format 32.115, not an array numpy saves" in err  # the stand-in
+    csv = (tmp_path / "acc.csv").read_text(encoding="utf-8")
+    assert "max_err_f64_ref" in csv  # the good run's accuracy rows are there
+    report = _renders(results, tmp_path / "report")
+    assert "3 damaged array rows skipped" in report and "| torch cpu |" in report
+    assert _digest(results / "results.sqlite") == before

@@ -14,6 +14,7 @@ tests/data/test_precision_inference.py) and against numpy's own f32 product.
 from __future__ import annotations
 
 import io
+import math
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -50,7 +51,53 @@ class Comparison:
     bitwise_group: int  # builds with equal group numbers have bit-for-bit equal c
 
 
+# An .npy header is 128 bytes for the programs' arrays; numpy caps it at 10000 bytes by default.
+NPY_HEAD = 16 * 1024
+# The largest accuracy array read whatever the run's shape says: 8192x8192 float64, far above
+# the chapter's 256x256 float32 (a store from before the runner bounded what it kept).
+ARRAY_CAP = 8 * 8192 * 8192
+
+
+def npy_problem(name: str, head: bytes, size: int, shape: str | None) -> str | None:
+    """Why a stored `.npy` (its first bytes `head`, `size` bytes in all) is not an accuracy
+    array of a run of `shape` ('MxN'), read from the header before any array is: a 2-D float
+    array of the run's [M, N] (a), [N, M] (b) or [M, M] (c), at most ARRAY_CAP bytes, exactly
+    as long as its header says. None when it is one."""
+    try:
+        fp = io.BytesIO(head)
+        version = np.lib.format.read_magic(fp)
+        read = {(1, 0): np.lib.format.read_array_header_1_0,
+                (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+        if read is None:
+            return f"{name}: .npy format {version[0]}.{version[1]}, not an array numpy saves"
+        dims, _fortran, dtype = read(fp)
+    except (ValueError, EOFError, SyntaxError, TypeError) as exc:
+        return f"{name}: not an .npy array ({str(exc).splitlines()[0][:80]})"
+    if dtype.kind != "f" or len(dims) != 2:
+        return f"{name}: a {len(dims)}-D {dtype} array, not a 2-D float matrix"
+    expected = _expected_shape(name, shape)
+    if expected is not None and tuple(dims) != expected:
+        return (f"{name}: a {dims[0]}x{dims[1]} array, not the {expected[0]}x{expected[1]} of "
+                f"this {shape} run")
+    nbytes = math.prod(dims) * dtype.itemsize
+    if nbytes > ARRAY_CAP:
+        return f"{name}: {nbytes} bytes of array, over the {ARRAY_CAP} read at most"
+    if size != fp.tell() + nbytes:
+        return f"{name}: {size} bytes stored, its header says {fp.tell() + nbytes}"
+    return None
+
+
+def _expected_shape(name: str, shape: str | None) -> tuple[int, int] | None:
+    """a [M, N], b [N, M], c [M, M] of a run of shape 'MxN'; None when unknown."""
+    try:
+        m, n = (int(v) for v in str(shape).split("x"))
+    except ValueError:
+        return None
+    return {"a.npy": (m, n), "b.npy": (n, m), "c.npy": (m, m)}.get(name)
+
+
 def load_npy(data: bytes) -> np.ndarray:
+    """The array of a stored `.npy` that `npy_problem` passed."""
     return np.load(io.BytesIO(data), allow_pickle=False)
 
 

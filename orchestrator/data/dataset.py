@@ -114,15 +114,14 @@ def _figure_row(ctx: dict[str, Any], fig: dict[str, Any]) -> dict[str, Any]:
 
 
 def _accuracy_entries(store: Store, runs: list[dict[str, Any]],
-                      contexts: dict[str, dict[str, Any]]) -> list[accuracy.Arrays]:
+                      contexts: dict[str, dict[str, Any]], damage: Damage
+                      ) -> list[accuracy.Arrays]:
     entries = []
     for run in runs:
         if run["status"] != "ok" or contexts[run["run_id"]]["mode"] != "accuracy":
             continue
-        arrays = {r["name"]: accuracy.load_npy(r["data"]) for r in store.query(
-            "SELECT name, data FROM artifacts WHERE sweep_id=? AND run_id=?",
-            (run["sweep_id"], run["run_id"]))}
-        if not {"a.npy", "b.npy", "c.npy"} <= arrays.keys():
+        arrays = _arrays(store, run, contexts[run["run_id"]]["shape"], damage)
+        if arrays is None or not {"a.npy", "b.npy", "c.npy"} <= arrays.keys():
             continue
         ctx = contexts[run["run_id"]]
         name = accuracy.build_name(ctx["framework"], (run["stdout"] or b"").decode("utf-8",
@@ -131,6 +130,25 @@ def _accuracy_entries(store: Store, runs: list[dict[str, Any]],
         entries.append(accuracy.Arrays(name, run["run_id"], arrays["a.npy"], arrays["b.npy"],
                                        arrays["c.npy"]))
     return entries
+
+
+def _arrays(store: Store, run: dict[str, Any], shape: str | None,
+            damage: Damage) -> dict[str, np.ndarray] | None:
+    """A run's stored arrays; each header is read first (never a whole blob that is not an
+    array of the run's shape), and a run with one refused array is left out, counted."""
+    where = (run["sweep_id"], run["run_id"])
+    heads = store.query("SELECT name, length(data) AS size, substr(data, 1, ?) AS head FROM "
+                        "artifacts WHERE sweep_id=? AND run_id=? AND name LIKE '%.npy'",
+                        (accuracy.NPY_HEAD, *where))
+    for row in heads:
+        problem = accuracy.npy_problem(row["name"], bytes(row["head"] or b""), row["size"] or 0,
+                                       shape)
+        if problem is not None:
+            damage.add("array", f"sweep {where[0]} run {where[1]}", problem)
+            return None
+    return {row["name"]: accuracy.load_npy(row["data"]) for row in store.query(
+        "SELECT name, data FROM artifacts WHERE sweep_id=? AND run_id=? AND name LIKE '%.npy'",
+        where)}
 
 
 def _accuracy_rows(entries: list[accuracy.Arrays], contexts: dict[str, dict[str, Any]],
@@ -167,7 +185,7 @@ def load(results: Path, sweep: str | None = None) -> Dataset:
         runs, contexts, damaged = _readable_runs(store.query(
             "SELECT * FROM runs WHERE sweep_id=? ORDER BY started_at, rowid", (sweep_id,)),
             sweep_id, damage)
-        entries = _accuracy_entries(store, runs, contexts)
+        entries = _accuracy_entries(store, runs, contexts, damage)
         inferred = {e.run_id: accuracy.infer_precision(e.a, e.b, e.c) for e in entries}
         for rid, columns in precision.assign(runs, inferred).items():
             contexts[rid].update(columns)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
 
@@ -95,3 +97,49 @@ def test_build_name_from_the_programs_line() -> None:
     out = "burn 0.22.1, features [std]\nflex(template) 256x256 matmul accuracy: wrote /tmp/x\n"
     assert accuracy.build_name("burn", out, "flex") == "burn flex(template)"
     assert accuracy.build_name("torch", "", "cpu") == "torch cpu"
+
+
+def _npy(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
+def _header(shape: tuple[int, ...], dtype: str = "<f4") -> bytes:
+    """An .npy header alone, as a program that writes a huge array starts its file."""
+    buffer = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buffer, {"descr": dtype, "fortran_order": False,
+                                                   "shape": shape})
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(("name", "head", "size", "words"), [
+    ("c.npy", _header((100_000, 100_000)), 2**30, "c.npy: a 100000x100000 array, not the 8x8 "
+     "of this 8x16 run"),
+    ("b.npy", _header((8, 16)), 640, "b.npy: a 8x16 array, not the 16x8 of this 8x16 run"),
+    ("a.npy", _header((8, 16)), 640, ""),  # 128 of header, 512 of array: an a of 8x16
+    ("c.npy", _header((64,)), 384, "c.npy: a 1-D float32 array, not a 2-D float matrix"),
+    ("c.npy", _header((8, 8), "|O"), 384, "c.npy: a 2-D object array, not a 2-D float matrix"),
+    ("c.npy", b"\x93NUMPY stand-in", 15, "c.npy: .npy format 32.115, not an array numpy saves"),
+    ("c.npy", b"PK\x03\x04", 4, "c.npy: not an .npy array"),
+    ("c.npy", b"", 0, "c.npy: not an .npy array"),
+])
+def test_npy_headers_are_read_before_the_array(name: str, head: bytes, size: int,
+                                               words: str) -> None:
+    problem = accuracy.npy_problem(name, head, size, "8x16")
+    if not words:  # the right shape; one byte short is the wrong length
+        assert problem is None and len(head) == 128
+        assert accuracy.npy_problem(name, head, 639, "8x16") == (
+            "a.npy: 639 bytes stored, its header says 640")
+    else:
+        assert problem is not None and problem.startswith(words), problem
+
+
+def test_arrays_of_the_runs_shape_pass_and_load() -> None:
+    for name, shape in (("a.npy", (8, 16)), ("b.npy", (16, 8)), ("c.npy", (8, 8))):
+        data = _npy(np.zeros(shape, dtype=np.float32))
+        assert accuracy.npy_problem(name, data[:accuracy.NPY_HEAD], len(data), "8x16") is None
+        assert accuracy.load_npy(data).shape == shape
+    huge = _header((9000, 9000), "<f8")  # no shape known: the cap alone
+    assert accuracy.npy_problem("c.npy", huge, 0, None) == (
+        f"c.npy: {9000 * 9000 * 8} bytes of array, over the {accuracy.ARRAY_CAP} read at most")
