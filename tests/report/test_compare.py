@@ -115,9 +115,15 @@ def test_writes_markdown_csv_png_and_keeps_to_its_own_files(chapter_vs_h200,
     assert (out / "compare.png").read_bytes()[:4] == b"\x89PNG"
     compare_output.write(chapter_vs_h200, out)  # ours: written again
     (out / "compare.md").write_text("my notes\n", encoding="utf-8")
-    with pytest.raises(compare.InputError, match="not written by compare"):
+    with pytest.raises(compare.InputError, match="was changed since compare wrote it"):
         compare_output.write(chapter_vs_h200, out)
     assert (out / "compare.md").read_text(encoding="utf-8") == "my notes\n"
+    (out / "compare.csv").unlink()  # a folder of ours keeps to its own files: a user's
+    (out / "compare.csv").write_text("a user's table\n")  # file of that name is refused too
+    (out / "compare.md").unlink()
+    with pytest.raises(compare.InputError, match=r"compare\.csv was changed since compare"):
+        compare_output.write(chapter_vs_h200, out)
+    assert not (out / "compare.md").exists()  # nothing written before the refusal
 
 
 # ---- verdict edges with hand-made samples ----------------------------------------------------
