@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -128,12 +129,12 @@ def sweep(tmp_path: Path, experiments: dict[str, object], **defaults: object) ->
         "experiments": experiments})
 
 
-def marked_processes() -> list[int]:
-    """Every process on the machine that carries an orchestrator run's mark."""
+def carrying(variable: str, value: str) -> list[int]:
+    """Every live process on the machine whose environment has `variable=value`."""
     found = []
     for proc in psutil.process_iter():
         with contextlib.suppress(psutil.Error):
-            if leftovers.MARK in proc.environ() and proc.status() != psutil.STATUS_ZOMBIE:
+            if proc.environ().get(variable) == value and proc.status() != psutil.STATUS_ZOMBIE:
                 found.append(proc.pid)
     return found
 
@@ -288,8 +289,8 @@ def test_a_flood_of_output_is_killed_at_the_cap_while_it_runs(tmp_path: Path, mi
     runs = {r["experiment"]: r for r in runs_of(tmp_path / "results").values()}
     assert runs["flood"]["status"] == "failed" and runs["after"]["status"] == "ok"
     assert runs["flood"]["reason"].startswith(
-        f"output cut at {process.OUTPUT_CAP} bytes (the rest is lost): over the cap while "
-        "running, process group killed"), runs["flood"]["reason"]
+        f"output cut at {process.OUTPUT_CAP} bytes (the rest is lost): still printing at several "
+        "times that, process group killed"), runs["flood"]["reason"]
     assert len(runs["flood"]["stdout"]) == process.OUTPUT_CAP
     # killed long before its 60 s timeout
     assert runs["flood"]["wall_s"] < 50
@@ -443,7 +444,11 @@ def test_an_abort_after_a_panic_gives_the_panic_message(tmp_path: Path, mine: Mi
 
 # the real program: nothing survives ----------------------------------------------------------
 def test_a_real_torch_run_leaves_no_process_behind(tmp_path: Path) -> None:
-    exp = sweep(tmp_path, {"real": {"mode": "mm", "targets": TORCH_CPU}})
+    """Every process of the run inherits the experiment's PROBE (ours alone: other sweeps may
+    be running on this machine): none may be alive after `run`."""
+    probe = uuid.uuid4().hex
+    exp = sweep(tmp_path, {"real": {"mode": "mm", "env": {"PROBE": probe},
+                                    "targets": TORCH_CPU}})
     python = PROJECT / ".venv" / "bin" / "python"
     code, err = cli("run", exp, "--python", python, "--results", tmp_path / "results",
                     timeout=300)
@@ -451,4 +456,4 @@ def test_a_real_torch_run_leaves_no_process_behind(tmp_path: Path) -> None:
     [run] = runs_of(tmp_path / "results").values()
     assert run["status"] == "ok" and "left_running" not in json.loads(run["state_json"])
     assert not (tmp_path / "results" / leftovers.LEDGER).exists()
-    assert marked_processes() == [], "a process of a run is still running"
+    assert carrying("PROBE", probe) == [], "a process of the run is still running"

@@ -271,7 +271,8 @@ def stderr_reason(stderr: bytes) -> str:
 def _process_failure(outcome: Outcome, timeout_s: float) -> str | None:
     if outcome.over_cap:  # before the signal: the SIGKILL was ours, for this reason
         return (f"output cut at {outcome.truncated_at or outcome.stderr_truncated_at} bytes "
-                "(the rest is lost): over the cap while running, process group killed")
+                "(the rest is lost): still printing at several times that, process group "
+                "killed")
     if outcome.timed_out:
         return f"timed out after {timeout_s:g} s (process group killed)"
     if outcome.returncode is None:

@@ -2,8 +2,8 @@
 
 Output goes to files (no pipe to drain, no thread) and the parent sleeps in the kernel until the
 program exits or its timeout passes, waking OUTPUT_POLL_S apart only to check two file sizes: a
-program that floods its output is killed once it passes OUTPUT_CAP, so it cannot fill the temp
-folder while it runs. Then the whole process group is killed, which also reaps children a
+program that floods its output is killed once it passes RUNNING_LIMIT times OUTPUT_CAP, so it
+cannot fill the temp folder while it runs. Then the whole process group is killed, which also reaps children a
 finished program left behind, and what left the group (a `setsid` daemon, a double fork) is
 ended by its mark (run/leftovers). Ctrl-C while the program starts is deferred
 (signals.deferred) until its group is known and the ledger names it, so it cannot outlive the
@@ -28,6 +28,10 @@ from orchestrator.data.records import Outcome
 from orchestrator.run import leftovers
 
 OUTPUT_CAP = 32 * 1024 * 1024  # bytes of stdout/stderr kept per run
+# a running program is killed once either file passes this many times OUTPUT_CAP: one that
+# prints a little more than is kept still ends by itself (the cut is made when reading back),
+# a flood is stopped before it fills the temp folder
+RUNNING_LIMIT = 4
 # how often a running program's output sizes are looked at: 5 short wake-ups a second (each two
 # fstat calls) instead of one sleep; a flood overshoots the cap by at most this much of its rate
 OUTPUT_POLL_S = 0.2
@@ -91,7 +95,8 @@ def _start(argv: list[str], env: dict[str, str], cwd: Path, ledger: Path | None,
 
 
 def _over_cap(out: IO[bytes], err: IO[bytes]) -> bool:
-    return any(os.fstat(fh.fileno()).st_size > OUTPUT_CAP for fh in (out, err))
+    limit = RUNNING_LIMIT * OUTPUT_CAP
+    return any(os.fstat(fh.fileno()).st_size > limit for fh in (out, err))
 
 
 def _read_back(fh: IO[bytes]) -> tuple[bytes, bool]:

@@ -108,8 +108,8 @@ def test_a_cut_stderr_alone_does_not_fail_a_complete_run() -> None:
     rec.outcome.stderr_truncated_at = 100
     assert classify(rec, parse_text(GOOD.decode())) == (Status.OK, "")
     rec.outcome.over_cap, rec.outcome.returncode = True, -9  # killed by us while printing
-    assert classify(rec)[1].startswith("output cut at 100 bytes (the rest is lost): over the cap "
-                                       "while running, process group killed")
+    assert classify(rec)[1].startswith("output cut at 100 bytes (the rest is lost): still "
+                                       "printing at several times that, process group killed")
 
 
 def test_refused_arrays_fail_the_run() -> None:
