@@ -248,24 +248,27 @@ def classify(rec: RunRecord, parsed: ParseResult | None = None) -> tuple[Status,
 
 
 PANIC = "panicked at "
+WHAT = "what():"  # std::terminate's line for an uncaught C++ exception
 
 
 def stderr_reason(stderr: bytes) -> str:
     """The line of stderr that says why: a Rust panic's own line and message (`thread 'main'
-    panicked at src/x.rs:3:5:` then the message; older Rust: one line), not the backtrace hint
-    or the backtrace printed after it; otherwise the last line."""
+    panicked at src/x.rs:3:5:` then the message; older Rust: one line; the first panic, the
+    cause of any that follow), not the backtrace hint or the backtrace printed after it; a C++
+    exception's `what():` (torch's c10::Error, before its frames); otherwise the last line."""
     tail = stderr[-PANIC_TAIL:].decode("utf-8", "replace")
     lines = [line.strip() for line in tail.splitlines() if line.strip()]
-    panics = [i for i, line in enumerate(lines)
-              if line.startswith("thread '") and PANIC in line]
-    if not panics:
-        last = stderr[-STDERR_TAIL:].decode("utf-8", "replace").strip()
-        return last.splitlines()[-1] if last else ""
-    at = panics[-1]
-    line = lines[at]
-    if line.endswith(":") and at + 1 < len(lines) and not lines[at + 1].startswith("note:"):
-        return f"{line} {lines[at + 1]}"
-    return line
+    for at, line in enumerate(lines):
+        if line.startswith("thread '") and PANIC in line:
+            follows = lines[at + 1] if at + 1 < len(lines) else ""
+            if line.endswith(":") and follows and not follows.startswith("note:"):
+                return f"{line} {follows}"
+            return line
+    for line in lines:
+        if line.startswith(WHAT):
+            return line
+    last = stderr[-STDERR_TAIL:].decode("utf-8", "replace").strip()
+    return last.splitlines()[-1] if last else ""
 
 
 def _process_failure(outcome: Outcome, timeout_s: float) -> str | None:

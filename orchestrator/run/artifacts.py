@@ -55,6 +55,16 @@ def _read_bounded(path: Path, cap: int, shape: tuple[int, int]) -> tuple[bytes, 
     return data, ""
 
 
+def too_large(path: Path, cap: int) -> str:
+    """'is 3.0 GiB, over the 256.0 MiB kept' for a file past `cap` (a link is not followed);
+    '' otherwise, a missing file included (its reader says so)."""
+    try:
+        size = path.lstat().st_size
+    except OSError:
+        return ""
+    return f"is {_size(size)}, over the {_size(cap)} kept" if size > cap else ""
+
+
 def _size(n: int) -> str:
     for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if n >= scale:

@@ -3,9 +3,9 @@
 Output goes to files (no pipe to drain, no thread) and the parent sleeps in the kernel until the
 program exits or its timeout passes, waking OUTPUT_POLL_S apart only to check two file sizes: a
 program that floods its output is killed once it passes RUNNING_LIMIT times OUTPUT_CAP, so it
-cannot fill the temp folder while it runs. Then the whole process group is killed, which also reaps children a
-finished program left behind, and what left the group (a `setsid` daemon, a double fork) is
-ended by its mark (run/leftovers). Ctrl-C while the program starts is deferred
+cannot fill the temp folder while it runs. Then the whole process group is killed, which also
+reaps children a finished program left behind, and what left the group (a `setsid` daemon, a
+double fork) is ended by its mark (run/leftovers). Ctrl-C while the program starts is deferred
 (signals.deferred) until its group is known and the ledger names it, so it cannot outlive the
 orchestrator.
 """

@@ -49,6 +49,9 @@ from orchestrator.run.process import spawn
 PASS_THROUGH = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR",
                 "TERM", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "CUDA_PATH", "CUDA_HOME",
                 "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "SYSTEMROOT")
+PROFILE_CAP = 256 * 2**20  # bytes of ncu's CSV read into a profile run's record
+
+
 @dataclass(frozen=True)
 class RunContext:
     project: Path
@@ -232,4 +235,9 @@ def _collect(record: RunRecord, out_dir: Path) -> None:
     CSV into the record."""
     record.artifacts, record.refused = artifacts.read_arrays(out_dir, record.run.shape)
     if record.run.profile:
-        profile.collect(record, out_dir / profile.ARTIFACT)
+        csv = out_dir / profile.ARTIFACT
+        problem = artifacts.too_large(csv, PROFILE_CAP)
+        if problem:
+            record.refused = f"ncu's CSV {problem}"
+        else:
+            profile.collect(record, csv)

@@ -91,6 +91,13 @@ PANIC_NOW = (b"thread 'main' panicked at bench-core/src/bench.rs:120:9:\n"
      b"   0: std::panicking::begin_panic\n" * 200, "thread '<unnamed>' panicked at 'no device', "
      "src/main.rs:3:5"),
     (b"warning: slow\nfatal: out of memory\n", "fatal: out of memory"),
+    # a worker thread's panic is the cause of main's that follows it
+    (b"thread '<unnamed>' panicked at src/a.rs:1:1:\nindex out of bounds\n"
+     b"thread 'main' panicked at src/main.rs:9:9:\ncalled `Result::unwrap()` on an `Err`\n",
+     "thread '<unnamed>' panicked at src/a.rs:1:1: index out of bounds"),
+    (b"terminate called after throwing an instance of 'c10::Error'\n  what():  CUDA error: "
+     b"out of memory\nException raised from x at y.cpp:1\nframe #0: z + 0x1\n",
+     "what():  CUDA error: out of memory"),
     (b"", ""),
 ])
 def test_the_reason_quotes_a_panic_not_the_backtrace_hint(stderr: bytes, why: str) -> None:
