@@ -263,14 +263,14 @@ def test_report_folder_drops_its_own_stale_files_only(results: Path, tmp_path: P
     code, err = cli("report", results, "--out", out, timeout=60, memory_mib=1024)
     assert code == 0, err
     now = {p.name for p in out.iterdir()}
-    manifest = json.loads((out / ".orchestrator-output.json").read_text())
+    manifest = json.loads((out / ".orchestrator-report.json").read_text())
     assert now == set(manifest["files"]) | {"notes.txt", "accuracy.csv",
-                                            ".orchestrator-output.json"}
+                                            ".orchestrator-report.json"}
     assert "methods.png" not in now  # the store has no methods experiment: its plot went
     assert (out / "notes.txt").read_text() == "a user's notes"
     assert (out / "accuracy.csv").read_text() == "edited by hand\n"
     report = (out / "report.md").read_text()
-    for name in now - {"notes.txt", "accuracy.csv", ".orchestrator-output.json", "report.md"}:
+    for name in now - {"notes.txt", "accuracy.csv", ".orchestrator-report.json", "report.md"}:
         assert name in report  # every file there besides the user's is this report's
 
 

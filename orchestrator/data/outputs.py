@@ -3,7 +3,8 @@
 `export`, `parse` (a CSV, its samples CSV and its schema sidecar), `report` and `compare` (a
 folder of files) write through here. A path is written only if nothing is there, or it is a
 regular file this orchestrator wrote as that output and nobody changed since (its SHA-256 is
-kept: in the CSV's sidecar, in a folder's manifest `.orchestrator-output.json`); never a
+kept: in the CSV's sidecar, in a folder's manifest `.orchestrator-report.json` or
+`.orchestrator-compare.json`, one per command, so both may share a folder); never a
 symlink, a folder, another program's file, or an input of the same command (the results
 store, its lock and journals, a log being read: compared by resolved path and by inode, so a
 symlink or hard link to the store is caught too). Everything else is one line (InputError)
@@ -18,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable
@@ -27,7 +29,7 @@ from pathlib import Path
 from orchestrator.data.store import DB_NAME
 from orchestrator.errors import InputError
 
-MANIFEST = ".orchestrator-output.json"
+MANIFEST = ".orchestrator-{}.json"  # per writer: .orchestrator-report.json
 _STORE_FILES = (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", f"{DB_NAME}-journal", ".lock")
 _ADVICE = "remove it or choose another path"
 
@@ -153,9 +155,13 @@ def listed(digests: dict[str, str]) -> Callable[[Path], bool]:
 # ---- folders: report, compare ------------------------------------------------------------------
 
 
+def manifest_name(what: str) -> str:
+    return MANIFEST.format(what)
+
+
 def read_manifest(folder: Path, flag: str, what: str) -> dict[str, str] | None:
     """Name -> SHA-256 of the files our last write put into `folder`; None: no manifest."""
-    path = folder / MANIFEST
+    path = folder / manifest_name(what)
     if not path.exists() and not path.is_symlink():
         return None
     try:
@@ -194,14 +200,14 @@ def write_folder(out: Path, flag: str, what: str, inputs: Inputs,
             if inputs.holds(out / name) is None:
                 refuse_changed(out / name, flag, old or {}, what)
             check_target(out / name, flag, inputs, ours, what)
-        check_target(out / MANIFEST, flag, inputs, lambda p: old is not None, what)
+        check_target(out / manifest_name(what), flag, inputs, lambda p: old is not None, what)
         new = {name: digest(stage / name) for name in names}
         try:
             for name in names:
                 os.replace(stage / name, out / name)
             _remove_stale(out, old or {}, new, inputs)
             manifest = {"written_by": what, "files": new}
-            replace_file(out / MANIFEST, flag, lambda p: p.write_text(
+            replace_file(out / manifest_name(what), flag, lambda p: p.write_text(
                 json.dumps(manifest, indent=2) + "\n", encoding="utf-8"))
         except OSError as exc:
             raise InputError(f"{flag}: cannot write into {out}: {exc.strerror}") from None
@@ -214,7 +220,8 @@ def _remove_stale(out: Path, old: dict[str, str], new: dict[str, str], inputs: I
     """Files our last write listed that this one did not produce, if nobody changed them."""
     for name, sha in old.items():
         path = out / name
-        if name in new or Path(name).name != name or name in (".", "..", MANIFEST):
+        if name in new or Path(name).name != name or name in (".", "..") or \
+                re.fullmatch(r"\.orchestrator-.*\.json", name):
             continue
         if path.is_symlink() or not path.is_file() or inputs.holds(path) is not None:
             continue

@@ -93,7 +93,7 @@ def test_write_folder_removes_its_own_stale_files_and_nothing_else(tmp_path: Pat
     written = outputs.write_folder(out, "--out", MINE, outputs.NO_INPUTS,
                                    render({"a.csv": "1", "b.csv": "2", "c.csv": "3"}))
     assert [p.name for p in written] == ["a.csv", "b.csv", "c.csv"]
-    manifest = json.loads((out / outputs.MANIFEST).read_text())
+    manifest = json.loads((out / outputs.manifest_name(MINE)).read_text())
     assert manifest["written_by"] == MINE and set(manifest["files"]) == {"a.csv", "b.csv",
                                                                          "c.csv"}
     (out / "c.csv").write_text("edited")  # a user's now
@@ -101,8 +101,8 @@ def test_write_folder_removes_its_own_stale_files_and_nothing_else(tmp_path: Pat
         outputs.write_folder(out, "--out", MINE, outputs.NO_INPUTS, render({"c.csv": "4"}))
     (out / "notes.txt").write_text("mine")
     outputs.write_folder(out, "--out", MINE, outputs.NO_INPUTS, render({"a.csv": "new"}))
-    assert sorted(p.name for p in out.iterdir()) == [outputs.MANIFEST, "a.csv", "c.csv",
-                                                     "notes.txt"]
+    assert sorted(p.name for p in out.iterdir()) == [outputs.manifest_name(MINE), "a.csv",
+                                                     "c.csv", "notes.txt"]
     assert (out / "a.csv").read_text() == "new" and (out / "c.csv").read_text() == "edited"
 
 
@@ -120,12 +120,24 @@ def test_a_late_refusal_leaves_the_folder_as_it_was(tmp_path: Path) -> None:
 def test_a_manifest_of_another_writer_or_garbage_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "rep"
     outputs.write_folder(out, "--out", "compare", outputs.NO_INPUTS, render({"a.csv": "1"}))
+    (out / outputs.manifest_name("report")).write_text('{"written_by": "compare", "files": {}}')
     with pytest.raises(InputError, match="is not a manifest report wrote"):
-        outputs.write_folder(out, "--out", "report", outputs.NO_INPUTS, render({"a.csv": "1"}))
-    (out / outputs.MANIFEST).write_text("{not json")
+        outputs.write_folder(out, "--out", "report", outputs.NO_INPUTS, render({"b.csv": "1"}))
+    (out / outputs.manifest_name("compare")).write_text("{not json")
     with pytest.raises(InputError, match="is not a manifest compare wrote"):
         outputs.write_folder(out, "--out", "compare", outputs.NO_INPUTS, render({"a.csv": "1"}))
     assert (out / "a.csv").read_text() == "1"
+
+
+def test_two_writers_share_a_folder_each_keeping_to_its_own_files(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    outputs.write_folder(out, "--out", "report", outputs.NO_INPUTS, render({"r.csv": "1"}))
+    outputs.write_folder(out, "--out", "compare", outputs.NO_INPUTS, render({"c.csv": "2"}))
+    outputs.write_folder(out, "--out", "report", outputs.NO_INPUTS, render({"s.csv": "3"}))
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".orchestrator-compare.json", ".orchestrator-report.json", "c.csv", "s.csv"]
+    with pytest.raises(InputError, match=r"c\.csv exists and was not written by report"):
+        outputs.write_folder(out, "--out", "report", outputs.NO_INPUTS, render({"c.csv": "4"}))
 
 
 def test_legacy_files_count_only_without_a_manifest(tmp_path: Path) -> None:
