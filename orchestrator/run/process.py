@@ -1,13 +1,13 @@
 """Start, wait for and kill one benchmark process; nothing else runs while it does.
 
 Output goes to files (no pipe to drain, no thread) and the parent sleeps in the kernel until the
-program exits or its timeout passes, waking OUTPUT_POLL_S apart only to check two file sizes: a
-program that floods its output is killed once it passes RUNNING_LIMIT times OUTPUT_CAP, so it
-cannot fill the temp folder while it runs. Then the whole process group is killed, which also
-reaps children a finished program left behind, and what left the group (a `setsid` daemon, a
-double fork) is ended by its mark (run/leftovers). Ctrl-C while the program starts is deferred
-(signals.deferred) until its group is known and the ledger names it, so it cannot outlive the
-orchestrator.
+program exits or its timeout passes, waking only to look at two file sizes (every 2 s while they
+do not grow, sooner while they grow fast): a program that floods its output is killed once it
+passes RUNNING_LIMIT times OUTPUT_CAP, so it cannot fill the temp folder while it runs. Then the
+whole process group is killed, which also reaps children a finished program left behind, and
+what left the group (a `setsid` daemon, a double fork) is ended by its mark (run/leftovers).
+Ctrl-C while the program starts is deferred (signals.deferred) until its group is known and the
+ledger names it, so it cannot outlive the orchestrator.
 """
 
 from __future__ import annotations
@@ -32,9 +32,12 @@ OUTPUT_CAP = 32 * 1024 * 1024  # bytes of stdout/stderr kept per run
 # prints a little more than is kept still ends by itself (the cut is made when reading back),
 # a flood is stopped before it fills the temp folder
 RUNNING_LIMIT = 4
-# how often a running program's output sizes are looked at: 5 short wake-ups a second (each two
-# fstat calls) instead of one sleep; a flood overshoots the cap by at most this much of its rate
-OUTPUT_POLL_S = 0.2
+Look = Callable[[], "float | None"]  # seconds until the next look at the output; None: stop
+# how often a running program's output sizes are looked at (two fstat calls): the first look
+# after FIRST_LOOK_S, then half the time the present rate of growth needs to reach the limit,
+# within LOOK_S; a quiet program wakes the parent once every 2 s
+FIRST_LOOK_S = 0.2
+LOOK_S = (0.02, 2.0)
 
 
 def spawn(argv: list[str], env: dict[str, str], cwd: Path, timeout_s: float,
@@ -51,8 +54,9 @@ def spawn(argv: list[str], env: dict[str, str], cwd: Path, timeout_s: float,
             return Outcome(None, False, 0.0, b"", error.encode())
         timed_out = over_cap = False
         try:
-            if not _wait_exit(proc, timeout_s, lambda: _over_cap(out, err)):
-                over_cap = _over_cap(out, err)
+            watch = _Output(out, err)
+            if not _wait_exit(proc, timeout_s, watch.next_look):
+                over_cap = watch.next_look() is None
                 timed_out = not over_cap
         finally:
             wall = time.perf_counter() - start
@@ -94,9 +98,25 @@ def _start(argv: list[str], env: dict[str, str], cwd: Path, ledger: Path | None,
     return proc, error
 
 
-def _over_cap(out: IO[bytes], err: IO[bytes]) -> bool:
-    limit = RUNNING_LIMIT * OUTPUT_CAP
-    return any(os.fstat(fh.fileno()).st_size > limit for fh in (out, err))
+class _Output:
+    """When to look at a running program's output sizes again, and whether they passed the
+    limit: soon while they grow fast, rarely while they do not."""
+
+    def __init__(self, out: IO[bytes], err: IO[bytes]) -> None:
+        self.files = (out, err)
+        self.size, self.at = 0, time.monotonic()
+
+    def next_look(self) -> float | None:
+        """Seconds until the next look; None: over the limit (kill it)."""
+        size = max(os.fstat(fh.fileno()).st_size for fh in self.files)
+        limit, now = RUNNING_LIMIT * OUTPUT_CAP, time.monotonic()
+        if size > limit:
+            return None
+        rate = (size - self.size) / max(now - self.at, 1e-3)
+        self.size, self.at = size, now
+        if rate <= 0:
+            return LOOK_S[1]
+        return min(LOOK_S[1], max(LOOK_S[0], (limit - size) / rate / 2))
 
 
 def _read_back(fh: IO[bytes]) -> tuple[bytes, bool]:
@@ -108,9 +128,9 @@ def _read_back(fh: IO[bytes]) -> tuple[bytes, bool]:
 
 
 def _wait_exit(proc: subprocess.Popen[bytes], timeout_s: float,
-               stop: Callable[[], bool] | None = None) -> bool:
-    """Sleep in the kernel until `proc` exits (True), `timeout_s` passes or `stop()` says so
-    between sleeps of OUTPUT_POLL_S (False).
+               look: Look | None = None) -> bool:
+    """Sleep in the kernel until `proc` exits (True), `timeout_s` passes or `look()` says so
+    between sleeps as long as it asks for (False).
 
     `Popen.wait(timeout)` polls: it wakes up to 20 times a second while the program runs and
     notices the exit up to 50 ms late, which both disturbs the measured program and inflates
@@ -120,12 +140,12 @@ def _wait_exit(proc: subprocess.Popen[bytes], timeout_s: float,
         try:
             fd = os.pidfd_open(proc.pid)
         except OSError:  # a kernel without pidfds (< 5.3): poll the old way
-            return _poll_exit(proc, timeout_s, stop)
+            return _poll_exit(proc, timeout_s, look)
         try:
             poller = select.poll()
             poller.register(fd, select.POLLIN)
             if not _sliced(lambda s: bool(poller.poll(min(s * 1000, 2**31 - 1))), timeout_s,
-                           stop):
+                           look):
                 return False
         finally:
             os.close(fd)
@@ -135,42 +155,45 @@ def _wait_exit(proc: subprocess.Popen[bytes], timeout_s: float,
             event = select.kevent(proc.pid, select.KQ_FILTER_PROC,
                                   select.KQ_EV_ADD | select.KQ_EV_ONESHOT, select.KQ_NOTE_EXIT)
             queue.control([event], 0, 0)
-            if not _sliced(lambda s: bool(queue.control(None, 1, s)), timeout_s, stop):
+            if not _sliced(lambda s: bool(queue.control(None, 1, s)), timeout_s, look):
                 return False
         except ProcessLookupError:  # it exited before the event was added
             pass
         finally:
             queue.close()
     else:
-        return _poll_exit(proc, timeout_s, stop)
+        return _poll_exit(proc, timeout_s, look)
     proc.wait()  # it has exited: this only reaps it
     return True
 
 
-def _sliced(sleep: Callable[[float], bool], timeout_s: float,
-            stop: Callable[[], bool] | None) -> bool:
-    """`sleep(s)` (True: it exited) in slices of OUTPUT_POLL_S until `timeout_s`, asking
-    `stop()` between slices; without `stop`, one sleep."""
+def _sliced(sleep: Callable[[float], bool], timeout_s: float, look: Look | None) -> bool:
+    """`sleep(s)` (True: it exited) until `timeout_s`, in slices `look()` chooses (None from it:
+    stop now); without `look`, one sleep."""
     deadline = time.monotonic() + timeout_s
+    wait = FIRST_LOOK_S
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
             return False
-        if sleep(left if stop is None else min(left, OUTPUT_POLL_S)):
+        if sleep(left if look is None else min(left, wait)):
             return True
-        if stop is not None and stop():
-            return False
+        if look is not None:
+            chosen = look()
+            if chosen is None:
+                return False
+            wait = chosen
 
 
 def _poll_exit(proc: subprocess.Popen[bytes], timeout_s: float,
-               stop: Callable[[], bool] | None = None) -> bool:
+               look: Look | None = None) -> bool:
     def sleep(seconds: float) -> bool:
         try:
             proc.wait(timeout=seconds)
         except subprocess.TimeoutExpired:
             return False
         return True
-    return _sliced(sleep, timeout_s, stop)
+    return _sliced(sleep, timeout_s, look)
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

@@ -90,3 +90,18 @@ def test_the_ledger_names_the_running_program_and_is_crossed_out(tmp_path: Path)
     assert entry["cmdline"][-2:] == [str(program), str(tmp_path / "running.json")]
     assert entry["token"] and entry["create_time"] > 0
     assert not (tmp_path / "running.json").exists()
+
+
+def test_the_output_is_looked_at_rarely_while_quiet_and_stops_past_the_limit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(process, "OUTPUT_CAP", 1000)
+    with open(tmp_path / "out", "w+b") as out, open(tmp_path / "err", "w+b") as err:
+        watch = process._Output(out, err)
+        assert watch.next_look() == process.LOOK_S[1]  # nothing printed: the longest sleep
+        err.write(b"x" * 3000)
+        err.flush()
+        look = watch.next_look()
+        assert look is not None and process.LOOK_S[0] <= look < process.LOOK_S[1]
+        err.write(b"x" * 2000)  # past RUNNING_LIMIT (4) x OUTPUT_CAP
+        err.flush()
+        assert watch.next_look() is None
