@@ -165,7 +165,8 @@ def call_overhead(rows: pd.DataFrame, th: Thresholds) -> list[str]:
 def no_time(rows: pd.DataFrame) -> list[str]:
     """A profile window that closed before the queued work ran read no time at all."""
     out = []
-    counts = rows[(rows["stat"] == "no_time_count") & (rows["value_s"] > 0)]
+    counts = rows[(rows["stat"] == "no_time_count") & (rows["value_s"] > 0)
+                  & np.isfinite(rows["value_s"])]
     for _, row in counts.iterrows():
         of = f" of {int(row['runs'])}" if pd.notna(row["runs"]) else ""
         out.append(f"**profile read no time**: {_target(row)} {METHOD_NAMES[row['method']]}: "

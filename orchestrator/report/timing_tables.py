@@ -7,6 +7,7 @@ repetitions is shown (tables.one_unit_per).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
@@ -64,7 +65,7 @@ def methods_table(rows: pd.DataFrame) -> Table:
 def _method_cell(rows: pd.DataFrame, method: str, stat: str) -> str:
     cell = first_value(rows, method=method, stat=stat)
     count = lookup(rows, method=method, stat="no_time_count")
-    if stat == "min" and not count.empty and count["value_s"].iloc[0] > 0:
+    if stat == "min" and not count.empty and 0 < count["value_s"].iloc[0] < math.inf:
         empty_runs = int(count["value_s"].iloc[0])
         runs = count["runs"].iloc[0]
         of = f" of {int(runs)}" if pd.notna(runs) else ""
