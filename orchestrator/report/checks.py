@@ -166,7 +166,7 @@ def no_time(rows: pd.DataFrame) -> list[str]:
     """A profile window that closed before the queued work ran read no time at all."""
     out = []
     counts = rows[(rows["stat"] == "no_time_count") & (rows["value_s"] > 0)
-                  & np.isfinite(rows["value_s"])]
+                  & (rows["value_s"] < np.inf)]
     for _, row in counts.iterrows():
         of = f" of {int(row['runs'])}" if pd.notna(row["runs"]) else ""
         out.append(f"**profile read no time**: {_target(row)} {METHOD_NAMES[row['method']]}: "
@@ -366,16 +366,15 @@ def accuracy(rows: pd.DataFrame, th: Thresholds) -> list[str]:
         out.append(f"**inputs differ**: {names}: sin/cos inputs not bit-equal to torch cpu's, "
                    "so max|x - torch cpu| mixes input and sum differences (max|x - f64 ref| "
                    "uses each build's own inputs and stays comparable).")
-    refs = rows[rows["stat"] == "max_abs_ref"]["value_s"]
-    refs = refs[np.isfinite(refs) & (refs > 0)]  # a nan or zero |ref| scales nothing
+    refs = pd.to_numeric(rows.loc[rows["stat"] == "max_abs_ref", "value_s"], errors="coerce")
+    refs = refs[(refs > 0) & (refs < np.inf)]  # a nan, inf or zero |ref| scales nothing
     scale = float(refs.max()) if not refs.empty else 1.0
     errs = builds[builds["stat"] == "max_err_f64_ref"]
-    for _, row in errs[~np.isfinite(errs["value_s"])].iterrows():
+    finite = pd.to_numeric(errs["value_s"], errors="coerce").abs() < np.inf
+    for _, row in errs[~finite].iterrows():
         out.append(f"**not a number**: {row['build']} is {row['value_s']} from the float64 "
                    "reference: its c holds nan or inf, a wrong result whatever the arithmetic.")
-    for _, row in errs[errs["value_s"] > th.accuracy * scale].iterrows():
-        if not np.isfinite(row["value_s"]):
-            continue
+    for _, row in errs[finite & (errs["value_s"] > th.accuracy * scale)].iterrows():
         out.append(f"**inaccurate**: {row['build']} is {row['value_s']:.3e} from the float64 "
                    f"reference, more than {th.accuracy:g} × max |ref| ({scale:.4g}); a "
                    "correctly rounded f32 product is about 2e-6 away" + _tf32_cause(row) + ".")
