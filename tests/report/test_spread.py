@@ -1,0 +1,83 @@
+"""report.spread: the one ratio of the report, and intervals that survive zeros and many samples."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from orchestrator.report import checks, energy
+from orchestrator.report.spread import _ci_rank, iqr, median_ci, ratio, ratio_ci, sample_sets
+from orchestrator.report.tables import duration
+
+
+@pytest.mark.parametrize(("num", "den", "want"), [
+    (2.0, 1.0, 2.0), (0.0, 1.0, 0.0), (1.0, 0.0, None), (0.0, 0.0, None), (1.0, -1.0, None),
+    (-1.0, 1.0, None), (math.nan, 1.0, None), (1.0, math.inf, None), (math.inf, 1.0, None),
+    (None, 1.0, None), (1e300, 1e-300, None), (np.float64(3.0), np.int64(2), 1.5),
+])
+def test_ratio_is_none_where_a_ratio_means_nothing(num: float | None, den: float | None,
+                                                   want: float | None) -> None:
+    assert ratio(num, den) == want
+
+
+def test_median_ci_rank_beyond_a_thousand_samples() -> None:
+    # the binomial tail in logs: 2.0**n overflowed a float at n = 1025
+    assert [_ci_rank(n, 0.95) for n in (5, 6, 10, 20, 100)] == [None, 1, 2, 6, 40]
+    k = _ci_rank(3000, 0.95)
+    assert k is not None and abs(k - (1500 - 1.96 * math.sqrt(3000) / 2)) < 3
+    values = np.arange(3000, dtype=float)
+    low, high = median_ci(values)  # type: ignore[misc]
+    assert low < np.median(values) < high
+
+
+def test_ratio_ci_of_zero_medians_is_none_not_an_index_error() -> None:
+    zeros, some = np.zeros(5), np.array([1e-6, 2e-6, 3e-6])
+    assert ratio_ci(some, zeros) is None
+    assert ratio_ci(zeros, some) == (0.0, 0.0)
+    assert math.isnan(iqr(np.array([])))
+
+
+def test_sample_sets_leave_out_values_no_time_can_be() -> None:
+    samples = pd.DataFrame({"run_id": ["r"] * 4 + ["s"], "summary_line": [1, 1, 1, 1, 2],
+                            "value_s": [1e-6, math.nan, -1.0, math.inf, math.nan]})
+    sets = sample_sets(samples)
+    assert [list(v) for v in sets.values()] == [[1e-6]]  # the set of only nan is gone
+
+
+def test_durations_no_duration_can_hold_are_plain_seconds() -> None:
+    assert [duration(v) for v in (0.0, 1e-6, -1e-6, math.inf, 1e300, 1e20)] == [
+        "0.000ns", "1.000µs", "-1e-06 s", "inf s", "1e+300 s", "1e+20 s"]
+
+
+def _rows(values: dict[str, float]) -> pd.DataFrame:
+    return pd.DataFrame([{"unit": "u", "line_no": 1, "label": "cpu", "method": "with_sync",
+                          "stat": stat, "value_s": value, "framework": "torch", "device": "cpu",
+                          "threads_key": 1} for stat, value in values.items()])
+
+
+def test_odd_times_say_what_is_wrong_with_each_figure() -> None:
+    assert checks.odd_times(_rows({"min": 1e-6, "median": 2e-6})) == []
+    zero = checks.odd_times(_rows({"min": 0.0, "median": 1e-9}))
+    assert zero == ["**impossible time**: PyTorch CPU at 1 thread with sync (line 1) min is "
+                    "0.000ns, a zero time: shown as printed, no ratio against it."]
+    inverted = checks.odd_times(_rows({"min": 2e-6, "median": 1e-6}))
+    assert len(inverted) == 1 and inverted[0].startswith("**median below min**")
+    assert "not a finite time" in checks.odd_times(_rows({"min": math.inf}))[0]
+    assert "a negative time" in checks.odd_times(_rows({"value": -1.0}))[0]
+
+
+def test_spread_check_of_a_zero_min_is_no_division() -> None:
+    rows = _rows({"min": 0.0, "median": 1e-9}).assign(sample_key=None)
+    assert checks.spread(rows, {}, checks.Thresholds()) == []
+
+
+def test_energy_of_no_matmuls_is_a_question_mark_with_a_note() -> None:
+    rows = pd.DataFrame([{"unit": "u", "line_no": 1, "method": "energy", "stat": stat,
+                          "value_s": value, "runs": 0, "shape": "8x8", "framework": "torch",
+                          "label": "cuda"} for stat, value in (("joules", 0.0), ("seconds", 0.0))])
+    table = energy.energy_table(rows)
+    assert table.frame.iloc[0]["J per matmul"] == "?"
+    assert table.notes and "no per-matmul energy" in table.notes[0]
