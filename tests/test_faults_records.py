@@ -69,14 +69,15 @@ def starts_of(results: Path, sweep_id: str) -> list[dict[str, Any]]:
             "SELECT * FROM sweep_starts WHERE sweep_id=? ORDER BY started_at", (sweep_id,))]
 
 
-def stopped_sweep(tmp_path: Path, fake: Fake, sig: int) -> tuple[Path, Path, str]:  # noqa: F811
-    """(experiments file, results, sweep id) of a sweep stopped by `sig` while its second run
-    was in flight: one run finished of six planned."""
+def stopped_sweep(tmp_path: Path, fake: Fake, sig: int,  # noqa: F811
+                  held: int = 2) -> tuple[Path, Path, str]:
+    """(experiments file, results, sweep id) of a sweep stopped by `sig` while its `held`-th
+    run was in flight: `held - 1` runs finished of six planned."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     exp = write_yaml(tmp_path / "six.yaml", SIX)
     results = tmp_path / "results"
     before = set(fake.pids())
-    fake.hold(len(before) + 2)
+    fake.hold(len(before) + held)
     proc = orchestrator("run", exp, "--python", fake.path, "--results", results,
                         start_new_session=True)
     try:
@@ -85,7 +86,7 @@ def stopped_sweep(tmp_path: Path, fake: Fake, sig: int) -> tuple[Path, Path, str
         assert code == 0, err
         (sweep_id,) = sweeps_of(results)
         running = (f"warning: sweep {sweep_id} is incomplete: running (an orchestrator is "
-                   "writing it now), 1 of 6 planned runs finished")
+                   f"writing it now), {held - 1} of 6 planned runs finished")
         assert running in err.splitlines(), err
         os.kill(proc.pid, sig)
         proc.communicate(timeout=30)
@@ -93,7 +94,7 @@ def stopped_sweep(tmp_path: Path, fake: Fake, sig: int) -> tuple[Path, Path, str
         fake.hold(None)
         fake.kill_leftovers()  # a SIGKILLed orchestrator could not end its program
     assert proc.returncode == (-signal.SIGKILL if sig == signal.SIGKILL else 130)
-    assert len(statuses(results)) == 1
+    assert len(statuses(results)) == held - 1
     return exp, results, sweep_id
 
 
@@ -133,6 +134,14 @@ def test_a_killed_sweep_reads_incomplete_and_the_next_run_new_marks_it_killed(
     says_incomplete(results, tmp_path / "after", killed, "--sweep", old)
     code, err = cli("report", results, "--out", tmp_path / "latest")
     assert code == 0 and "warning" not in err, err  # the new sweep is whole
+
+
+def test_a_sweep_killed_before_any_run_finished_still_reports(tmp_path: Path,
+                                                               fake: Fake) -> None:  # noqa: F811
+    _exp, results, sweep_id = stopped_sweep(tmp_path, fake, signal.SIGKILL, held=1)
+    assert statuses(results) == {}
+    says_incomplete(results, tmp_path, f"sweep {sweep_id} is incomplete: killed (its "
+                    "orchestrator died before ending it), 0 of 6 planned runs finished")
 
 
 def test_a_resumed_killed_or_interrupted_sweep_says_what_it_was(tmp_path: Path,

@@ -20,7 +20,8 @@ _INT64 = 2**63
 _RUN_TEXT = ("run_id", "experiment", "role", "status", "definition_json")
 _RUN_NUMBERS = ("started_at", "ended_at", "wall_s", "returncode", "expect_failure",
                 "unknown_lines", "recorded_at")
-_RUN_JSON = ("load_before_json", "load_after_json", "gate_json", "cache_json", "state_json")
+_RUN_JSON = ("load_before_json", "load_after_json", "gate_json", "cache_json", "state_json",
+             "headers_json")
 _FIGURE_NEEDED = ("run_id", "method", "stat", "value")
 _SAMPLE_NUMBERS = {"idx": "INTEGER", "value": "REAL", "summary_line": "INTEGER"}
 SHOWN = 3  # problems named per line; the rest are counted
@@ -93,6 +94,9 @@ def run_problem(row: dict[str, Any]) -> str | None:
     for column in ("definition_json", *_RUN_JSON):
         if (problem := _json_problem(row, column)) is not None:
             return problem
+    headers = json.loads(row.get("headers_json") or "null") or []
+    if not isinstance(headers, list) or not all(isinstance(h, dict) for h in headers):
+        return "headers_json is not a list of headers"
     if "definition_json" in row:
         return _definition_problem(row["definition_json"])
     return None
@@ -122,6 +126,8 @@ def _definition_problem(text: str) -> str | None:
         return f"definition_json's shape is {list(run.shape)!r}"
     if not all(isinstance(f, str) for f in run.features):
         return f"definition_json's features are {list(run.features)!r}"
+    if not all(len(pair) == 2 and all(isinstance(x, str) for x in pair) for pair in run.env):
+        return "definition_json's env is not a list of [name, value] pairs"
     return None
 
 

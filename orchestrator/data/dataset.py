@@ -80,6 +80,8 @@ def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
                 "summary_line", *state_columns.INT_COLUMNS):
         if col in frame:
             frame[col] = frame[col].astype("Int64")
+    if "value_s" in frame:  # numbers even when no row has one (a sweep killed before its runs)
+        frame["value_s"] = frame["value_s"].astype("float64")
     return frame
 
 
@@ -205,9 +207,10 @@ def load(results: Path, sweep: str | None = None) -> Dataset:
                        (sweep_id,)), "sample", contexts, damaged, damage,
                        damage_mod.sample_problem)]
         host = _host(store, sweep_id, damage)
+    # a NULL cache record as JSON null: pandas would turn None into NaN, which reads as text
     run_frame = pd.DataFrame([{**contexts[r["run_id"]], "wall_s": r["wall_s"],
                                "returncode": r["returncode"], "unknown_lines": r["unknown_lines"],
-                               "cache_record": r["cache_json"], "gate": r["gate_json"]}
+                               "cache_record": r["cache_json"] or "null", "gate": r["gate_json"]}
                               for r in runs])
     return Dataset(_frame(rows, COLUMNS), _frame(samples, SAMPLE_COLUMNS), run_frame, host,
                    state, damage)

@@ -85,7 +85,8 @@ class SweepState:
 
     def progress(self) -> str:
         if self.planned is None:
-            return f"{self.finished} runs finished (how many were planned was not recorded)"
+            return (f"{self.finished} run{'s' * (self.finished != 1)} finished (how many were "
+                    "planned was not recorded)")
         return f"{self.finished} of {self.planned} planned runs finished"
 
     def incomplete(self) -> str | None:

@@ -129,3 +129,55 @@ def test_missing_store_and_newer_format(tmp_path: Path) -> None:
         db.execute("UPDATE meta SET value='99' WHERE key='format_version'")
     with pytest.raises(StoreError, match="format 99"), store.reading():
         pass
+
+
+def test_every_start_keeps_its_text_and_plan(tmp_path: Path) -> None:
+    store = Store(tmp_path / "results")
+    rec = _record()
+    with store.writing():
+        sweep, _ = store.begin_sweep(PROJECT / "experiments.yaml", {}, [], False,
+                                     config_text="first", planned=[rec.run_id, "other"])
+        store.record_run(sweep, rec, None)
+        store.end_sweep(sweep, "interrupted")
+        again, resumed = store.begin_sweep(PROJECT / "experiments.yaml", {}, [], False,
+                                           config_text="second", planned=[rec.run_id])
+        assert (again, resumed) == (sweep, True)
+        starts = store.config_texts(sweep)
+    assert [s["config_text"] for s in starts] == ["first", "second"]
+    with store.reading():  # the latest start's plan counts; the sweep is running no more
+        state = store.sweep_state(sweep)
+        assert store.query("SELECT config_text FROM sweeps")[0]["config_text"] == "first"
+    assert (state.status, state.planned, state.finished) == ("killed", 1, 1)
+    assert state.incomplete() == (f"sweep {sweep} is incomplete: killed (its orchestrator died "
+                                  "before ending it), 1 of 1 planned runs finished")
+
+
+def test_a_sweep_left_running_is_marked_killed_at_its_last_run(tmp_path: Path) -> None:
+    store = Store(tmp_path / "results")
+    with store.writing():
+        sweep, _ = store.begin_sweep(PROJECT / "experiments.yaml", {}, [], False,
+                                     planned=["a", "b"])
+        store.record_run(sweep, _record(), None)
+        (last,) = [r["recorded_at"] for r in store.query("SELECT recorded_at FROM runs")]
+        assert store.sweep_state(sweep).status == "running"  # this process holds the lock
+    with store.writing():  # as the next `run`: whoever left it running is gone
+        (dead,) = store.close_dead_sweeps()
+        assert store.close_dead_sweeps() == []
+        row = store.query("SELECT status, ended_at FROM sweeps")[0]
+    assert (dead.sweep_id, dead.status, dead.progress()) == (sweep, "killed",
+                                                            "0 of 2 planned runs finished")
+    assert row == {"status": "killed", "ended_at": last}
+
+
+def test_complete_and_unplanned_sweeps(tmp_path: Path) -> None:
+    store = Store(tmp_path / "results")
+    with store.writing():
+        sweep, _ = store.begin_sweep(PROJECT / "experiments.yaml", {}, [], False)
+        store.record_run(sweep, _record(), None)
+        store.end_sweep(sweep, "stopped")
+        stopped = store.sweep_state(sweep)
+        store.end_sweep(sweep, "complete")
+        complete = store.sweep_state(sweep)
+    assert stopped.incomplete() == (f"sweep {sweep} is incomplete: stopped by an error, 1 run "
+                                    "finished (how many were planned was not recorded)")
+    assert complete.complete and complete.incomplete() is None
