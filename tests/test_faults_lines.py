@@ -162,6 +162,8 @@ def test_odd_but_allowed_lines_render_from_a_log(tmp_path: Path, name: str) -> N
     for a, b in ((log, other), (other, log), (log, log)):
         code, err = cli("compare", a, b, "--out", tmp_path / "cmp", **BOUNDED)
         assert code == 0, err
+    code, err = cli("report", log, other, "--out", tmp_path / "both", **BOUNDED)  # side by side
+    assert code == 0, err
     assert log.read_bytes() == before
 
 
