@@ -199,8 +199,13 @@ def _int_or(value: str | None, default: int | None) -> int | None:
 
 def wrote_label(line: str) -> str | None:
     """The label of an `LABEL SHAPE OP accuracy: wrote DIR` line, else None."""
-    match = _WROTE.fullmatch(line.strip())
+    match = _WROTE.fullmatch(_clean(line))
     return match.group(1) if match else None
+
+
+def _clean(raw: str) -> str:
+    """The line without its terminal escapes and surrounding white space."""
+    return (_ANSI.sub("", raw) if "\x1b" in raw else raw).strip()
 
 
 def parse_text(text: str, context: Context | None = None) -> ParseResult:
@@ -266,7 +271,7 @@ class _Parser:
 
     def feed(self, n: int, raw: str) -> None:
         """Parse line number `n`; whatever is not understood goes to `unknown`."""
-        line = (_ANSI.sub("", raw) if "\x1b" in raw else raw).strip()
+        line = _clean(raw)
         if not line:
             return
         try:

@@ -507,3 +507,9 @@ def test_read_log_is_bounded(tmp_path: Path) -> None:
     assert read_log(big, cap=2049) == "x" * 2049
     with pytest.raises(InputError, match="cannot read log"):
         read_log(tmp_path)
+
+
+def test_wrote_label_of_a_coloured_line() -> None:
+    from orchestrator.data.parse import wrote_label
+
+    assert wrote_label("\x1b[1mflex 256x256 matmul accuracy: wrote /tmp/x\x1b[0m") == "flex"
