@@ -14,6 +14,7 @@ every run id, is the same wherever the test runs.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import random
@@ -152,6 +153,20 @@ def cli(*args: str | Path, timeout: float = 120, **kw: Any) -> tuple[int, str]:
     _out, err = proc.communicate(timeout=timeout)
     assert "Traceback" not in err, err
     return proc.returncode, err
+
+
+def in_process(*args: str | Path) -> tuple[int, str]:
+    """`cli.main(ARGS)` in this process: (exit code, stderr). For the reading commands (report,
+    export, parse, compare) where a subprocess adds only start-up time; never for `run`, whose
+    signal handling and process ledger belong to a process of its own. An exception escaping
+    main is the traceback a user would see: the test fails with it."""
+    err, sigterm = io.StringIO(), signal.getsignal(signal.SIGTERM)
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            code = main([str(a) for a in args])
+    finally:
+        signal.signal(signal.SIGTERM, sigterm)  # main's own handler, for a process of its own
+    return code, err.getvalue()
 
 
 def write_yaml(path: Path, doc: dict[str, Any]) -> Path:

@@ -15,6 +15,7 @@ import pytest
 from orchestrator import programs
 from orchestrator.data import dataset
 from orchestrator.data.records import Header, RunDef
+from orchestrator.errors import ConfigError
 from orchestrator.programs import Paths, Program
 from orchestrator.report import writer
 from orchestrator.run.sweep import Sweep, plan
@@ -114,5 +115,5 @@ def test_a_registered_program_is_planned_swept_and_in_the_dataset(
 
 def test_an_unregistered_program_is_a_clear_config_error(tmp_path: Path) -> None:
     exp = write(tmp_path / "experiments.yaml", EXPERIMENTS)
-    with pytest.raises(config.ConfigError, match=r"expected 'torch' or 'burn' \(got 'numpy'\)"):
+    with pytest.raises(ConfigError, match=r"expected 'torch' or 'burn' \(got 'numpy'\)"):
         config.load(exp)
