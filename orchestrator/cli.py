@@ -242,7 +242,7 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
         console.print(f"wrote {len(written)} files to {args.out}")
         return 0
     (results,) = args.results
-    if results.is_file():
+    if results.exists() and not results.is_dir():  # a file, or a device or pipe: a log
         data = dataset.from_parse(parse_text(read_log(results)), results.name)
     else:
         data = dataset.load(results, args.sweep)

@@ -158,7 +158,8 @@ def write_png(c: Comparison, path: Path) -> None:
 def _ours(path: Path) -> bool:
     """Whether an existing file is one that `compare` wrote (its mark, header or PNG tag)."""
     try:
-        head = path.read_bytes()[:4096]
+        with path.open("rb") as file:  # the head only: the file may be anything, of any size
+            head = file.read(4096)
     except OSError:
         return False
     if path.name == NAMES["md"]:

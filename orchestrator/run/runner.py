@@ -133,7 +133,11 @@ def _driver_cache(run: RunDef, ctx: RunContext, cold_series: str | None) -> dict
 
 
 def _fresh_dir(path: Path) -> str | None:
-    """Empty `path` for a program's arrays; why not, when the results disk refuses."""
+    """Empty `path` for a program's arrays; why not, when the results disk refuses or the
+    folder leads elsewhere (emptying through a symlink would delete what it points to)."""
+    for link in (path, path.parent):
+        if link.is_symlink():
+            return f"refusing scratch folder {path}: {link} is a symlink"
     try:
         shutil.rmtree(path, ignore_errors=True)
         path.mkdir(parents=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.run import process
-from orchestrator.run.runner import RunContext, execute, program_argv, program_env
+from orchestrator.run.runner import RunContext, _fresh_dir, execute, program_argv, program_env
 from orchestrator.spec.plan import RunDef
 
 from ..conftest import PROJECT
@@ -150,3 +150,25 @@ def test_quiet_gate_waits_bounded_and_records_it() -> None:
     off = wait_quiet(max_load1=None, max_wait_s=300, poll_s=5)
     assert off["went_ahead_loaded"] is False and off["waited_s"] < 1
     assert off["load1"] >= 0
+
+
+@pytest.mark.parametrize("linked", ["scratch", "run"])
+def test_a_scratch_folder_that_is_a_symlink_is_refused_and_its_target_kept(
+        tmp_path: Path, linked: str) -> None:
+    """Emptying <results>/scratch/<run> through a symlink would delete what it points to."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "precious.txt").write_text("a user's file\n")
+    scratch = tmp_path / "results" / "scratch"
+    if linked == "scratch":
+        scratch.parent.mkdir()
+        scratch.symlink_to(elsewhere)
+        run = scratch / "precious.txt"
+    else:
+        scratch.mkdir(parents=True)
+        run = scratch / "run"
+        run.symlink_to(elsewhere)
+    reason = _fresh_dir(run)
+    assert reason is not None and "is a symlink" in reason
+    assert (elsewhere / "precious.txt").read_text() == "a user's file\n"
+    assert _fresh_dir(tmp_path / "results" / "plain" / "run") is None  # an ordinary folder
