@@ -18,6 +18,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -279,15 +280,21 @@ def test_a_build_left_running_by_a_killed_orchestrator_is_ended_next_time(
 
 
 # class 3: output flood -------------------------------------------------------------------------
-def test_a_flood_of_output_is_killed_at_the_cap_while_it_runs(tmp_path: Path, mine: Mine) -> None:
-    exp = sweep(tmp_path, {"flood": {"mode": "mm", "env": {"FAULT": "flood"},
-                                     "targets": TORCH_CPU},
+def fault_then_ok(tmp_path: Path, mine: Mine, fault: str, mode: str) -> dict[str, Any]:
+    """A bounded sweep of one misbehaving run, then a good one: its run rows by experiment,
+    the good run ok (the sweep went on), exit 1."""
+    exp = sweep(tmp_path, {fault: {"mode": mode, "env": {"FAULT": fault}, "targets": TORCH_CPU},
                            "after": {"mode": "mm", "targets": TORCH_CPU}})
     code, err = cli("run", exp, "--python", mine.path, "--results", tmp_path / "results",
                     timeout=60, memory_mib=1024)
     assert code == 1, err
     runs = {r["experiment"]: r for r in runs_of(tmp_path / "results").values()}
-    assert runs["flood"]["status"] == "failed" and runs["after"]["status"] == "ok"
+    assert runs["after"]["status"] == "ok" and runs[fault]["status"] == "failed", runs
+    return runs
+
+
+def test_a_flood_of_output_is_killed_at_the_cap_while_it_runs(tmp_path: Path, mine: Mine) -> None:
+    runs = fault_then_ok(tmp_path, mine, "flood", "mm")
     assert runs["flood"]["reason"].startswith(
         f"output cut at {process.OUTPUT_CAP} bytes (the rest is lost): still printing at several "
         "times that, process group killed"), runs["flood"]["reason"]
@@ -298,16 +305,8 @@ def test_a_flood_of_output_is_killed_at_the_cap_while_it_runs(tmp_path: Path, mi
 
 # class 3: an array far larger than the run's shape ---------------------------------------------
 def test_a_multi_gb_array_is_a_failed_run_not_a_memory_error(tmp_path: Path, mine: Mine) -> None:
-    exp = sweep(tmp_path, {"acc": {"mode": "accuracy", "env": {"FAULT": "big_array"},
-                                   "targets": TORCH_CPU},
-                           "after": {"mode": "mm", "targets": TORCH_CPU}})
-    code, err = cli("run", exp, "--python", mine.path, "--results", tmp_path / "results",
-                    timeout=60, memory_mib=1024)
-    assert code == 1, err
-    runs = {r["experiment"]: r for r in runs_of(tmp_path / "results").values()}
-    assert runs["after"]["status"] == "ok"
-    assert runs["acc"]["status"] == "failed"
-    assert runs["acc"]["reason"].startswith(
+    runs = fault_then_ok(tmp_path, mine, "big_array", "accuracy")
+    assert runs["big_array"]["reason"].startswith(
         "array a.npy is 3.0 GiB, over the 64.5 KiB a 8x8 run's arrays may take (not kept)")
 
 
