@@ -93,7 +93,9 @@ class SweepState:
         """'sweep X is incomplete: killed (...), 3 of 6 planned runs finished', or None."""
         if self.complete:
             return None
-        words = STATUS_WORDS.get(self.status, self.status)
+        words = STATUS_WORDS.get(self.status) or (
+            f"status {self.status!r} (not one this orchestrator writes)" if self.status
+            else "no status recorded")  # a damaged or hand-edited sweeps row
         return f"sweep {self.sweep_id} is incomplete: {words}, {self.progress()}"
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from orchestrator.data.parse import parse_text
 from orchestrator.data.records import RunDef, RunRecord
-from orchestrator.data.store import Store
+from orchestrator.data.store import Store, SweepState
 from orchestrator.errors import InputError, StoreBusyError, StoreError
 
 from ..conftest import PROJECT
@@ -181,3 +181,13 @@ def test_complete_and_unplanned_sweeps(tmp_path: Path) -> None:
     assert stopped.incomplete() == (f"sweep {sweep} is incomplete: stopped by an error, 1 run "
                                     "finished (how many were planned was not recorded)")
     assert complete.complete and complete.incomplete() is None
+
+
+@pytest.mark.parametrize(("status", "words"), [
+    ("killed", "killed (its orchestrator died before ending it)"),
+    (None, "no status recorded"),
+    ("great", "status 'great' (not one this orchestrator writes)"),
+])
+def test_an_incomplete_sweep_says_its_status_in_words(status: str | None, words: str) -> None:
+    state = SweepState("S", status, 6, 1, None)  # type: ignore[arg-type] - a damaged row's NULL
+    assert state.incomplete() == f"sweep S is incomplete: {words}, 1 of 6 planned runs finished"
