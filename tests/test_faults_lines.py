@@ -40,6 +40,17 @@ SYNC = "cpu 8x8 matmul with sync, 3 runs: min 1.000µs median 2.000µs"
 # ---- logs are read bounded (class 3) ---------------------------------------------------------
 
 
+def test_a_log_of_more_figures_than_memory_allows_is_one_line(tmp_path: Path) -> None:
+    """3 MiB of valid lines under the size cap, 100,002 figures: its dataset would take ~400 MiB
+    (a 12 MiB log of them took over 1 GiB): refused at the figure cap, not a MemoryError."""
+    log = tmp_path / "many.log"
+    log.write_text((SYNC + "\n") * 50_001, encoding="utf-8")
+    code, err = cli("parse", log, "--csv", tmp_path / "out.csv", **BOUNDED)
+    assert (code, err) == (2, "error: many.log: 100002 figures and 0 sample values, more than "
+                              "the 100000 and 2000000 a captured log may hold; split the log\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["many.log"]
+
+
 @pytest.mark.parametrize("command", ["parse", "report", "compare"])
 def test_endless_or_huge_log_is_refused_with_one_line(tmp_path: Path, command: str) -> None:
     big = tmp_path / "big.log"
@@ -53,7 +64,7 @@ def test_endless_or_huge_log_is_refused_with_one_line(tmp_path: Path, command: s
                 "compare": ["compare", good, log, "--out", tmp_path / "cmp"]}[command]
         code, err = cli(*argv, **BOUNDED)
         assert (code, err.count("\n")) == (2, 1), err
-        assert err == (f"error: {log}: larger than the 64 MiB a captured log may be; give "
+        assert err == (f"error: {log}: larger than the 16 MiB a captured log may be; give "
                        "parse/report/compare a log, or split this one\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.log", "good.log"]  # no output
     assert big.stat().st_size == 10 * 2**30 and good.read_text(encoding="utf-8") == SYNC + "\n"

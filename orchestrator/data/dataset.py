@@ -284,8 +284,19 @@ def _host(store: Store, sweep_id: str, damage: Damage) -> dict[str, Any]:
     return host
 
 
+# a log's dataset takes about 4 KiB a figure in pandas (100,000 figures: 390 MiB); the
+# chapter's logs hold dozens, a whole sweep's output hundreds
+LOG_FIGURES, LOG_SAMPLES = 100_000, 2_000_000
+
+
 def from_parse(parsed: ParseResult, source: str) -> Dataset:
-    """A captured log's figures as the same tidy dataset (run_id 'log:<file>')."""
+    """A captured log's figures as the same tidy dataset (run_id 'log:<file>'); an InputError
+    for a log of more figures or sample values than a dataset of it can hold in sane memory."""
+    values = sum(len(s.values) for s in parsed.samples)
+    if len(parsed.figures) > LOG_FIGURES or values > LOG_SAMPLES:
+        raise InputError(f"{source}: {len(parsed.figures)} figures and {values} sample values, "
+                         f"more than the {LOG_FIGURES} and {LOG_SAMPLES} a captured log may "
+                         "hold; split the log")
     rows = []
     for fig, arithmetic in zip(parsed.figures, precision.of_log(parsed.figures, parsed.headers),
                                strict=True):

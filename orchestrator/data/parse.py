@@ -33,8 +33,9 @@ __all__ = ["Context", "Figure", "Header", "ParseResult", "Samples", "parse_lines
 
 
 # A captured log is a few MiB at most (the H200 sweep's largest stdout is under 1 MiB); a cap
-# keeps `parse /dev/zero` or a mistaken disk image from taking all memory.
-LOG_CAP = 64 * 2**20
+# keeps `parse /dev/zero` or a mistaken disk image from taking all memory. Parsing takes about
+# 17 times a log's size (15 MiB of summary lines: 260 MiB), so 16 MiB keeps it near 300 MiB.
+LOG_CAP = 16 * 2**20
 _CHUNK = 2**20  # reads this size apart, so Ctrl-C and SIGTERM act between them
 
 
