@@ -212,13 +212,19 @@ time.sleep(300)
 """
 
 
+def install_cargo(env: dict[str, str], program: str, pid_file: Path) -> Path:
+    """`program` (a FAKE_CARGO text) as the cargo first on the copy's PATH; the file where it
+    writes its child's pid."""
+    cargo = Path(env["PATH"].split(os.pathsep)[0]) / "cargo"
+    cargo.write_text(f"#!{sys.executable}\n{program.format(pid_file=str(pid_file))}")
+    cargo.chmod(0o755)
+    return pid_file
+
+
 def test_sigterm_during_build_ends_cargos_children(tmp_path: Path,
                                                    copied: ProjectCopy) -> None:
     root, env = copied
-    pid_file = tmp_path / "rustc.pid"
-    cargo = Path(env["PATH"].split(os.pathsep)[0]) / "cargo"
-    cargo.write_text(f"#!{sys.executable}\n{FAKE_CARGO.format(pid_file=str(pid_file))}")
-    cargo.chmod(0o755)
+    pid_file = install_cargo(env, FAKE_CARGO, tmp_path / "rustc.pid")
     exp = write_yaml(root / "b.yaml", {
         "version": 1, "builds": {"cpu": {"crate": "exec-cpu"}},
         "experiments": {"burn": {"mode": "mm", "targets": [
@@ -251,10 +257,7 @@ time.sleep(300)
 def test_a_build_left_running_by_a_killed_orchestrator_is_ended_next_time(
         tmp_path: Path, copied: ProjectCopy, mine: Mine) -> None:
     root, env = copied
-    pid_file = tmp_path / "rustc.pid"
-    cargo = Path(env["PATH"].split(os.pathsep)[0]) / "cargo"
-    cargo.write_text(f"#!{sys.executable}\n{FAKE_CARGO_ONCE.format(pid_file=str(pid_file))}")
-    cargo.chmod(0o755)
+    pid_file = install_cargo(env, FAKE_CARGO_ONCE, tmp_path / "rustc.pid")
     exp = write_yaml(root / "b.yaml", {
         "version": 1, "defaults": {"shape": [8, 8], "reps": 3},
         "builds": {"cpu": {"crate": "exec-cpu"}},
