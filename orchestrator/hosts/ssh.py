@@ -4,8 +4,9 @@ Everything goes through the user's own `ssh` (and `rsync -e ssh`), so `~/.ssh/co
 ProxyJump, ControlMaster and agents works as it does in a terminal; `BatchMode=yes` makes a
 key that is refused fail at once instead of asking for a password nobody is there to type.
 Pushing uses rsync when both ends have it (only changed files move), else a tar stream over
-ssh. A fetched file is written beside its target and renamed over it, so a connection lost
-mid-copy leaves the last good copy in place.
+ssh. Each ssh runs in a session of its own: a Ctrl-C in the terminal reaches the orchestrator
+alone, which then uses ssh to stop the remote sweep. A fetched file is written beside its
+target and renamed over it, so a connection lost mid-copy leaves the last good copy in place.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class Transport:
         remote = shlex.join(argv)
         try:
             done = subprocess.run([*self.ssh_argv(), remote], input=stdin, capture_output=True,
-                                  timeout=timeout, check=False)
+                                  timeout=timeout, check=False, start_new_session=True)
         except subprocess.TimeoutExpired:
             raise HostError(self.name, f"no answer in {timeout:.0f} s ({what or argv[0]})"
                             ) from None
@@ -73,7 +74,7 @@ class Transport:
         listed = "".join(f + "\n" for f in files).encode()
         done = subprocess.run(["rsync", "-a", "--files-from=-", "-e", self._rsh(), "./",
                                f"{self.host.ssh}:{remote_dir}/"], cwd=root, input=listed,
-                              capture_output=True, check=False)
+                              capture_output=True, check=False, start_new_session=True)
         if done.returncode != 0:
             raise HostError(self.name, explain(done.returncode, done.stderr, "rsync push"))
 
@@ -93,7 +94,8 @@ class Transport:
         try:
             with os.fdopen(fd, "wb") as out:
                 done = subprocess.run([*self.ssh_argv(), shlex.join(["cat", remote_path])],
-                                      stdout=out, stderr=subprocess.PIPE, check=False)
+                                      stdout=out, stderr=subprocess.PIPE, check=False,
+                                      start_new_session=True)
                 out.flush()
                 os.fsync(out.fileno())
             if done.returncode != 0:

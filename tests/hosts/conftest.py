@@ -77,6 +77,7 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
     d = tmp_path_factory.mktemp("sshd")
     _keygen(d / "hostkey")
     _keygen(d / "id")
+    _keygen(d / "other")  # a key sshd does not know: 'refused'
     shutil.copy(d / "id.pub", d / "authorized_keys")
     port = free_port()
     (d / "sshd_config").write_text(
@@ -88,7 +89,11 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
     (d / "ssh_config").write_text(
         f"Host testhost\n  HostName 127.0.0.1\n  Port {port}\n  User {getpass.getuser()}\n"
         f"  IdentityFile {d}/id\n  IdentitiesOnly yes\n  StrictHostKeyChecking no\n"
-        f"  UserKnownHostsFile {d}/known_hosts\n  LogLevel ERROR\n")
+        f"  UserKnownHostsFile {d}/known_hosts\n  LogLevel ERROR\n"
+        f"Host refused\n  HostName 127.0.0.1\n  Port {port}\n  User {getpass.getuser()}\n"
+        f"  IdentityFile {d}/other\n  IdentitiesOnly yes\n  StrictHostKeyChecking no\n"
+        f"  UserKnownHostsFile {d}/known_hosts\n  LogLevel ERROR\n"
+        f"Host unreachable\n  HostName 127.0.0.1\n  Port {free_port()}\n  LogLevel ERROR\n")
     Path("/run/sshd").mkdir(exist_ok=True)
     subprocess.run([daemon, "-f", str(d / "sshd_config"), "-E", str(d / "sshd.log")], check=True)
     _wait_port(port, d / "sshd.log")
