@@ -46,6 +46,7 @@ class Host(_Strict):
     ssh: str = Field(min_length=1)  # an OpenSSH destination: user@host or a ~/.ssh/config alias
     ssh_options: list[str] = []  # e.g. ["-F", "ssh_config"] or ["-p", "2222"]
     python: str = "python3"  # the Python that runs the orchestrator there
+    cargo: str = "cargo"  # cargo there, for setup.sh (a name on its PATH, or a path)
     workdir: str = Field(min_length=1)  # the project's folder there (created)
     setup: Literal["setup.sh", "bundle", "none"] = "setup.sh"
     push: Literal["auto", "tar"] = "auto"  # auto: rsync where both ends have it, else tar

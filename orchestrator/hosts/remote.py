@@ -28,7 +28,7 @@ _NEEDS = "import sys; assert sys.version_info >= (3, 11), sys.version; " \
 
 RUN_SH = """#!/bin/sh
 # written by the orchestrator: run one sweep, pass SIGTERM on, keep the exit code
-cd "$(dirname "$0")/.." || exit 2
+cd {workdir} || exit 2
 rm -f .hosts/rc
 {command} &
 child=$!
@@ -106,8 +106,9 @@ class Remote:
         """setup.sh there (its own cargo builds; on Slurm in a job of their own), or a check
         that the bundle's or the given Python can run the orchestrator."""
         if self.host.setup == "setup.sh":
-            if not self.t.has("cargo"):
-                raise HostError(self.name, "no cargo there for setup.sh: install Rust there, or "
+            if not self.t.has(self.host.cargo):
+                raise HostError(self.name, f"no cargo there for setup.sh ({self.host.cargo!r} "
+                                           "not found): install Rust there, set 'cargo:', or "
                                            "use 'setup: bundle' (binaries built here)")
             script = f"cd {shlex.quote(self.dir)} && ./setup.sh && .venv/bin/python -m " \
                      "orchestrator build .hosts/experiments.yaml"
@@ -146,9 +147,9 @@ class Remote:
         else:
             command = shlex.join([self.python(), "-m", "orchestrator", "run", exp, "--results",
                                   "results", "--quiet", *run_args])
+        q = shlex.quote(self.dir)  # absolute: Slurm runs a copy of run.sh from its spool
         self.t.shell(f"cat > {shlex.quote(self.path('.hosts/run.sh'))}",
-                     stdin=RUN_SH.format(command=command).encode(), what="write run.sh")
-        q = shlex.quote(self.dir)
+                     stdin=RUN_SH.format(command=command, workdir=q).encode(), what="write run.sh")
         if self.host.place == "slurm":
             opts = slurm.measure_options(self.host.slurm_or_default())
             argv = ["sbatch", "--parsable", *opts, "-D", self.dir, "-o",

@@ -141,3 +141,90 @@ def tiny(path: Path, processes: int = 1) -> Path:
 
 
 __all__ = ["PROJECT", "SshServer", "free_port", "hosts_yaml", "need", "tiny"]
+
+
+@dataclass(frozen=True)
+class SlurmCluster:
+    dir: Path
+    env: dict[str, str]  # SLURM_CONF for Slurm's commands run here
+
+    def run(self, *argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(list(argv), capture_output=True, text=True, env=self.env,
+                              timeout=60, check=False)
+
+
+def _munge() -> int | None:
+    """munged running (the one already there, or one started here: its pid)."""
+    need("munged", "munge (Slurm's authentication)")
+    if subprocess.run("munge -n | unmunge", shell=True, capture_output=True).returncode == 0:
+        return None
+    key = Path("/etc/munge/munge.key")
+    if not key.exists():
+        key.parent.mkdir(parents=True, exist_ok=True)
+        key.write_bytes(os.urandom(1024))
+    for d in (key.parent, Path("/run/munge"), Path("/var/log/munge"), Path("/var/lib/munge")):
+        d.mkdir(parents=True, exist_ok=True)
+        shutil.chown(d, "munge", "munge")
+    shutil.chown(key, "munge", "munge")
+    key.chmod(0o400)
+    subprocess.run(["su", "-s", "/bin/sh", "munge", "-c", "/usr/sbin/munged"], check=True)
+    return int(Path("/run/munge/munged.pid").read_text().strip())
+
+
+SLURM_CONF = """ClusterName=local
+SlurmctldHost={host}
+SlurmUser=root
+SlurmdUser=root
+SlurmctldPort={ctld_port}
+SlurmdPort={d_port}
+StateSaveLocation={d}/state
+SlurmdSpoolDir={d}/spool
+SlurmctldPidFile={d}/slurmctld.pid
+SlurmdPidFile={d}/slurmd.pid
+SlurmctldLogFile={d}/slurmctld.log
+SlurmdLogFile={d}/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+AuthType=auth/munge
+MpiDefault=none
+ReturnToService=2
+MinJobAge=600
+NodeName={host} CPUs={cpus} RealMemory=1000 State=UNKNOWN
+PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP
+"""
+
+
+@pytest.fixture(scope="session")
+def slurm(tmp_path_factory: pytest.TempPathFactory, sshd: SshServer) -> Iterator[SlurmCluster]:
+    """slurmctld + slurmd on localhost; its slurm.conf where the test sshd's SetEnv points."""
+    ctld, slurmd = need("slurmctld", "Slurm (slurm-wlm)"), need("slurmd", "Slurm (slurm-wlm)")
+    need("sbatch", "Slurm (slurm-wlm)")
+    munged = _munge()
+    d = tmp_path_factory.getbasetemp() / "slurm"
+    for sub in ("state", "spool"):
+        (d / sub).mkdir(parents=True, exist_ok=True)
+    host = socket.gethostname().split(".")[0]
+    (d / "slurm.conf").write_text(SLURM_CONF.format(
+        host=host, d=d, ctld_port=free_port(), d_port=free_port(), cpus=os.cpu_count()))
+    env = {**os.environ, "SLURM_CONF": str(d / "slurm.conf")}
+    subprocess.run([ctld], env=env, check=True)
+    subprocess.run([slurmd], env=env, check=True)
+    cluster = SlurmCluster(d, env)
+    try:
+        end = time.monotonic() + 60
+        while "idle" not in cluster.run("sinfo", "-h", "-o", "%T").stdout:
+            if time.monotonic() > end:
+                pytest.fail(f"the Slurm node never became idle: {cluster.run('sinfo').stdout}"
+                            f"{(d / 'slurmctld.log').read_text()[-1500:]}", pytrace=False)
+            time.sleep(0.5)
+        yield cluster
+    finally:
+        for pidfile in ("slurmd.pid", "slurmctld.pid"):
+            if (d / pidfile).exists():
+                os.kill(int((d / pidfile).read_text().strip()), 15)
+        if munged is not None:
+            os.kill(munged, 15)
