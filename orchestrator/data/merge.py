@@ -86,8 +86,9 @@ def _merge_one(dest: Store, source: Source, known: dict[str, Any]) -> Merged:
             if known.get(sweep_id) not in (None, host):
                 raise InputError(f"merge: sweep {sweep_id} of {source.folder} (host {host}) is "
                                  f"already in {dest.path} from host {known[sweep_id]}")
-            rows = {t: src.query(f"SELECT * FROM {t} WHERE sweep_id=?", (sweep_id,))
-                    for t in TABLES}
+            # in rowid order: readers order ties (runs of one start time, figures) by rowid
+            rows = {t: src.query(f"SELECT * FROM {t} WHERE sweep_id=? ORDER BY rowid",
+                                 (sweep_id,)) for t in TABLES}
             for row in rows["sweeps"]:
                 row["host"] = host
             dest.replace_sweep(sweep_id, rows)
