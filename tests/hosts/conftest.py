@@ -202,6 +202,9 @@ PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP
 def slurm(tmp_path_factory: pytest.TempPathFactory, sshd: SshServer) -> Iterator[SlurmCluster]:
     """slurmctld + slurmd on localhost; its slurm.conf where the test sshd's SetEnv points."""
     ctld, slurmd = need("slurmctld", "Slurm (slurm-wlm)"), need("slurmd", "Slurm (slurm-wlm)")
+    if os.geteuid() != 0:
+        pytest.fail("the Slurm tests start slurmd and munged, which need root (as CI runs)",
+                    pytrace=False)
     need("sbatch", "Slurm (slurm-wlm)")
     munged = _munge()
     d = tmp_path_factory.getbasetemp() / "slurm"
