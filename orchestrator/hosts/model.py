@@ -60,6 +60,14 @@ class Host(_Strict):
             raise ValueError("expected an OpenSSH destination (user@host or a config alias)")
         return value
 
+    @field_validator("workdir")
+    @classmethod
+    def _absolute(cls, value: str) -> str:
+        # '~' would reach the host quoted (a folder named '~'), and Slurm's -D needs a full path
+        if not value.startswith("/"):
+            raise ValueError("expected an absolute path on the host (no '~')")
+        return value
+
     def slurm_or_default(self) -> Slurm:
         return self.slurm or Slurm()
 

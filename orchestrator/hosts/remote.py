@@ -178,8 +178,12 @@ class Remote:
     def stop(self, started: Started) -> None:
         """Ask the sweep to stop as on Ctrl-C (it keeps every finished run)."""
         if started.job:
-            self.t.run(["scancel", "--batch", "--signal=TERM", started.job], check=False,
-                       what="scancel")
+            state = self.t.run(["squeue", "-h", "-j", started.job, "-o", "%T"], check=False,
+                               what="squeue").stdout.decode().strip()
+            # a job still queued has no batch shell to signal: it is cancelled outright
+            argv = ["scancel", started.job] if state == "PENDING" else \
+                ["scancel", "--batch", "--signal=TERM", started.job]
+            self.t.run(argv, check=False, what="scancel")
         elif started.pid and self.running(started):
             self.t.run(["kill", "-TERM", started.pid], check=False, what="kill")
 

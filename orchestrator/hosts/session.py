@@ -115,6 +115,9 @@ class HostRun:
             self.remote.check()
             self.say(f"host {self.name}: pushed {self.remote.push(self.experiments)}")
             self.say(f"host {self.name}: set up ({self.remote.setup()})")
+            if self.stop_asked.is_set():  # Ctrl-C during the push or setup: nothing to stop
+                return Outcome(self.name, 130, f"host {self.name}: interrupted before its sweep "
+                                               "started")
             started = self.remote.start(self.opts.run_args)
             _write_attached(self.opts.results, self.name, {
                 "host": self.name, "ssh": self.remote.host.ssh, "workdir": self.remote.dir,

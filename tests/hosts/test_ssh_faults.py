@@ -61,6 +61,10 @@ def test_a_full_disk_there_is_refused_before_the_push(tmp_path: Path, sshd: SshS
      "hosts.yaml:6 at hosts.box.slurm.time: expected Slurm's --time"),
     ("version: 1\nhosts:\n  box:\n    ssh: box\n    workdir: /w\n    typo: 1\n",
      "hosts.yaml:6 at hosts.box.typo: "),
+    ("version: 1\nhosts:\n  box:\n    ssh: box\n    workdir: ~/bench\n",
+     "hosts.yaml:5 at hosts.box.workdir: expected an absolute path on the host"),
+    ("version: 1\nhosts:\n  b/x:\n    ssh: box\n    workdir: /w\n",
+     "hosts.yaml:3 at hosts: "),
 ])
 def test_a_bad_hosts_file_names_file_line_and_path(tmp_path: Path, text: str, said: str,
                                                    capfd: pytest.CaptureFixture[str]) -> None:
