@@ -63,6 +63,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--new", action="store_true", help="start a new sweep instead of resuming")
     run.add_argument("--retry-failed", action="store_true", help="run failed runs again")
     run.add_argument("--quiet", action="store_true", help="no progress output")
+    run.add_argument("--hosts", type=Path, metavar="HOSTS.yaml",
+                     help="run on these hosts over ssh instead of here (docs/hosts.md)")
+    run.add_argument("--host", nargs="+", metavar="NAME", help="only these hosts of --hosts")
+    run.add_argument("--detach", action="store_true",
+                     help="with --hosts: start the sweeps and return; 'run' again re-attaches")
+    run.add_argument("--poll", type=float, default=5.0, metavar="S", help=argparse.SUPPRESS)
     plan = sub.add_parser("plan", help="what would run or be skipped, and why")
     experiments(plan)
     plan.add_argument("--results", type=Path, default=DEFAULT_RESULTS,
@@ -107,6 +113,11 @@ def _parser() -> argparse.ArgumentParser:
     comp.add_argument("--fail-on", choices=["slower", "faster", "inconclusive"],
                       action="append", default=[], help="exit 1 when a figure has this verdict")
     sub.add_parser("schema", help="print the experiments file's JSON Schema")
+    merge = sub.add_parser("merge", help="several hosts' results folders into one store "
+                                         "(keyed by host; docs/hosts.md)")
+    merge.add_argument("out", type=Path, help="the merged results folder (created)")
+    merge.add_argument("sources", nargs="+", metavar="[NAME=]FOLDER",
+                       help="results folders; NAME= names the host (default: its hostname)")
     again = sub.add_parser("reparse", help="parse every stored run's raw output again "
                                            "(after a parser change)")
     again.add_argument("results", type=Path, nargs="?", default=DEFAULT_RESULTS)
@@ -114,6 +125,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    if args.hosts is not None:
+        return cmd_run_hosts(args, console)
+    if args.host or args.detach:
+        raise InputError("--host and --detach go with --hosts HOSTS.yaml")
     sweep = Sweep(PROJECT, args.results, args.python, show=not args.quiet)
     summary = sweep.run(args.experiments, args.only, new=args.new,
                         retry_failed=args.retry_failed)
@@ -122,6 +137,30 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     for failure in summary.failures:
         console.print(Text.assemble(("failed ", "red"), failure))
     return summary.exit_code
+
+
+def cmd_run_hosts(args: argparse.Namespace, console: Console) -> int:
+    from orchestrator.hosts import model, session
+
+    hosts = model.load(args.hosts, args.host)
+    config_mod.load(args.experiments)  # a bad experiments file is refused here, not N times
+    passed = [*(["--only", *args.only] if args.only else []), *(["--new"] if args.new else []),
+              *(["--retry-failed"] if args.retry_failed else [])]
+    opts = session.Options(args.results, passed, args.detach, args.poll)
+    outcomes = session.run_hosts(hosts, PROJECT, args.experiments, opts,
+                                 lambda line: console.print(line, markup=False))
+    for o in outcomes:
+        console.print(Text(o.line, style="red" if o.code == 1 else ""))
+    codes = {o.code for o in outcomes}
+    return 130 if 130 in codes else 1 if 1 in codes else 0
+
+
+def cmd_merge(args: argparse.Namespace, console: Console) -> int:
+    from orchestrator.data import merge
+
+    for done in merge.merge(args.out, [merge.Source.parse(s) for s in args.sources]):
+        console.print(f"merged {done.line()}", markup=False)
+    return 0
 
 
 def cmd_plan(args: argparse.Namespace, console: Console) -> int:
@@ -242,6 +281,10 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
         console.print(f"wrote {len(written)} files to {args.out}")
         return 0
     (results,) = args.results
+    hosts = _hosts_in(results) if not args.sweep else []
+    if len(hosts) > 1:  # a merged store: its hosts side by side
+        args.results = [f"{results}@{h}" for h in hosts]
+        return cmd_report(args, console)
     if results.exists() and not results.is_dir():  # a file, or a device or pipe: a log
         data = dataset.from_parse(parse_text(read_log(results)), results.name)
     else:
@@ -250,6 +293,12 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     written = report.write(data, args.out, inputs=outputs.Inputs.of([results]))
     console.print(f"wrote {len(written)} files to {args.out}")
     return 0
+
+
+def _hosts_in(results: Path) -> list[str]:
+    from orchestrator.data import merge
+
+    return merge.hosts_of(results) if (results / "results.sqlite").is_file() else []
 
 
 def _sources(specs: list[Path] | list[str]) -> list[Path]:
@@ -292,7 +341,7 @@ def cmd_schema(args: argparse.Namespace, console: Console) -> int:
 COMMANDS = {"run": cmd_run, "plan": cmd_plan, "build": cmd_build, "bundle": cmd_bundle,
             "export": cmd_export, "reparse": cmd_reparse,
             "parse": cmd_parse, "report": cmd_report, "schema": cmd_schema,
-            "compare": cmd_compare}
+            "compare": cmd_compare, "merge": cmd_merge}
 
 
 def _terminate(signum: int, frame: object) -> None:

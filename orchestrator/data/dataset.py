@@ -19,6 +19,7 @@ import pandas as pd
 from orchestrator.data import accuracy, cache_columns, outputs, precision, schema, state_columns
 from orchestrator.data import damage as damage_mod
 from orchestrator.data.damage import Damage
+from orchestrator.data.merge import latest_of_host
 from orchestrator.data.records import CacheState, ParseResult, Role, RunDef, Status
 from orchestrator.data.store import Store, SweepState
 from orchestrator.errors import InputError
@@ -38,6 +39,8 @@ COLUMNS += precision.COLUMNS
 # a profiler's kernel time (method kernel_time): which profiler, which kernel; a profile
 # run's measured run
 COLUMNS += ["profiler", "kernel", "profile_of"]
+# the host the sweep ran on: a merged store's name for it (data/merge.py), else its hostname
+COLUMNS += ["host"]
 # the samples CSV; the DataFrame adds `summary_line` (the figures' `line_no` it belongs to)
 SAMPLE_CSV_COLUMNS = ["run_id", "experiment", "label", "shape", "method", "idx", "value_s",
                       "sweep_id"]
@@ -207,6 +210,9 @@ def load(results: Path, sweep: str | None = None) -> Dataset:
                        (sweep_id,)), "sample", contexts, damaged, damage,
                        damage_mod.sample_problem)]
         host = _host(store, sweep_id, damage)
+        host_name = _host_name(store, sweep_id, host)
+        for row in rows:
+            row["host"] = host_name
     # a NULL cache record as JSON null: pandas would turn None into NaN, which reads as text
     run_frame = pd.DataFrame([{**contexts[r["run_id"]], "wall_s": r["wall_s"],
                                "returncode": r["returncode"], "unknown_lines": r["unknown_lines"],
@@ -223,6 +229,8 @@ def _sweep_of(store: Store, sweep: str | None) -> str:
         raise InputError(f"{store.path} holds no sweep (run a sweep first)")
     if sweep is None:
         return store.latest_sweep() or known[-1]
+    if sweep not in known and (by_host := latest_of_host(store.sweeps(), sweep)):
+        return by_host  # FOLDER@HOST of a merged store: that host's latest sweep
     if sweep not in known:
         older = len(known) - SWEEPS_NAMED
         listed = ", ".join(known[-SWEEPS_NAMED:]) + (f" and {older} older" if older > 0 else "")
@@ -269,6 +277,12 @@ def _readable(rows: list[dict[str, Any]], kind: str, contexts: dict[str, dict[st
         else:
             damage.add(kind, f"sweep {row.get('sweep_id')} {kind} row {rowid}", found)
     return kept
+
+
+def _host_name(store: Store, sweep_id: str, facts: dict[str, Any]) -> str:
+    """The host column: the name `merge` recorded, else the machine's hostname."""
+    rows = store.query("SELECT host FROM sweeps WHERE sweep_id=?", (sweep_id,))
+    return str(rows[0]["host"] if rows and rows[0]["host"] else facts.get("hostname") or "")
 
 
 def _host(store: Store, sweep_id: str, damage: Damage) -> dict[str, Any]:

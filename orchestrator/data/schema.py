@@ -12,7 +12,9 @@ NULL, and adds the figure fields added since (`profiler`, `kernel`: a profiler's
 3 adds `sweep_starts`, one row per start of a sweep (new or resumed): when, the experiments text
 it planned from and the run ids it planned, so a resume with an edited file keeps both texts and
 a report can say how many planned runs an incomplete sweep finished (a migrated sweep's one start
-is its `sweeps` row, its plan not recorded).
+is its `sweeps` row, its plan not recorded); 4 adds `sweeps.host`, the name of the host a sweep
+ran on as `merge` (data/merge.py) recorded it (NULL: a sweep this store's own orchestrator ran;
+older stores' sweeps are all such).
 `MIGRATIONS` is an ordered list of (from_version, function); `migrate` applies each in turn in
 one transaction. Who migrates where is `store`'s business (a store opened for writing migrates
 in place; one opened for reading migrates a temporary copy).
@@ -26,7 +28,7 @@ from dataclasses import dataclass, fields
 
 from orchestrator.data.records import Figure
 
-VERSION = 3
+VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS sweeps(
   sweep_id TEXT PRIMARY KEY, started_at REAL, ended_at REAL, status TEXT,
-  config_path TEXT, config_text TEXT, host_json TEXT, argv_json TEXT);
+  config_path TEXT, config_text TEXT, host_json TEXT, argv_json TEXT, host TEXT);
 {_SWEEP_STARTS}
 CREATE TABLE IF NOT EXISTS builds(
   sweep_id TEXT, name TEXT, key TEXT, status TEXT, binary TEXT, seconds REAL, fresh INTEGER,
@@ -151,8 +153,13 @@ def _v2_to_v3(db: sqlite3.Connection) -> None:
                "started_at, config_path, config_text, argv_json, NULL FROM sweeps")
 
 
+def _v3_to_v4(db: sqlite3.Connection) -> None:
+    """Every sweep of an older store is its own orchestrator's: no merged host."""
+    db.execute("ALTER TABLE sweeps ADD COLUMN host TEXT")
+
+
 MIGRATIONS: list[tuple[int, Callable[[sqlite3.Connection], None]]] = [
-    (1, _v1_to_v2), (2, _v2_to_v3)]
+    (1, _v1_to_v2), (2, _v2_to_v3), (3, _v3_to_v4)]
 
 
 def migrate(db: sqlite3.Connection, found: int) -> None:

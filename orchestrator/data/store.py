@@ -369,7 +369,7 @@ class Store:
 
     def sweeps(self) -> list[dict[str, Any]]:
         cur = self.db.execute("SELECT sweep_id, started_at, ended_at, status, config_path, "
-                              "host_json FROM sweeps ORDER BY started_at")
+                              "host_json, host FROM sweeps ORDER BY started_at")
         return [dict(zip([c[0] for c in cur.description], row, strict=True)) for row in cur]
 
     def config_texts(self, sweep_id: str) -> list[dict[str, Any]]:
@@ -468,6 +468,17 @@ class Store:
             schema.insert("samples", ("sweep_id", "run_id", *schema.SAMPLE_FIELDS)),
             [(sweep_id, run_id, s.label, s.shape, s.op, s.method, i, v, s.summary_line)
              for s in parsed.samples for i, v in enumerate(s.values)])
+
+    def replace_sweep(self, sweep_id: str, rows: dict[str, list[dict[str, Any]]]) -> None:
+        """Swap every row of one sweep for `rows` (table -> rows), atomically: `merge`'s write.
+        Columns this store lacks are not written (a source can only be older or as new)."""
+        with self._transaction() as db:
+            for table, table_rows in rows.items():
+                have = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+                db.execute(f"DELETE FROM {table} WHERE sweep_id=?", (sweep_id,))
+                for row in table_rows:
+                    cols = tuple(c for c in row if c in have)
+                    db.execute(schema.insert(table, cols), tuple(row[c] for c in cols))
 
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
         cur = self.db.execute(sql, params)

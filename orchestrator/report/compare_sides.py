@@ -22,6 +22,7 @@ from typing import Any
 from orchestrator.data import dataset
 from orchestrator.data.damage import run_problem
 from orchestrator.data.dataset import Dataset
+from orchestrator.data.merge import latest_of_host
 from orchestrator.data.parse import parse_text, read_log
 from orchestrator.data.records import Header
 from orchestrator.data.store import Store
@@ -74,6 +75,9 @@ def _store_side(spec: str, folder: Path, sweep: str | None) -> Side:
         known = [s["sweep_id"] for s in store.sweeps()]
         if not known:
             raise InputError(f"{spec}: the results store in {folder} holds no sweep")
+        label = sweep
+        if sweep is not None and sweep not in known:  # FOLDER@HOST of a merged store
+            sweep = latest_of_host(store.sweeps(), sweep) or sweep
         if sweep is not None and sweep not in known:
             raise InputError(f"{spec}: no sweep {sweep!r} in {folder} (sweeps: "
                              f"{', '.join(known[-5:])})")
@@ -85,8 +89,8 @@ def _store_side(spec: str, folder: Path, sweep: str | None) -> Side:
                for h in parse_text((r["stdout"] or b"").decode("utf-8", "replace")).headers]
     env = {f"{k}={v}" for r in runs
            for k, v in (json.loads(r["definition_json"] or "{}").get("env") or [])}
-    return Side(spec, f"{folder.name}@{sweep}", dataset.load(folder, sweep), headers, "store",
-                sweep, env)
+    return Side(spec, f"{folder.name}@{label or sweep}", dataset.load(folder, sweep), headers,
+                "store", sweep, env)
 
 
 @dataclass

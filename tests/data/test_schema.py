@@ -1,4 +1,4 @@
-"""Store format 3 and its migrations: every version-1 and version-2 store opens, keeps its data,
+"""Store format 4 and its migrations: every version-1 and version-2 store opens, keeps its data,
 and reading never changes the file (the committed docs/results/h200-2026-11-30 store is version
 1, docs/results/h200 version 2)."""
 
@@ -84,9 +84,9 @@ def test_a_newer_store_is_refused(tmp_path: Path) -> None:
     with store.writing():
         pass
     with sqlite3.connect(store.path) as db:
-        db.execute("UPDATE meta SET value='4' WHERE key='format_version'")
+        db.execute("UPDATE meta SET value='5' WHERE key='format_version'")
     for opening in (store.reading, store.writing):
-        with pytest.raises(StoreError, match="has format 4; this orchestrator reads format 3"), \
+        with pytest.raises(StoreError, match="has format 5; this orchestrator reads format 4"), \
                 opening():
             pass
 
@@ -103,13 +103,13 @@ def test_a_new_store_links_samples_to_their_summary_line(tmp_path: Path) -> None
         store.record_run(sweep, RunRecord(run=run, stdout=out.encode()), parse_text(out))
         rows = store.query("SELECT summary_line, idx FROM samples ORDER BY idx")
     assert [(r["summary_line"], r["idx"]) for r in rows] == [(2, 0), (2, 1), (2, 2)]
-    assert _version(store.path) == "3"
+    assert _version(store.path) == "4"
 
 
 def test_the_csv_export_says_its_schema_version(tmp_path: Path) -> None:
     figures, samples = dataset.export_csv(dataset.load(H200), tmp_path / "x.csv")
     meta = json.loads((tmp_path / "x.schema.json").read_text())
-    assert meta["schema_version"] == schema.VERSION == 3
+    assert meta["schema_version"] == schema.VERSION == 4
     assert meta["figures"] == {"file": figures.name, "columns": dataset.COLUMNS}
     assert meta["samples"]["file"] == samples.name
     assert samples.read_text().splitlines()[0].split(",") == meta["samples"]["columns"]
@@ -132,4 +132,5 @@ def test_every_older_sweep_gets_its_one_start_and_reads_complete(tmp_path: Path,
         (start,) = store.config_texts(sweep["sweep_id"])
         row = store.query("SELECT started_at, config_text FROM sweeps")[0]
     assert (start["started_at"], start["config_text"]) == (row["started_at"], row["config_text"])
-    assert start["planned_json"] is None and _version(folder / "results.sqlite") == "3"
+    assert start["planned_json"] is None
+    assert _version(folder / "results.sqlite") == str(schema.VERSION)

@@ -1,0 +1,226 @@
+"""One host's side of a sweep: check it, push the project, set it up, start the sweep detached
+(directly, or as a Slurm job), ask whether it still runs, stop it, and fetch its store.
+
+The sweep runs on the host under `.hosts/run.sh`, which starts the orchestrator there, passes a
+SIGTERM on to it (the orchestrator stops as on Ctrl-C: the running program ended, every finished
+run kept) and writes its exit code to `.hosts/rc`. Started with setsid and nohup (or as a
+batch job) it outlives the ssh connection that started it: a laptop may sleep, and `run` later
+asks the host again.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from orchestrator.hosts import slurm
+from orchestrator.hosts.faults import HostError, explain
+from orchestrator.hosts.model import Host
+from orchestrator.hosts.ssh import Transport
+
+# what the host needs of the project: the package, the programs, the scripts, the crates
+PUSHED = ("orchestrator", "bench_py", "bench_rust", "scripts", "setup.sh", "pyproject.toml")
+_SKIPPED = {"__pycache__", "target", ".venv", "build", "results"}
+MIN_FREE_MIB = 200  # less free space than this in the work folder: refused before a push
+_NEEDS = "import sys; assert sys.version_info >= (3, 11), sys.version; " \
+         "import pydantic, yaml, psutil, rich, pandas"
+
+RUN_SH = """#!/bin/sh
+# written by the orchestrator: run one sweep, pass SIGTERM on, keep the exit code
+cd {workdir} || exit 2
+rm -f .hosts/rc
+{command} &
+child=$!
+trap 'kill -TERM $child 2>/dev/null' TERM INT HUP
+wait $child; rc=$?
+while kill -0 $child 2>/dev/null; do wait $child; rc=$?; done
+echo $rc > .hosts/rc
+exit $rc
+"""
+
+
+def project_files(root: Path) -> list[str]:
+    """The files of PUSHED under `root` (build outputs, caches and venvs left out)."""
+    found = []
+    for top in PUSHED:
+        path = root / top
+        if path.is_file():
+            found.append(top)
+            continue
+        for item in sorted(path.rglob("*")):
+            rel = item.relative_to(root)
+            if item.is_file() and not _SKIPPED & set(rel.parts) and item.suffix != ".pyc":
+                found.append(str(rel))
+    return found
+
+
+@dataclass
+class Started:
+    pid: str | None  # the run.sh process on the host (direct)
+    job: str | None  # the Slurm job id
+    lstart: str  # the pid's start time as ps says it (a reused pid is not ours)
+
+
+class Remote:
+    def __init__(self, name: str, host: Host, root: Path) -> None:
+        self.name, self.host, self.root = name, host, root
+        self.t = Transport(name, host)
+        self.dir = host.workdir
+
+    def path(self, rel: str) -> str:
+        return f"{self.dir.rstrip('/')}/{rel}"
+
+    # before a sweep -----------------------------------------------------------------------
+    def check(self) -> None:
+        """Reachable, key accepted, a work folder with room."""
+        self.t.run(["true"], what="connect", timeout=60)
+        q = shlex.quote(self.dir)
+        df = self.t.shell(f"mkdir -p {q} && df -Pk {q} | tail -n 1", what="work folder").stdout
+        fields = df.decode().split()
+        if len(fields) >= 4 and fields[3].isdigit() and int(fields[3]) // 1024 < MIN_FREE_MIB:
+            raise HostError(self.name, f"its disk is full: {int(fields[3]) // 1024} MiB free in "
+                                       f"{self.dir} (at least {MIN_FREE_MIB} MiB needed)")
+
+    def push(self, experiments: Path) -> str:
+        files = project_files(self.root)
+        if self.host.setup == "bundle":
+            bundle = self.root / "build" / "bundle.tar.xz"
+            if not bundle.is_file():
+                raise HostError(self.name, "setup: bundle needs build/bundle.tar.xz here: run "
+                                           "'python -m orchestrator bundle EXPERIMENTS' first")
+            files.append("build/bundle.tar.xz")
+        how = self.t.push(self.root, files, self.dir)
+        self.t.shell(f"mkdir -p {shlex.quote(self.path('.hosts'))} && cat > "
+                     f"{shlex.quote(self.path('.hosts/experiments.yaml'))}",
+                     stdin=experiments.read_bytes(), what="push of the experiments file")
+        return f"{len(files)} files by {how}"
+
+    def python(self) -> str:
+        """The Python that runs the orchestrator there."""
+        if self.host.setup == "setup.sh":
+            return self.path(".venv/bin/python")
+        return self.host.python
+
+    def setup(self) -> str:
+        """setup.sh there (its own cargo builds; on Slurm in a job of their own), or a check
+        that the bundle's or the given Python can run the orchestrator."""
+        if self.host.setup == "setup.sh":
+            if not self.t.has(self.host.cargo):
+                raise HostError(self.name, f"no cargo there for setup.sh ({self.host.cargo!r} "
+                                           "not found): install Rust there, set 'cargo:', or "
+                                           "use 'setup: bundle' (binaries built here)")
+            script = f"cd {shlex.quote(self.dir)} && ./setup.sh && .venv/bin/python -m " \
+                     "orchestrator build .hosts/experiments.yaml"
+            self._setup_job(script)
+            return "setup.sh"
+        probe = self.t.run([self.host.python, "-c", "import sys; print(sys.version_info >= "
+                            "(3, 11))"], check=False, what="python")
+        if probe.returncode == 127 or (probe.returncode and b"not found" in probe.stderr):
+            raise HostError(self.name, f"no Python {self.host.python!r} there (set 'python:')")
+        if probe.stdout.strip() != b"True":
+            raise HostError(self.name, f"{self.host.python} there is older than Python 3.11")
+        if self.host.setup == "none":
+            deps = self.t.run([self.host.python, "-c", _NEEDS], check=False, what="python")
+            if deps.returncode:
+                last = deps.stderr.decode(errors="replace").strip().splitlines()[-1:]
+                raise HostError(self.name, f"{self.host.python} there cannot run the "
+                                           f"orchestrator: {''.join(last)}")
+        return self.host.setup
+
+    def _setup_job(self, script: str) -> None:
+        if self.host.place == "slurm":
+            opts = slurm.build_options(self.host.slurm_or_default())
+            argv = ["sbatch", "--wait", "--parsable", *opts, "-o", self.path(".hosts/setup.log"),
+                    "--wrap", script]
+            self.t.run(argv, what="setup job (sbatch --wait)", timeout=6 * 3600)
+        else:
+            self.t.shell(script, what="setup.sh", timeout=6 * 3600)
+
+    # the sweep --------------------------------------------------------------------------
+    def start(self, run_args: list[str]) -> Started:
+        """Write .hosts/run.sh and start it detached; its pid or job id."""
+        exp = ".hosts/experiments.yaml"
+        if self.host.setup == "bundle":
+            command = shlex.join(["env", f"PYTHON={self.host.python}", "scripts/run-offline.sh",
+                                  exp, "results", "--quiet", *run_args])
+        else:
+            command = shlex.join([self.python(), "-m", "orchestrator", "run", exp, "--results",
+                                  "results", "--quiet", *run_args])
+        q = shlex.quote(self.dir)  # absolute: Slurm runs a copy of run.sh from its spool
+        self.t.shell(f"cat > {shlex.quote(self.path('.hosts/run.sh'))}",
+                     stdin=RUN_SH.format(command=command, workdir=q).encode(), what="write run.sh")
+        if self.host.place == "slurm":
+            opts = slurm.measure_options(self.host.slurm_or_default())
+            argv = ["sbatch", "--parsable", *opts, "-D", self.dir, "-o",
+                    self.path(".hosts/run.log"), self.path(".hosts/run.sh")]
+            out = self.t.run(argv, what="sbatch").stdout.decode().strip()
+            return Started(None, out.split(";")[0], "")
+        out = self.t.shell(
+            f"cd {q} && rm -f .hosts/rc && if command -v setsid >/dev/null; then s=setsid; "
+            "else s=; fi; $s nohup sh .hosts/run.sh > .hosts/run.log 2>&1 < /dev/null & "
+            "echo $!", what="start").stdout.decode().split()
+        pid = out[-1]
+        return Started(pid, None, self.lstart(pid) or "")
+
+    def lstart(self, pid: str) -> str | None:
+        done = self.t.run(["ps", "-o", "lstart=", "-p", pid], check=False, what="ps")
+        return done.stdout.decode().strip() or None if done.returncode == 0 else None
+
+    def running(self, started: Started) -> bool:
+        """Whether the sweep still runs there (a connection that fails raises HostError)."""
+        if started.job:
+            out = self.t.run(["squeue", "-h", "-j", started.job, "-o", "%T"], check=False,
+                             what="squeue").stdout.decode().strip()
+            return out in slurm.ACTIVE
+        return started.pid is not None and self.lstart(started.pid) == started.lstart
+
+    def stop(self, started: Started) -> None:
+        """Ask the sweep to stop as on Ctrl-C (it keeps every finished run)."""
+        if started.job:
+            state = self.t.run(["squeue", "-h", "-j", started.job, "-o", "%T"], check=False,
+                               what="squeue").stdout.decode().strip()
+            # a job still queued has no batch shell to signal: it is cancelled outright
+            argv = ["scancel", started.job] if state == "PENDING" else \
+                ["scancel", "--batch", "--signal=TERM", started.job]
+            self.t.run(argv, check=False, what="scancel")
+        elif started.pid and self.running(started):
+            self.t.run(["kill", "-TERM", started.pid], check=False, what="kill")
+
+    def outcome(self, started: Started) -> tuple[int | None, str | None]:
+        """(the sweep's exit code, or None; Slurm's reason when the job ended by its doing)."""
+        rc = self.t.run(["cat", self.path(".hosts/rc")], check=False, what="rc").stdout
+        code = int(rc.strip()) if rc.strip().isdigit() else None
+        why = None
+        if started.job:
+            out = self.t.run(["scontrol", "show", "job", "-o", started.job], check=False,
+                             what="scontrol").stdout.decode()
+            why = slurm.ended_why(started.job, slurm.parse_job(out))
+        return code, why
+
+    def last_log_line(self) -> str:
+        out = self.t.run(["tail", "-n", "5", self.path(".hosts/run.log")], check=False,
+                         what="log").stdout.decode(errors="replace")
+        lines = [line.strip() for line in out.splitlines() if line.strip()]
+        return lines[-1][:300] if lines else ""
+
+    def fetch(self, local: Path) -> bool:
+        """A consistent copy of the host's store (SQLite's backup, made there, while a sweep
+        may still write) into `local`; False when the host has no store yet."""
+        store = self.path("results/results.sqlite")
+        snap = self.path(".hosts/fetch.sqlite")
+        copy = ("import sqlite3, sys; s = sqlite3.connect(sys.argv[1]); "
+                "d = sqlite3.connect(sys.argv[2]); s.backup(d); d.close()")
+        made = self.t.run(["sh", "-c", f"test -f {shlex.quote(store)} && rm -f "
+                           f"{shlex.quote(snap)} && exec \"$0\" -c \"$1\" \"$2\" \"$3\"",
+                           self._fetch_python(), copy, store, snap], check=False,
+                          what="snapshot of the store")
+        if made.returncode == 1 and not made.stderr:
+            return False  # no store there yet: the sweep never began
+        if made.returncode:
+            raise HostError(self.name, explain(made.returncode, made.stderr, "store snapshot"))
+        self.t.fetch(snap, local)
+        return True
+
+    def _fetch_python(self) -> str:
+        return self.python() if self.host.setup != "bundle" else self.host.python

@@ -1,0 +1,71 @@
+"""A host placed through Slurm (a real single-node cluster behind the test sshd): the sweep
+measures in an exclusive job with Slurm's task sampling off; a job cancelled while it runs is
+one line, and the runs it finished are fetched and kept."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from orchestrator.cli import main
+
+from .conftest import SlurmCluster, SshServer, hosts_yaml, tiny
+
+pytestmark = pytest.mark.torch
+PLACED = {"place": "slurm", "slurm": {"partition": "debug", "time": "10"}}
+
+
+def _runs(store: Path) -> int:
+    if not store.exists():
+        return 0
+    with sqlite3.connect(f"{store.as_uri()}?mode=ro", uri=True) as db:
+        try:
+            return int(db.execute("SELECT count(*) FROM runs").fetchone()[0])
+        except sqlite3.OperationalError:
+            return 0
+
+
+def test_a_slurm_host_runs_its_sweep_in_an_exclusive_job(tmp_path: Path, sshd: SshServer,
+                                                        slurm: SlurmCluster,
+                                                        capfd: pytest.CaptureFixture[str]) -> None:
+    hosts = hosts_yaml(tmp_path / "hosts.yaml", sshd, {"cluster": PLACED})
+    results = tmp_path / "results"
+    code = main(["run", str(tiny(tmp_path / "tiny.yaml")), "--hosts", str(hosts), "--results",
+                 str(results), "--poll", "0.3"])
+    err = capfd.readouterr().err
+    assert code == 0, err
+    job = re.search(r"sweep started \(Slurm job (\d+)\)", err)
+    assert job, err
+    shown = slurm.run("scontrol", "show", "job", "-o", job.group(1)).stdout
+    assert "JobState=COMPLETED" in shown and "OverSubscribe=NO" in shown  # --exclusive
+    assert "Partition=debug" in shown and "TimeLimit=00:10:00" in shown
+    assert "host cluster: sweep complete; store fetched" in err
+    assert _runs(results / "hosts" / "cluster" / "results.sqlite") == 1
+
+
+def test_a_cancelled_job_is_one_line_and_its_finished_runs_are_kept(
+        tmp_path: Path, sshd: SshServer, slurm: SlurmCluster,
+        capfd: pytest.CaptureFixture[str]) -> None:
+    hosts = hosts_yaml(tmp_path / "hosts.yaml", sshd, {"cluster": PLACED})
+    results = tmp_path / "results"
+    argv = ["run", str(tiny(tmp_path / "long.yaml", processes=40)), "--hosts", str(hosts),
+            "--results", str(results), "--poll", "0.3"]
+    assert main([*argv, "--detach"]) == 0
+    job = json.loads((results / "hosts" / "cluster" / "attach.json").read_text())["job"]
+    remote = tmp_path / "remote-cluster" / "results" / "results.sqlite"
+    deadline = time.monotonic() + 120
+    while _runs(remote) < 1 and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert _runs(remote) >= 1
+    assert slurm.run("scancel", job).returncode == 0  # an admin, or the user elsewhere
+    capfd.readouterr()
+    assert main(argv) == 1
+    err = capfd.readouterr().err
+    assert f"host cluster: the Slurm job {job} was cancelled; store fetched" in err
+    assert _runs(results / "hosts" / "cluster" / "results.sqlite") >= 1
+    assert _runs(results / "results.sqlite") >= 1  # merged: nothing fetched is lost
