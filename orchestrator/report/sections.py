@@ -21,6 +21,7 @@ from orchestrator.report import (
     checks,
     clocks,
     energy,
+    first_call_breakdown,
     ratios,
     state_checks,
     tables,
@@ -88,12 +89,13 @@ def _first_call(fig: pd.DataFrame, th: Thresholds, data: Dataset) -> Section:
     rows = timing_tables.first_call_rows(fig)  # selected once: tables, checks and plot
     # the spread only where a cold series was repeated; priming runs where there were any
     spread, priming = cache_report.cold_spread_table(rows), cache_report.priming_table(data)
+    breakdown = first_call_breakdown.breakdown_table(fig)  # jax: only where it was printed
     return Section(
         "2. First call across processes",
         "The first matmul of each process: when the call returned and when a sync after it "
         "returned. For burn, process 1 starts from a cold autotune cache, process 2 finds it "
         "warm.", [timing_tables.first_call_table(rows),
-                  *(t for t in (spread, priming) if not t.frame.empty)],
+                  *(t for t in (spread, priming, breakdown) if not t.frame.empty)],
         checks.odd_times(rows)
         + checks.first_call_cost(fig[fig["device"] != "cpu"], th) + checks.load(rows, th)
         + cache_report.unproven_warnings(rows) + cache_report.settings_warnings(data),
