@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from orchestrator import programs
 from orchestrator.data.dataset import Dataset
 from orchestrator.report import (
     cache_report,
@@ -79,7 +80,10 @@ def _clocks(fig: pd.DataFrame) -> Section:
         "and median, with the differences named; then the kernels each framework ran, and "
         "burn / PyTorch on kernel time.",
         [*clocks.clock_tables(selected), clocks.kernel_table(selected),
-         clocks.kernel_ratio_table(selected)],
+         clocks.kernel_ratio_table(selected),
+         # every other candidate's (JAX) only where it has kernel times beside the reference's
+         *(t for t in (clocks.kernel_ratio_table(selected, name) for name in programs.names()
+                       if name not in ("torch", "burn")) if not t.frame.empty)],
         checks.odd_times(selected.kernels) + clocks.device_time_excess(selected)
         + clocks.undivided(selected),
         rows=selected.rows)
