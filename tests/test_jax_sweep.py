@@ -1,8 +1,9 @@
 """The real JAX CPU program through the orchestrator: plan, run, dataset, report with JAX rows.
 
-A small sweep (32x32, 2 reps): an mm run at one thread, a first-call series of two processes from
-an emptied compilation cache (admission threshold 0, recorded), and an accuracy run; then the
-dataset's JAX rows, the cache proofs and the report's breakdown table are checked.
+A small sweep (32x32, 2 reps): an mm run at one thread (and torch's, for the ratios), a
+first-call series of two processes from an emptied compilation cache (admission threshold 0,
+recorded), and an accuracy run; then the dataset's JAX rows, the cache proofs and the
+report's breakdown table are checked.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ experiments:
   jax-mm:
     mode: mm
     threads: [1]
-    targets: [{program: jax, device: cpu}]
+    targets: [{program: jax, device: cpu}, {program: torch, device: cpu}]
   jax-first:
     mode: mm
     processes: 2
@@ -49,7 +50,8 @@ def test_jax_cpu_sweep_has_jax_rows_cache_proofs_and_breakdown(tmp_path: Path) -
     exp.write_text(EXPERIMENTS, encoding="utf-8")
     plan = _cli("plan", str(exp))
     assert plan.returncode == 0, plan.stderr
-    assert "4 run, 0 skip" in plan.stdout + plan.stderr  # mm, two processes, accuracy
+    # jax and torch mm, two processes, accuracy
+    assert "5 run, 0 skip" in plan.stdout + plan.stderr
     results = tmp_path / "results"
     done = _cli("run", str(exp), "--results", str(results))
     assert done.returncode == 0, done.stdout + done.stderr
@@ -59,7 +61,7 @@ def test_jax_cpu_sweep_has_jax_rows_cache_proofs_and_breakdown(tmp_path: Path) -
     jax_rows = [r for r in rows if r["framework"] == "jax"]
     assert {r["method"] for r in jax_rows} >= {
         "no_sync", "with_sync", "readback", "first_call_lower", "first_call_compile",
-        "first_call_run", "max_err_f64_ref"}
+        "first_call_run", "accuracy"}
     one_thread = {r["threads"] for r in jax_rows if r["experiment"] == "jax-mm"}
     assert one_thread == {"1"}
     proofs = {r["process"]: r["cache_proof"] for r in jax_rows
@@ -72,3 +74,6 @@ def test_jax_cpu_sweep_has_jax_rows_cache_proofs_and_breakdown(tmp_path: Path) -
     assert "### First call taken apart (trace and lower, compile, first run)" in text
     assert "| jax-first | JAX | cpu | 2 | warm |" in text
     assert "dispatches asynchronously on the CPU too" in text
+    # the ratios in roles: JAX, the candidate, against PyTorch, the reference
+    assert "JAX / PyTorch: time ratios (above 1: JAX is slower)" in text
+    assert "JAX: 0.10" in text or "JAX: 0." in text  # its version among the report's facts
