@@ -145,9 +145,10 @@ def _label_info(label: str) -> tuple[str, str | None]:
 @programs.derived
 @lru_cache(maxsize=1)
 def _warm_program() -> str | None:
-    """The program whose warm-up lines these are: the one with a 'warm' mode."""
+    """The program warm-up lines imply when nothing else says: the first registered with a
+    'warm' mode (burn, the puzzle's program; a JAX log's header names JAX, which wins)."""
     having = [p.name for p in programs.REGISTRY.values() if "warm" in p.modes]
-    return having[0] if len(having) == 1 else None
+    return having[0] if having else None
 
 
 @programs.derived
