@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run a sweep on a machine with a GPU but without cargo or network (README: Running on an
 # NVIDIA GPU). Needs what `python -m orchestrator bundle` left in build/bundle.tar.xz,
-# and a Python with torch, pandas, numpy, psutil and PyYAML already installed.
+# and a Python with torch, pandas, numpy, psutil and PyYAML already installed (and JAX, for
+# the jax targets: the machine's own JAX, with its CUDA plugin, is the one the runs import).
 #   scripts/run-offline.sh [EXPERIMENTS.yaml] [RESULTS_DIR] [extra `run` options...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +20,7 @@ if [ ! -d build/bin ] || ! ls build/wheels/*.whl >/dev/null 2>&1; then
     exit 2
 fi
 # Wheels are zip files: unpacking them needs neither pip nor venv nor a network, and the
-# machine's own torch stays the one bench_py imports (PYTHONPATH is not passed to programs).
+# machine's own torch and JAX stay the ones bench_py imports (PYTHONPATH is not passed to programs).
 site=build/offline-site
 if [ ! -f "$site/.unpacked" ]; then
     rm -rf "$site" && mkdir -p "$site"

@@ -1,7 +1,8 @@
 """The benchmark programs, one module per framework, behind one interface.
 
 `base` (the `Program` interface and `Paths`), `torch` (bench_py/exec_gpu.py), `burn` (the
-bench_rust crates), `cargo` (building burn's crates). The registry here (`REGISTRY`, `get`,
+bench_rust crates), `jax` (bench_py/exec_jax.py; its compilation cache in `jax/cache`),
+`cargo` (building burn's crates). The registry here (`REGISTRY`, `get`,
 `register`) is what the experiments file's `program` key and its JSON Schema, the plan, the
 runner, the machine facts, the parser and the report read. Adding a framework: one module
 with a `Program` subclass, one `register(...)` line below, and its benchmark program.
@@ -16,6 +17,7 @@ from typing import Any, TypeVar
 
 from orchestrator.programs.base import Paths, Program
 from orchestrator.programs.burn import Burn
+from orchestrator.programs.jax import Jax
 from orchestrator.programs.torch import Torch
 
 __all__ = ["REGISTRY", "Paths", "Program", "derived", "get", "names", "reference", "register",
@@ -71,3 +73,4 @@ def _changed() -> None:
 
 register(Torch())
 register(Burn())
+register(Jax())

@@ -38,6 +38,13 @@ class Program(ABC):
     device_needs: ClassVar[dict[str, tuple[str, ...]]] = {}
     # devices whose runs autotune into an on-disk cache: a cache sweep means something there
     cached_devices: ClassVar[tuple[str, ...]] = ()
+    # devices where a call returns before its work is done: beside the accelerators, the CPU for
+    # a program that dispatches asynchronously there too (JAX), so no sync != with sync is right
+    async_cpu: ClassVar[bool] = False
+    # the cache's folder, project-relative ('bench_py', 'target', 'jax-cache'): a cold run
+    # removes it, and only a folder of that name inside project/<first part>; () = cubecl's rule
+    # (the outermost Cargo.toml above the working folder, run/cache.py)
+    cache_home: ClassVar[tuple[str, ...]] = ()
     # devices whose runs go through the CUDA driver: each gets its own CUDA_CACHE_PATH
     driver_cache_devices: ClassVar[tuple[str, ...]] = ()
     # environment variables that change what a cold or warm cache means (flagged when set)

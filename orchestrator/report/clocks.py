@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
+from orchestrator import programs
 from orchestrator.report.spread import ratio
 from orchestrator.report.tables import (
     Table,
@@ -229,27 +230,32 @@ def _plain(quotient: float | None) -> str:
     return "?" if quotient is None else f"{quotient:.2f}"
 
 
-def kernel_ratio_table(selected: ClockRows) -> Table:
-    """burn / PyTorch on kernel time (the per-matmul figure of each), min and median."""
-    title = "burn / PyTorch on kernel time"
+def kernel_ratio_table(selected: ClockRows, candidate: str = "burn") -> Table:
+    """candidate / reference (burn / PyTorch, JAX / PyTorch) on kernel time (the per-matmul
+    figure of each), min and median."""
+    found = programs.reference()
+    reference = found[0] if found is not None else programs.get("torch")
+    mine, ref = programs.get(candidate).title, reference.title
+    title = f"{mine} / {ref} on kernel time"
+    name = "kernel_ratio" if candidate == "burn" else f"kernel_ratio_{candidate}"
     rows = selected.rows
     rows = rows[rows["method"] == "kernel_time"]
     records = []
     for label, shape in ordered(rows, ["label", "shape"]):
         here = lookup(rows, label=label, shape=shape)
-        burn, torch = lookup(here, framework="burn"), lookup(here, framework="torch")
+        burn, torch = lookup(here, framework=candidate), lookup(here, framework=reference.name)
         for b_prof, t_prof in ((b, t) for b in ("ncu", "cupti") for t in ("ncu", "cupti")):
             b_vals = [_value(burn, "kernel_time", b_prof, s) for s in _STATS]
             t_vals = [_value(torch, "kernel_time", t_prof, s) for s in _STATS]
             if None in b_vals or None in t_vals:
                 continue
             records.append({"device": label, "shape": shape,
-                            "burn kernel time": f"{duration(b_vals[1])} ({b_prof})",
-                            "PyTorch kernel time": f"{duration(t_vals[1])} ({t_prof})",
+                            f"{mine} kernel time": f"{duration(b_vals[1])} ({b_prof})",
+                            f"{ref} kernel time": f"{duration(t_vals[1])} ({t_prof})",
                             "ratio of min": _plain(ratio(b_vals[0], t_vals[0])),
                             "ratio of median": _plain(ratio(b_vals[1], t_vals[1]))})
     if not records:
-        return empty("kernel_ratio", title, "no target has kernel times of both frameworks")
-    return Table("kernel_ratio", title, pd.DataFrame(records),
+        return empty(name, title, "no target has kernel times of both frameworks")
+    return Table(name, title, pd.DataFrame(records),
                  notes=["Medians shown; each framework's kernels as its profiler saw them "
                         "(no raw samples from ncu, so no interval)."])

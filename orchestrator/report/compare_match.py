@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from orchestrator import programs
 from orchestrator.report.compare_sides import Side
 from orchestrator.report.spread import sample_sets, summary_keys
 
@@ -111,7 +112,7 @@ _ACCURACY_BUILDS = {"flex template": "flex(template)", "flex default": "flex"}
 
 def accuracy_label(label: str) -> str:
     first, _, rest = label.partition(" ")
-    if first not in ("torch", "burn") or not rest:
+    if first not in programs.names() or not rest:
         return label
     if rest.startswith("flex ") and rest not in _ACCURACY_BUILDS:
         return "flex+" + rest.removeprefix("flex ")
@@ -125,7 +126,7 @@ def pair_labels(ma: pd.DataFrame, mb: pd.DataFrame) -> tuple[pd.DataFrame, pd.Da
                                                                list[str]]:
     """Compare an accelerator (or fastest CPU build) under its two names as one figure."""
     notes = []
-    for framework in ("torch", "burn"):
+    for framework in programs.names():
         for kind, pick in (("accelerator", _is_accelerator), ("fastest CPU build", _is_fast_cpu)):
             la, lb = _labels(ma, framework, pick), _labels(mb, framework, pick)
             if len(la) == 1 and len(lb) == 1 and la != lb:

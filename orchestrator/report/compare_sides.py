@@ -146,6 +146,11 @@ def _torch(side: Side) -> str | None:
     return _header_versions(side, "torch") or (side.data.host.get("torch") or {}).get("version")
 
 
+def _jax(side: Side) -> str | None:
+    """JAX's version: its header, else the sweep's facts (none: the fact is left out)."""
+    return _header_versions(side, "jax") or (side.data.host.get("jax") or {}).get("version")
+
+
 def _torch_cuda(side: Side) -> str | None:
     return (side.data.host.get("torch") or {}).get("cuda")
 
@@ -243,6 +248,7 @@ FACTS: list[tuple[str, Callable[[Side], str | None]]] = [
     ("torch BLAS", _blas),
     ("burn", _burn),
     ("burn features (backend)", _burn_features),
+    ("jax", _jax),
     ("precision", _precision),
     ("CPU thread counts", _cpu_threads),
     ("1-minute load before runs", _load),

@@ -1,4 +1,5 @@
-"""Beyond the chapter: how certain each median is, and burn / PyTorch ratios with their spread.
+"""Beyond the chapter: how certain each median is, and each candidate / reference ratio (burn /
+PyTorch, JAX / PyTorch: every program against the registry's reference) with their spread.
 
 Both need the raw samples (`# samples` lines); from summary lines alone the report can give the
 ratio of minima and of medians, but no interval.
@@ -72,22 +73,24 @@ def spread_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
 def ratio_table(pairs: list[dict[str, Any]]) -> Table:
     """burn time / PyTorch time for each pair that measured the same thing on the same device
     in the same arithmetic (fp32 with fp32, tf32 with tf32)."""
-    title = "burn / PyTorch: time ratios (above 1: burn is slower)"
     records = [r for r in pairs if not r["_mixed"]]
     if not records:
+        title = "burn / PyTorch: time ratios (above 1: burn is slower)"
         return empty("ratios", title, "no burn and PyTorch runs of the same kind to compare")
-    frame = _public(pd.DataFrame(records))
+    frame, word, title = _roles(records)
+    title += f": time ratios (above 1: {word} is slower)"
     arith = frame.pop("arithmetic")
     return Table("ratios", title, frame.assign(arithmetic=arith) if arith.any() else frame)
 
 
 def mixed_ratio_table(pairs: list[dict[str, Any]]) -> Table:
     """The pairs of different arithmetic (burn TF32 / PyTorch FP32), set apart and flagged."""
-    title = "Set apart: burn / PyTorch of different arithmetic (not like for like)"
     records = [r for r in pairs if r["_mixed"]]
     if not records:
+        title = "Set apart: burn / PyTorch of different arithmetic (not like for like)"
         return empty("ratios_mixed", title, "every pair computes in the same arithmetic")
-    frame = _public(pd.DataFrame(records))
+    frame, _word, title = _roles(records)
+    title = f"Set apart: {title} of different arithmetic (not like for like)"
     return Table("ratios_mixed", title, frame[["arithmetic", *(c for c in frame
                                                               if c != "arithmetic")]])
 
@@ -95,15 +98,27 @@ def mixed_ratio_table(pairs: list[dict[str, Any]]) -> Table:
 def arithmetic_checks(pairs: list[dict[str, Any]]) -> list[str]:
     """Under the ratio tables: which pairs compare two arithmetics, and what was done."""
     records = pairs
-    mixed = [(r["burn"], r["_b_prec"], r["PyTorch"], r["_t_prec"]) for r in records
+    mixed = [(r["candidate"], r["_b_prec"], r["reference"], r["_t_prec"]) for r in records
              if r["_mixed"]]
-    equals = {r["burn"] for r in records if not r["_mixed"]}
+    equals = {r["candidate"] for r in records if not r["_mixed"]}
     return [arithmetic.mixed_note(mixed, equals)] if mixed else []
 
 
 def pairs(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
     """Every burn / PyTorch pair with its ratios ('_'-columns for the checks), selected once."""
     return _accelerator_ratios(fig, sets) + _cpu_ratios(fig, sets)
+
+
+def _roles(records: list[dict[str, Any]]) -> tuple[pd.DataFrame, str, str]:
+    """The table in roles named by the programs' titles: the candidate column takes its
+    program's title where one candidate is in the table ('burn'), else 'candidate'; the
+    reference column its title ('PyTorch'). Also the word for 'slower' and 'X / REF'."""
+    candidates = list(dict.fromkeys(r["_candidate"] for r in records))
+    word = candidates[0] if len(candidates) == 1 else "candidate"
+    reference = records[0]["_reference"]
+    frame = _public(pd.DataFrame(records)).rename(
+        columns={"candidate": word, "reference": reference})
+    return frame, word, f"{' and '.join(candidates)} / {reference}"
 
 
 def _public(frame: pd.DataFrame) -> pd.DataFrame:
@@ -175,13 +190,18 @@ def _ratio_record(torch: pd.DataFrame, burn: pd.DataFrame,
         "arithmetic": f"{arithmetic.words(b_prec)} vs {arithmetic.words(t_prec)}" if mixed
         else b_prec,
         "_mixed": mixed, "_b_prec": b_prec, "_t_prec": t_prec,
-        "burn": run_name(b_min), "PyTorch": run_name(t_min),
+        "_candidate": _title(b_min["framework"]), "_reference": _title(t_min["framework"]),
+        "candidate": run_name(b_min), "reference": run_name(t_min),
         "method": METHOD_NAMES[b_min["method"]],
         "min ratio": _times(ratio(b_min["value_s"], t_min["value_s"])),
         "median ratio": _times(ratio(b_med["value_s"], t_med["value_s"]))
         if t_med is not None and b_med is not None else "",
         "median ratio 95% CI": f"{_times(ci[0])} – {_times(ci[1])}" if ci else "no samples",
     }
+
+
+def _title(framework: str) -> str:
+    return programs.REGISTRY[framework].title if framework in programs.REGISTRY else framework
 
 
 def _stat_row(rows: pd.DataFrame, stat: str) -> pd.Series | None:

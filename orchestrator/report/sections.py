@@ -15,12 +15,14 @@ from typing import Any
 
 import pandas as pd
 
+from orchestrator import programs
 from orchestrator.data.dataset import Dataset
 from orchestrator.report import (
     cache_report,
     checks,
     clocks,
     energy,
+    first_call_breakdown,
     ratios,
     state_checks,
     tables,
@@ -78,7 +80,10 @@ def _clocks(fig: pd.DataFrame) -> Section:
         "and median, with the differences named; then the kernels each framework ran, and "
         "burn / PyTorch on kernel time.",
         [*clocks.clock_tables(selected), clocks.kernel_table(selected),
-         clocks.kernel_ratio_table(selected)],
+         clocks.kernel_ratio_table(selected),
+         # every other candidate's (JAX) only where it has kernel times beside the reference's
+         *(t for t in (clocks.kernel_ratio_table(selected, name) for name in programs.names()
+                       if name not in ("torch", "burn")) if not t.frame.empty)],
         checks.odd_times(selected.kernels) + clocks.device_time_excess(selected)
         + clocks.undivided(selected),
         rows=selected.rows)
@@ -88,12 +93,13 @@ def _first_call(fig: pd.DataFrame, th: Thresholds, data: Dataset) -> Section:
     rows = timing_tables.first_call_rows(fig)  # selected once: tables, checks and plot
     # the spread only where a cold series was repeated; priming runs where there were any
     spread, priming = cache_report.cold_spread_table(rows), cache_report.priming_table(data)
+    breakdown = first_call_breakdown.breakdown_table(fig)  # jax: only where it was printed
     return Section(
         "2. First call across processes",
         "The first matmul of each process: when the call returned and when a sync after it "
         "returned. For burn, process 1 starts from a cold autotune cache, process 2 finds it "
         "warm.", [timing_tables.first_call_table(rows),
-                  *(t for t in (spread, priming) if not t.frame.empty)],
+                  *(t for t in (spread, priming, breakdown) if not t.frame.empty)],
         checks.odd_times(rows)
         + checks.first_call_cost(fig[fig["device"] != "cpu"], th) + checks.load(rows, th)
         + cache_report.unproven_warnings(rows) + cache_report.settings_warnings(data),

@@ -42,11 +42,14 @@ TABLES: list[tuple[str, str, Callable[[pd.DataFrame, Dataset], Table], list[str]
      lambda fig, d: timing_tables.warmup_table(timing_tables.warmup_rows(fig)),
      ["cache", "warm-up"]),
 ]
-MACHINE_FACTS = ("accelerators (devices of the figures)", "GPU", "CPU", "OS", "torch", "burn")
+MACHINE_FACTS = ("accelerators (devices of the figures)", "GPU", "CPU", "OS", "torch", "burn",
+                 "jax")
+OPTIONAL_FACTS = ("jax",)  # shown only where the side recorded it (older sweeps have none)
 
 
 def machine_line(letter: str, side: Side) -> str:
     facts = {what: read(side) for what, read in FACTS if what in MACHINE_FACTS}
+    facts = {w: v for w, v in facts.items() if v is not None or w not in OPTIONAL_FACTS}
     words = "; ".join(f"{what.split(' (')[0]} {value or NOT_RECORDED}"
                       for what, value in facts.items())
     return f"- **{letter}** = `{side.name}`: {words}."

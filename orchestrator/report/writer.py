@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from orchestrator import programs
 from orchestrator.data import outputs
 from orchestrator.data.dataset import Dataset
 from orchestrator.report import plots, tables
@@ -94,7 +95,11 @@ def _source_lines(data: Dataset, th: Thresholds) -> list[str]:
     facts = [("host", host.get("cpu_model")), ("OS", host.get("os")),
              ("GPUs", ", ".join(g.get("name", "") for g in host.get("gpus") or [])),
              ("torch", (host.get("torch") or {}).get("version")), ("burn", host.get("burn")),
-             ("rustc", host.get("rustc"))]
+             ("rustc", host.get("rustc")),
+             # every other program's version (JAX), as its facts recorded it
+             *((p.title, (host.get(name) or {}).get("version")) for name, p in
+               programs.REGISTRY.items() if name not in ("torch", "burn")
+               and isinstance(host.get(name), dict))]
     lines += [f"{name}: {value}." for name, value in facts if value]
     if data.figures["load1_before"].isna().all() and data.figures["load1_after"].isna().all():
         lines.append("The load average was not recorded (a captured log does not carry it).")

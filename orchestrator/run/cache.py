@@ -1,4 +1,7 @@
-"""burn's on-disk autotune cache: where it is, removing it safely, and whether a run wrote it.
+"""A program's on-disk cache: where it is, removing it safely, and whether a run wrote it.
+
+A program that names its own folder (`Program.cache_home`, project-relative: JAX's compilation
+cache) has it there; burn's is cubecl's, found from the working folder:
 
 cubecl keeps autotune results in `<dir>/target/environment/`, where `<dir>` is the outermost
 folder holding a `Cargo.toml` on the way up from the process's working directory (see
@@ -15,6 +18,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator import programs
+from orchestrator.data.records import RunDef
 from orchestrator.errors import CacheSafetyError
 
 CACHE_PARTS = ("target", "environment")
@@ -35,6 +40,15 @@ def cache_dir_for(cwd: Path) -> Path:
             f"no Cargo.toml above {cwd}: cubecl would use a per-user cache, which the "
             "orchestrator never deletes; start burn programs inside bench_rust/")
     return outermost.joinpath(*CACHE_PARTS)
+
+
+def cache_home(run: RunDef, project: Path, cwd: Path) -> tuple[Path, Path, tuple[str, ...]]:
+    """(the run's cache folder, the folder it must lie in, the names it must end with): the
+    program's own `cache_home` under the project, else cubecl's folder above `cwd`."""
+    home = programs.get(run.program).cache_home
+    if home:
+        return project.joinpath(*home), project / home[0], home[1:]
+    return cache_dir_for(cwd), project / "bench_rust", CACHE_PARTS
 
 
 def config_override(cwd: Path) -> Path | None:
@@ -76,12 +90,13 @@ class CacheContents:
         return (self.files, self.bytes) != (before.files, before.bytes)
 
 
-def check_removable(path: Path, rust_dir: Path) -> Path:
-    """The resolved cache folder if it is safe to remove; CacheSafetyError otherwise."""
+def check_removable(path: Path, rust_dir: Path, parts: tuple[str, ...] = CACHE_PARTS) -> Path:
+    """The resolved cache folder if it is safe to remove; CacheSafetyError otherwise. `rust_dir`
+    is the folder it must lie in (bench_rust/ for cubecl's), `parts` the names it ends with."""
     rust_root = Path(os.path.realpath(rust_dir))
     literal = Path(os.path.abspath(path))
-    if tuple(literal.parts[-2:]) != CACHE_PARTS:
-        raise CacheSafetyError(f"refusing to remove {path}: not a '{'/'.join(CACHE_PARTS)}' "
+    if tuple(literal.parts[-len(parts):]) != parts:
+        raise CacheSafetyError(f"refusing to remove {path}: not a '{'/'.join(parts)}' "
                                "cache folder")
     # Any symlink on the way (the cache itself, target/, or a parent) could lead outside.
     for part in (literal, *literal.parents):
@@ -119,9 +134,10 @@ def _store_lock(path: Path) -> bool:
         return False
 
 
-def remove_cache(path: Path, rust_dir: Path) -> CacheContents:
-    """Remove burn's cache folder; returns what was there (files, bytes) for the record."""
-    resolved = check_removable(path, rust_dir)
+def remove_cache(path: Path, rust_dir: Path, parts: tuple[str, ...] = CACHE_PARTS
+                 ) -> CacheContents:
+    """Remove a cache folder; returns what was there (files, bytes) for the record."""
+    resolved = check_removable(path, rust_dir, parts)
     before = CacheContents.of(resolved)
     if resolved.exists():
         _rmtree(resolved)
@@ -133,7 +149,7 @@ def _rmtree(folder: Path) -> None:
     immutable or busy file): CacheSafetyError, a failed run with that reason."""
     def failed(_func: object, path: str, exc: BaseException) -> None:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise CacheSafetyError(f"cannot empty burn's cache {folder}: {path}: {why} "
+        raise CacheSafetyError(f"cannot empty the cache {folder}: {path}: {why} "
                                "(the run did not start)")
 
     if sys.version_info >= (3, 12):

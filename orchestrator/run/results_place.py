@@ -18,7 +18,7 @@ from pathlib import Path
 
 from orchestrator.data.records import CacheAction
 from orchestrator.errors import CacheSafetyError, InputError
-from orchestrator.run.cache import cache_dir_for
+from orchestrator.run.cache import cache_home
 from orchestrator.run.runner import program_cwd
 from orchestrator.spec.plan import PlannedRun
 
@@ -30,7 +30,7 @@ def caches_touched(planned: list[PlannedRun], project: Path) -> dict[Path, tuple
         if p.skip_reason is not None or p.run.cache_action == CacheAction.NONE:
             continue
         try:
-            folder = cache_dir_for(program_cwd(p.run, project))
+            folder = cache_home(p.run, project, program_cwd(p.run, project))[0]
         except CacheSafetyError:
             continue  # no cache to touch: the run itself fails with the reason
         verb = "deletes" if p.run.cache_action == CacheAction.DELETE else "fills"

@@ -39,7 +39,7 @@ from orchestrator.run import (
     gpu_state,
     profile,
 )
-from orchestrator.run.cache import cache_dir_for, check_removable, config_override, remove_cache
+from orchestrator.run.cache import cache_home, check_removable, config_override, remove_cache
 from orchestrator.run.machine import Load
 from orchestrator.run.process import spawn
 
@@ -106,18 +106,17 @@ def prepare_cache(run: RunDef, project: Path, held: ExitStack | None = None,
     if run.cache == CacheState.NONE or not programs.get(run.program).cached_devices:
         return None
     cwd = program_cwd(run, project)
-    override = config_override(cwd)
+    override = None if programs.get(run.program).cache_home else config_override(cwd)
     if override is not None:
         raise CacheSafetyError(f"{override} may move burn's cache; remove it for cache sweeps")
-    path = cache_dir_for(cwd)
-    rust = project / "bench_rust"
+    path, rust, parts = cache_home(run, project, cwd)
     if run.cache_action == CacheAction.DELETE:
-        check_removable(path, rust)  # refused before the lock, whose key is the real path
+        check_removable(path, rust, parts)  # refused before the lock, whose key is the real path
     if held is not None:
         held.enter_context(cache_lock.held(path, results))
     info: dict[str, Any] = {"path": str(path), "action": run.cache_action}
     if run.cache_action == CacheAction.DELETE:
-        info["removed"] = asdict(remove_cache(path, rust))
+        info["removed"] = asdict(remove_cache(path, rust, parts))
     return cache_record.begin(run, path, info)
 
 

@@ -37,7 +37,7 @@ from orchestrator.data.store import Store
 from orchestrator.errors import CacheSafetyError, InputError, StoreError
 from orchestrator.programs.cargo import Builder
 from orchestrator.run import driver_cache, leftovers, profile, results_place, resume
-from orchestrator.run.cache import CacheContents, cache_dir_for, config_override
+from orchestrator.run.cache import CacheContents, cache_home, config_override
 from orchestrator.run.detect import assumed
 from orchestrator.run.machine import capabilities, cpu_count, host_facts
 from orchestrator.run.progress import Progress
@@ -100,7 +100,7 @@ def _priming_state(planned: PlannedRun, project: Path,
         return None
     cwd = program_cwd(run, project)
     try:
-        cache = cache_dir_for(cwd)
+        cache = cache_home(run, project, cwd)[0]
     except CacheSafetyError:
         return None  # the measured run fails with the reason; priming would be wasted
     if config_override(cwd) is not None:

@@ -33,6 +33,7 @@ FORMAT_VERSION = 1
 
 Capability = Literal[
     "cuda", "mps", "metal", "vulkan", "macos", "linux", "x86_64", "arm64", "apple-silicon", "torch",
+    "jax",  # JAX importable by the sweep's Python
     "ncu",  # Nsight Compute on PATH: what a profile run (`profile: [ncu]`) needs
 ]
 Crate = Literal["exec-gpu", "exec-cpu", "exec-amx"]
@@ -41,7 +42,7 @@ CacheState = Literal["cold", "warm", "none"]
 WarmupKind = Literal["dropped", "kept"]
 Threads = lim.ThreadCount | Literal["auto"]
 Profiler = Literal["ncu"]  # a profile run of each measured CUDA mm run, under Nsight Compute
-Precision = Literal["fp32", "tf32"]
+Precision = Literal["fp32", "tf32", "default", "highest"]  # jax: default | highest
 
 
 class Strict(BaseModel):

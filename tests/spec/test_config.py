@@ -28,8 +28,8 @@ experiments:
 
 def test_project_experiments_file_is_valid() -> None:
     cfg = config.load(PROJECT / "experiments.yaml")
-    assert set(cfg.experiments) == {"methods", "first-call", "cpu", "accuracy", "warmup",
-                                    "failed-build"}
+    assert set(cfg.experiments) == {"methods", "first-call", "jax-first-call", "cpu",
+                                    "accuracy", "warmup", "failed-build"}
     assert cfg.defaults.shape == (1024, 1024) and cfg.defaults.reps == 20
     assert cfg.builds["accelerate"].expect_failure
     assert cfg.experiments["accuracy"].shapes == ((256, 256),)
@@ -73,7 +73,8 @@ def _error(tmp_path: Path, text: str) -> ConfigError:
         (GOOD + "  cpu:\n    mode: mm\n", 11, "experiments.cpu", "duplicate key 'cpu'"),
         (GOOD.replace("targets:", "targets: [oops"), 9, "", "YAML syntax error"),
         (GOOD.replace("version: 1\n", ""), 1, "version", "required key is missing"),
-        (GOOD.replace("mode: mm", "mode: warm"), 6, "experiments.cpu", "burn program mode"),
+        (GOOD.replace("mode: mm", "mode: warm"), 6, "experiments.cpu",
+         "burn and jax program mode"),
     ],
 )
 def test_mistakes_name_line_path_and_expectation(tmp_path: Path, text: str, line: int,

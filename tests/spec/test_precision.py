@@ -47,8 +47,8 @@ def _error(tmp_path: Path, text: str) -> ConfigError:
          "torch on cpu computes only fp32 ('tf32' needs device cuda)"),
         ("{program: torch, device: mps, precision: tf32}", "torch on mps computes only fp32"),
         ("{program: torch, device: auto, precision: tf32}", "needs device cuda"),
-        ("{program: torch, device: cuda, precision: bf16}", "expected 'fp32' or 'tf32' (got "
-                                                            "'bf16')"),
+        ("{program: torch, device: cuda, precision: bf16}",
+         "expected 'fp32', 'tf32', 'default' or 'highest' (got 'bf16')"),
         ("{program: burn, build: cuda, device: cuda, precision: tf32}",
          "a burn target takes no 'precision': burn's arithmetic is chosen by cubecl's autotune"),
         ("{program: burn, build: cuda, device: cuda, precision: fp32}", "takes no 'precision'"),

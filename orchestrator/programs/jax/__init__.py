@@ -1,0 +1,96 @@
+"""JAX: bench_py/exec_jax.py, run by the sweep's Python (the machine's own JAX on a GPU box).
+
+It takes `--threads N` (XLA's CPU pool, NPROC; confirmed by the `jax VERSION, threads N` header),
+`--precision default|highest` (on cuda the default may be TF32: the header says `unknown` and
+the accuracy arrays decide) and, in a cache sweep, `--cache-dir` for its persistent compilation
+cache, kept in `bench_py/target/jax-cache` (cold: emptied and proven empty; warm: proven by the
+entries it holds, programs/jax/cache.py). Headers: `jax VERSION, threads N`,
+`jax precision fp32|unknown (why)`, `jax cache DIR, min compile time S s, min entry size B B`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+from typing import Any, ClassVar
+
+from orchestrator.data.records import CacheState, Header, RunDef
+from orchestrator.programs.base import Paths, Program
+from orchestrator.programs.jax import cache
+
+_HEADER = re.compile(r"jax ([0-9][^\s,]*)(?:, threads ([0-9]{1,9}))?")
+_PRECISION_HEADER = re.compile(r"jax precision (fp32|tf32|unknown)(?: \((.*)\))?")
+_CACHE_HEADER = re.compile(r"jax cache (?:off|.+, min compile time \S+ s, min entry size \d+ B)")
+_FACTS = ("import json,jax;d=jax.devices();print(json.dumps({'version':jax.__version__,"
+          "'backend':jax.default_backend(),'devices':[x.device_kind for x in d]}))")
+_IMPORTABLE = "import importlib.util,sys; sys.exit(importlib.util.find_spec('jax') is None)"
+
+
+class Jax(Program):
+    name = "jax"
+    title = "JAX"
+    devices = ("cpu", "cuda")
+    device_needs: ClassVar[dict[str, tuple[str, ...]]] = {"cpu": ("jax",), "cuda": ("jax", "cuda")}
+    cached_devices = ("cpu", "cuda")
+    cache_home = ("bench_py", "target", "jax-cache")
+    # XLA compiles to SASS itself (ptxas/nvJitLink), so the driver's JIT cache should stay
+    # empty, as for torch: each series gets its own folder, recorded
+    driver_cache_devices = ("cuda",)
+    cache_env = cache.CACHE_ENV
+    modes = ("mm", "warm", "accuracy")
+    thread_flag = True
+    async_cpu = True  # jax_cpu_enable_async_dispatch: the CPU returns before the work is done
+    precisions: ClassVar[dict[str, tuple[str, ...]]] = {
+        "cpu": ("default", "highest"), "cuda": ("default", "highest")}
+
+    def command(self, run: RunDef, paths: Paths) -> list[str]:
+        return [paths.python, str(paths.project / "bench_py" / "exec_jax.py")]
+
+    def argv(self, run: RunDef, paths: Paths, out_dir: Path | None) -> list[str]:
+        """The contract's argv; in a cache sweep, the persistent cache's folder."""
+        argv = super().argv(run, paths, out_dir)
+        if run.cache != CacheState.NONE:
+            argv += ["--cache-dir", str(paths.project.joinpath(*self.cache_home))]
+        return argv
+
+    def store_look(self, run: RunDef, cache_dir: Path, env: dict[str, str]) -> Any:
+        return cache.look(cache_dir, env)
+
+    def store_proof(self, cold: bool, before: Any, after: Any) -> str:
+        return (cache.cold_proof if cold else cache.warm_proof)(before, after)
+
+    def parse_header(self, line: str, line_no: int) -> Header | None:
+        if (found := _PRECISION_HEADER.fullmatch(line)) is not None:
+            return Header("jax_precision", None, None, (), None, line_no, found.group(1))
+        if _CACHE_HEADER.fullmatch(line) is not None:
+            return Header("jax_cache", None, None, (), None, line_no)
+        if (found := _HEADER.fullmatch(line)) is not None:
+            version, threads = found.groups()
+            return Header("jax", version, None if threads is None else int(threads), (), None,
+                          line_no)
+        return None
+
+    def capabilities(self, python: str) -> dict[str, str | None]:
+        """`jax`: importable by the Python the runs use."""
+        try:
+            done = subprocess.run([python, "-c", _IMPORTABLE], capture_output=True, timeout=120,
+                                  check=False)
+            found = done.returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            found = False
+        return {"jax": None if found else f"JAX is not installed for {python}"}
+
+    def facts(self, project: Path, python: str) -> dict[str, Any]:
+        """Version, default backend and device kinds of the JAX the runs will import."""
+        try:
+            done = subprocess.run([python, "-c", _FACTS], capture_output=True, text=True,
+                                  timeout=120, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            return {}
+        lines = done.stdout.strip().splitlines() if done.returncode == 0 else []
+        try:
+            return dict(json.loads(lines[-1])) if lines else {}
+        except ValueError:
+            return {}
