@@ -22,6 +22,8 @@ from orchestrator.report import (
     clocks,
     energy,
     ratios,
+    sizes,
+    sizes_report,
     state_checks,
     tables,
     timing_tables,
@@ -51,6 +53,7 @@ def build_sections(data: Dataset, fig: pd.DataFrame, sets: checks.SampleSets,
         lambda: _first_call(fig, th, data),
         lambda: _cpu(fig, sets, data.host, th), lambda: _accuracy(fig, th),
         lambda: _warmup(fig, th, data), lambda: _statistics(fig, sets),
+        lambda: _sizes(fig, data.host),
         lambda: _failures(data.figures), lambda: _machine(fig, data.host),
     ]
     return [build() for build in builders]
@@ -152,6 +155,32 @@ def _statistics(fig: pd.DataFrame, sets: checks.SampleSets) -> Section:
         [ratios.spread_table(fig, sets), ratios.ratio_table(pairs),
          *(t for t in [ratios.mixed_ratio_table(pairs)] if not t.frame.empty)],
         ratios.arithmetic_checks(pairs))
+
+
+def _sizes(fig: pd.DataFrame, host: dict[str, Any]) -> Section:
+    rows = sizes_with_peaks(fig, host)  # selected once: the tables, findings and plot
+    return Section(
+        "6b. Beyond the chapter: how cost grows",
+        "Per target, the matmul's time at each size (the smallest min over its runs) by three "
+        "clocks: the kernels' own time, the queued device time, with sync; throughput "
+        "2·M·N·M / t from the first of them measured (basis), % of the device's peak for the "
+        "run's arithmetic (the peaks table, each number with its source; 'peak unknown' where "
+        "none is known), and at least the three f32 matrices moved once, 4·(2·M·N + M·M) "
+        "bytes. Then where the launch gap equals the kernel time, where burn / PyTorch crosses "
+        "1, and the cost model t ≈ a + b·n³ fitted per target, with where it stops holding.",
+        sizes_report.size_tables(rows, host), sizes_report.findings(rows), "sizes.png", rows)
+
+
+def sizes_with_peaks(fig: pd.DataFrame, host: dict[str, Any]) -> pd.DataFrame:
+    """sizes.size_rows plus each target's peak (FLOP/s of its arithmetic, bandwidth, name)."""
+    rows = sizes.size_rows(fig)
+    if rows.empty:
+        return rows
+    found = [sizes.peak_for(r, host) for _, r in rows.iterrows()]
+    return rows.assign(
+        peak_flops=[p.flops(sizes.precision_of(str(lab))) for p, lab in
+                    zip(found, rows["label"], strict=True)],
+        peak_bw=[p.bandwidth for p in found], peak_name=[p.device for p in found])
 
 
 def _failures(figures: pd.DataFrame) -> Section:
