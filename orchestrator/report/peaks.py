@@ -102,11 +102,12 @@ def cpu_peak(host: dict[str, Any], threads: int, freq_mhz: float | None = None) 
     if lanes is None or not clock or threads < 1:
         return Peak.unknown(name, "no FMA SIMD flags or no clock recorded")
     peak = threads * lanes * 2 * X86_FMA_UNITS * clock * 1e6
-    source = (f"computed from the detected facts: {threads} cores × {lanes} f32 lanes "
+    cores = "1 core" if threads == 1 else f"{threads} cores"
+    source = (f"computed from the detected facts: {cores} × {lanes} f32 lanes "
               f"({'AVX-512' if lanes == 16 else 'AVX2'}) × 2 flop per FMA × {X86_FMA_UNITS} FMA "
               f"units (assumed: not in the flags; a one-unit part has half) × {clock:.0f} MHz "
               "(as recorded); bandwidth not measured")
-    return Peak(f"{name}, {threads} cores", peak, None, None, source)
+    return Peak(f"{name}, {cores}", peak, None, None, source)
 
 
 def _host_freq(host: dict[str, Any]) -> float | None:
