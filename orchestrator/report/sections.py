@@ -22,7 +22,6 @@ from orchestrator.report import (
     clocks,
     energy,
     ratios,
-    sizes,
     sizes_report,
     state_checks,
     tables,
@@ -158,7 +157,7 @@ def _statistics(fig: pd.DataFrame, sets: checks.SampleSets) -> Section:
 
 
 def _sizes(fig: pd.DataFrame, host: dict[str, Any]) -> Section:
-    rows = sizes_with_peaks(fig, host)  # selected once: the tables, findings and plot
+    rows = sizes_report.with_peaks(fig, host)  # selected once: the tables, findings and plot
     return Section(
         "6b. Beyond the chapter: how cost grows",
         "Per target, the matmul's time at each size (the smallest min over its runs) by three "
@@ -169,18 +168,6 @@ def _sizes(fig: pd.DataFrame, host: dict[str, Any]) -> Section:
         "bytes. Then where the launch gap equals the kernel time, where burn / PyTorch crosses "
         "1, and the cost model t ≈ a + b·n³ fitted per target, with where it stops holding.",
         sizes_report.size_tables(rows, host), sizes_report.findings(rows), "sizes.png", rows)
-
-
-def sizes_with_peaks(fig: pd.DataFrame, host: dict[str, Any]) -> pd.DataFrame:
-    """sizes.size_rows plus each target's peak (FLOP/s of its arithmetic, bandwidth, name)."""
-    rows = sizes.size_rows(fig)
-    if rows.empty:
-        return rows
-    found = [sizes.peak_for(r, host) for _, r in rows.iterrows()]
-    return rows.assign(
-        peak_flops=[p.flops(sizes.precision_of(str(lab))) for p, lab in
-                    zip(found, rows["label"], strict=True)],
-        peak_bw=[p.bandwidth for p in found], peak_name=[p.device for p in found])
 
 
 def _failures(figures: pd.DataFrame) -> Section:

@@ -75,6 +75,32 @@ def size_tables(rows: pd.DataFrame, host: dict[str, Any]) -> list[Table]:
     return [*(target_table(g, host) for g in _targets(rows)), peaks_table(rows, host)]
 
 
+def with_peaks(fig: pd.DataFrame, host: dict[str, Any]) -> pd.DataFrame:
+    """sizes.size_rows plus each target's peak (FLOP/s of its arithmetic, bandwidth, name)."""
+    rows = sizes.size_rows(fig)
+    if rows.empty:
+        return rows
+    found = [sizes.peak_for(r, host) for _, r in rows.iterrows()]
+    return rows.assign(
+        peak_flops=[p.flops(sizes.precision_of(str(lab))) for p, lab in
+                    zip(found, rows["label"], strict=True)],
+        peak_bw=[p.bandwidth for p in found], peak_name=[p.device for p in found])
+
+
+def summary_table(rows: pd.DataFrame) -> Table:
+    """Every target and size in one table (`report A B` joins it on target and size)."""
+    if rows.empty:
+        return empty("sizes", "How cost grows", "no matmul timing at any size in this data")
+    out = []
+    for _, r in rows.iterrows():
+        rate = sizes.tflops(r["shape"], r["time_s"])
+        best = r["peak_flops"] if pd.notna(r["peak_flops"]) else None
+        out.append({"target": sizes.target_name(r), "size": r["shape"],
+                    "time": duration(r["time_s"]), "basis": r["basis"],
+                    "TFLOP/s": _number(rate, 1e12), "% of peak": sizes.percent(rate, best)})
+    return Table("sizes", "How cost grows", pd.DataFrame(out))
+
+
 def _at(n: float | None) -> str:
     return f"n ≈ {n:.0f}" if n is not None else ""
 

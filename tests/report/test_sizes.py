@@ -11,7 +11,6 @@ import pytest
 from orchestrator.cli import main
 from orchestrator.data import dataset
 from orchestrator.report import peaks, sizes, sizes_report, tables
-from orchestrator.report.sections import sizes_with_peaks
 
 from ..conftest import PROJECT, write
 
@@ -94,7 +93,7 @@ def test_crossing_interpolates_in_log_log() -> None:
 
 def test_the_h200_store_gives_each_target_its_throughput_and_percent_of_peak() -> None:
     data = dataset.load(H200)
-    rows = sizes_with_peaks(tables.prepare(data), data.host)
+    rows = sizes_report.with_peaks(tables.prepare(data), data.host)
     torch = rows[(rows["framework"] == "torch") & (rows["label"] == "cuda")]
     # 1024² FP32 on cuBLAS: CUPTI's kernel min 55.5 µs = 38.7 TFLOP/s, 58% of 67
     assert list(torch["basis"]) == ["kernel"]
@@ -156,3 +155,35 @@ def test_a_real_cpu_size_sweep_gets_its_tables_fit_and_plot(swept: Path) -> None
     assert "PyTorch cpu, 1 thread: t ≈ " in md and "burn flex, 1 thread: t ≈ " in md
     assert "burn flex / PyTorch cpu on cpu, 1 thread (with sync): 32x32 " in md
 
+
+
+# ---- compare and `report A B` carry the throughput -------------------------------------------
+
+
+def test_compare_and_side_by_side_carry_tflops(tmp_path: Path) -> None:
+    chapter = PROJECT / "tests" / "data" / "chapter_listings.log"
+    assert main(["compare", str(chapter), str(H200), "--out", str(tmp_path / "c")]) == 0
+    with (tmp_path / "c" / "compare.csv").open(encoding="utf-8") as f:
+        got = list(csv.DictReader(f))
+    cpu = next(r for r in got if r["figure"] == "torch cpu 1 thread with sync")
+    # 2·1024³ flop over each side's median with sync
+    assert float(cpu["a_tflops"]) == pytest.approx(2 * 1024 ** 3 / float(cpu["a"]) / 1e12)
+    assert float(cpu["b_tflops"]) == pytest.approx(2 * 1024 ** 3 / float(cpu["b"]) / 1e12)
+    first = next(r for r in got if "first call" in r["figure"])
+    assert first["a_tflops"] == "" and first["b_tflops"] == ""  # not a steady matmul
+    assert "TFLOP/s A / B" in (tmp_path / "c" / "compare.md").read_text(encoding="utf-8")
+    assert main(["report", str(chapter), str(H200), "--out", str(tmp_path / "s")]) == 0
+    with (tmp_path / "s" / "sizes.csv").open(encoding="utf-8") as f:
+        rows = {(r["target"], r["size"]): r for r in csv.DictReader(f)}
+    torch = rows[("PyTorch cuda", "1024x1024")]
+    assert torch["A: time"] == "" and torch["B: TFLOP/s"] == "38.7"
+    assert rows[("PyTorch mps", "1024x1024")]["A: % of peak"] == "peak unknown"
+
+
+def test_a_compare_csv_from_before_the_throughput_columns_is_still_ours(tmp_path: Path) -> None:
+    from orchestrator.report import compare_output
+    old = tmp_path / "compare.csv"
+    old.write_text(",".join(compare_output.LEGACY_FIELDS) + "\n", encoding="utf-8")
+    assert compare_output._ours(old)
+    old.write_text("section,figure\n", encoding="utf-8")
+    assert not compare_output._ours(old)
