@@ -22,7 +22,6 @@ from typing import Any
 import yaml
 
 from figures.common import PROJECT, PYTHON, say, store_rows
-
 from orchestrator.data.records import RunRecord
 from orchestrator.data.store import Store
 from orchestrator.run.sweep import parse_record
