@@ -4,7 +4,8 @@
 # Needs build/bundle.tar.xz (on the build box: CUDARC_CUDA_VERSION=13000
 # .venv/bin/python -m orchestrator bundle experiments.yaml) and runs offline
 # (scripts/run-offline.sh). Bounded to about 6 minutes: each step has its own timeout, a step
-# cut short keeps every finished run (the store commits each run as it ends).
+# cut short keeps every finished run (the store commits each run as it ends), and running the
+# script again resumes each sweep where it stopped (README: resume is automatic).
 #   OUT=/some/dir scripts/h200/sizes.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -16,7 +17,7 @@ start=$(date +%s)
 { nvidia-smi --query-gpu=name,power.limit,clocks.max.sm,memory.total --format=csv || true; } \
     > "$OUT/gpu.csv" 2>&1
 # 1. the sweep: 13 sizes x (torch FP32, torch TF32, burn cuda) and the CPU builds x threads
-timeout 240 scripts/run-offline.sh experiments.yaml "$OUT/results" --only sizes \
+timeout 210 scripts/run-offline.sh experiments.yaml "$OUT/results" --only sizes \
     > "$OUT/run-sizes.log" 2>&1
 echo "sizes: exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT/steps.txt"
 timeout 60 scripts/run-offline.sh experiments.yaml "$OUT/results-cpu" --only sizes-cpu \
@@ -40,11 +41,9 @@ experiments:
       - {program: torch, device: cuda, precision: tf32}
       - {program: burn, build: cuda, device: cuda}
 YAML
-cp "$OUT/sizes-ncu.yaml" experiments-sizes-ncu.yaml
-timeout 75 scripts/run-offline.sh experiments-sizes-ncu.yaml "$OUT/results-ncu" \
+timeout 60 scripts/run-offline.sh "$OUT/sizes-ncu.yaml" "$OUT/results-ncu" \
     > "$OUT/run-ncu.log" 2>&1
 echo "ncu: exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT/steps.txt"
-rm -f experiments-sizes-ncu.yaml
 # 3. the reports (PYTHONPATH: the wheels run-offline.sh unpacked)
 export PYTHONPATH="$PWD/build/offline-site${PYTHONPATH:+:$PYTHONPATH}"
 for name in results results-cpu results-ncu; do
