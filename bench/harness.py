@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/harness.py [--quick] [--json OUT.json] [--only FIGURE ...]
 
-Five figures, each measured in this one run (BENCHMARKS.md explains them and keeps the latest):
+Six figures, each measured in this one run (BENCHMARKS.md explains them and keeps the latest):
 
 1. Per-run overhead: `python -m orchestrator run` running a trivial program N times (a fresh
    process each, output parsed and each run committed to the results store) against hyperfine
@@ -14,6 +14,8 @@ Five figures, each measured in this one run (BENCHMARKS.md explains them and kee
 4. Parsing: lines per second of `parse_text` on a synthetic 1,000,000-line log.
 5. Sweep time: the default CPU sweep (`run experiments.yaml`) split into builds, waiting, measured
    runs and the orchestrator's own time (--quick: a 128x128 copy with 5 repetitions).
+6. Growth: plan, bookkeeping per run, export, report and compare (time, peak memory) against
+   the number of runs in a store: 50, 500, 5000 (--quick: 50, 500), each against its goal.
 
 The machine may be shared and noisy: figure 1 runs in interleaved rounds, waits (bounded,
 --wait-quiet) for other processes to calm down before each, measures how much of the machine
@@ -40,6 +42,7 @@ from typing import Any
 
 from figures.builds import figure_builds
 from figures.common import loadavg, say
+from figures.growth import figure_growth
 from figures.interference import figure_interference
 from figures.overhead import figure_overhead
 from figures.parsing import figure_parse
@@ -68,13 +71,15 @@ def main() -> int:
                         help="before each round of figure 1, wait up to S s for others to use "
                              "under a quarter of the machine (default 60)")
     parser.add_argument("--only", nargs="+", choices=["overhead", "interference", "builds",
-                                                      "parse", "sweep"], help="these figures only")
+                                                      "parse", "sweep", "growth"],
+                        help="these figures only")
     args = parser.parse_args()
     facts = machine()
     say(f"# orchestrator benchmarks, {facts['date']}")
     say(f"{facts['nproc']} cores ({facts['cpu']}), {facts['os']}, Python {facts['python']}, "
         f"{facts['hyperfine']}; load {facts['load']}")
-    wanted = set(args.only or ["overhead", "interference", "builds", "parse", "sweep"])
+    wanted = set(args.only or ["overhead", "interference", "builds", "parse", "sweep",
+                               "growth"])
     results: dict[str, Any] = {"machine": facts, "quick": args.quick}
     with tempfile.TemporaryDirectory(prefix="orchestrator-bench-") as name:
         tmp = Path(name)
@@ -84,6 +89,7 @@ def main() -> int:
             ("builds", lambda: figure_builds(args.quick, tmp)),
             ("sweep", lambda: figure_sweep(args.quick, tmp)),
             ("parse", lambda: figure_parse(args.quick, results.get("sweep"))),
+            ("growth", lambda: figure_growth(args.quick, tmp)),
         ]
         for key, figure in figures:
             if key in wanted:

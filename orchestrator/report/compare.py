@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from orchestrator.errors import InputError
+from orchestrator.report import sizes
 from orchestrator.report.compare_match import (
     SECTIONS,
     TIME_METHODS,
@@ -48,6 +49,9 @@ __all__ = ["SECTIONS", "Comparison", "InputError", "Row", "Side", "compare", "ju
            "load_side", "verdict"]
 
 DEFAULT_MIN_EFFECT = 0.05
+# the clocks of one steady matmul: a throughput means something (not a first call, no sync)
+THROUGHPUT_METHODS = frozenset({"with_sync", "device_time", "device_time_no_flush",
+                                "device_time_queued", "kernel_time", "readback", "timer"})
 VERDICTS = ("same", "faster", "slower", "inconclusive")
 
 
@@ -70,6 +74,9 @@ class Row:
     verdict: str = ""  # one of VERDICTS, '' for plain and apart rows
     apart: str = ""  # why there is no verdict: 'precision fp32 vs tf32', 'threads 8 vs 16'
     note: str = ""  # fields matched although unrecorded on one side
+    # a steady matmul time's throughput, 2·M·N·M / t (report/sizes.py): TFLOP/s of each side
+    a_tflops: float | None = None
+    b_tflops: float | None = None
 
 
 @dataclass
@@ -136,6 +143,9 @@ def _row(a: dict[str, Any], b: dict[str, Any], note: str, min_effect: float) -> 
               b["min"], note=note)
     if a["method"] not in TIME_METHODS or a["stat"] not in ("median", "value"):
         return row  # a count or an accuracy statistic: plain values
+    if a["method"] in THROUGHPUT_METHODS:
+        row.a_tflops = _tflops(a["shape"], a["value"])
+        row.b_tflops = _tflops(b["shape"], b["value"])
     row.apart = _apart(a, b)
     if row.apart:
         row.ratio = ratio(b["value"], a["value"])
@@ -144,6 +154,11 @@ def _row(a: dict[str, Any], b: dict[str, Any], note: str, min_effect: float) -> 
                              min_effect).items():
         setattr(row, name, value)
     return row
+
+
+def _tflops(shape: str, seconds: float) -> float | None:
+    rate = sizes.tflops(shape or "1024x1024", seconds)  # a log's section without a shape: 1024
+    return None if rate is None else rate / 1e12
 
 
 def compare(a: Side, b: Side, min_effect: float = DEFAULT_MIN_EFFECT) -> Comparison:

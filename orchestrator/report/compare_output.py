@@ -26,7 +26,9 @@ from orchestrator.report.compare import SECTIONS, Comparison, Row
 MARK = "<!-- written by `python -m orchestrator compare` -->"
 PNG_SOFTWARE = "orchestrator compare"
 CSV_FIELDS = ["section", "figure", "stat", "a", "b", "a_min", "b_min", "ratio", "ci_low",
-              "ci_high", "basis", "detectable", "verdict", "apart", "note"]
+              "ci_high", "basis", "detectable", "verdict", "apart", "note", "a_tflops",
+              "b_tflops"]
+LEGACY_FIELDS = CSV_FIELDS[:-2]  # a compare.csv from before the throughput columns
 NAMES = {"md": "compare.md", "csv": "compare.csv", "png": "compare.png"}
 COLOURS = {"same": "green", "faster": "cyan", "slower": "red", "inconclusive": "yellow"}
 PLOT_COLOURS = {"same": "tab:green", "faster": "tab:blue", "slower": "tab:red",
@@ -50,6 +52,13 @@ def _pair(row: Row, a: float | None, b: float | None) -> str:
 
 def ratio_cell(row: Row) -> str:
     return "" if row.ratio is None else f"{row.ratio:.3g}×"
+
+
+def _rates(row: Row) -> str:
+    """The median's throughput on each side (2·M·N·M / t), where the figure times a matmul."""
+    if row.a_tflops is None or row.b_tflops is None:
+        return ""
+    return f"{row.a_tflops:.3g} / {row.b_tflops:.3g}"
 
 
 def ci_cell(row: Row) -> str:
@@ -91,10 +100,10 @@ def render_markdown(c: Comparison) -> str:
         if rows:
             out += [f"## {section}", ""]
             out += _md_table(["figure", "A", "B", "B/A", "95% CI", "basis", "detectable",
-                              "verdict", "A min / B min", "note"],
+                              "verdict", "A min / B min", "note", "TFLOP/s A / B"],
                              [[r.figure, value_cell(r, r.a), value_cell(r, r.b), ratio_cell(r),
                                ci_cell(r), r.basis, detectable_cell(r), f"**{r.verdict}**",
-                               _pair(r, r.a_min, r.b_min), r.note] for r in rows])
+                               _pair(r, r.a_min, r.b_min), r.note, _rates(r)] for r in rows])
     apart = [r for r in c.rows if r.apart]
     if apart:
         out += ["## Set apart: not the same measurement (no verdict)", ""]
@@ -123,7 +132,8 @@ def write_csv(c: Comparison, path: Path) -> None:
         for r in c.rows:
             writer.writerow([r.section, r.figure, r.stat, _num(r.a), _num(r.b), _num(r.a_min),
                              _num(r.b_min), _num(r.ratio), _num(r.lo), _num(r.hi), r.basis,
-                             _num(r.detectable), r.verdict, r.apart, r.note])
+                             _num(r.detectable), r.verdict, r.apart, r.note,
+                             _num(r.a_tflops), _num(r.b_tflops)])
 
 
 def _num(value: float | None) -> str:
@@ -165,7 +175,8 @@ def _ours(path: Path) -> bool:
     if path.name == NAMES["md"]:
         return head.startswith(MARK.encode())
     if path.name == NAMES["csv"]:
-        return head.split(b"\n", 1)[0].strip() == ",".join(CSV_FIELDS).encode()
+        return head.split(b"\n", 1)[0].strip() in (",".join(CSV_FIELDS).encode(),
+                                                    ",".join(LEGACY_FIELDS).encode())
     return head.startswith(b"\x89PNG") and PNG_SOFTWARE.encode() in head
 
 

@@ -46,9 +46,14 @@ def write_plots(section_rows: dict[str, pd.DataFrame], sets: SampleSets,
 
     Returns the files and the plots skipped, with why, in a fixed order (report.md lists them).
     """
+    from orchestrator.report import sizes_plot  # it draws with this module's pieces
+
     written, skipped = [], []
     for name, draw in (("methods.png", _methods), ("cpu_threads.png", _cpu),
-                       ("first_call.png", _first_call), ("warmup.png", _warmup)):
+                       ("first_call.png", _first_call), ("warmup.png", _warmup),
+                       ("sizes.png", sizes_plot.draw)):
+        if name not in section_rows:
+            continue
         figure = draw(section_rows[name], sets)
         if isinstance(figure, str):
             skipped.append((name, figure))

@@ -24,6 +24,7 @@ from orchestrator.report import (
     energy,
     first_call_breakdown,
     ratios,
+    sizes_report,
     state_checks,
     tables,
     timing_tables,
@@ -53,6 +54,7 @@ def build_sections(data: Dataset, fig: pd.DataFrame, sets: checks.SampleSets,
         lambda: _first_call(fig, th, data),
         lambda: _cpu(fig, sets, data.host, th), lambda: _accuracy(fig, th),
         lambda: _warmup(fig, th, data), lambda: _statistics(fig, sets),
+        lambda: _sizes(fig, data.host),
         lambda: _failures(data.figures), lambda: _machine(fig, data.host),
     ]
     return [build() for build in builders]
@@ -158,6 +160,20 @@ def _statistics(fig: pd.DataFrame, sets: checks.SampleSets) -> Section:
         [ratios.spread_table(fig, sets), ratios.ratio_table(pairs),
          *(t for t in [ratios.mixed_ratio_table(pairs)] if not t.frame.empty)],
         ratios.arithmetic_checks(pairs))
+
+
+def _sizes(fig: pd.DataFrame, host: dict[str, Any]) -> Section:
+    rows = sizes_report.with_peaks(fig, host)  # selected once: the tables, findings and plot
+    return Section(
+        "6b. Beyond the chapter: how cost grows",
+        "Per target, the matmul's time at each size (the smallest min over its runs) by three "
+        "clocks: the kernels' own time, the queued device time, with sync; throughput "
+        "2·M·N·M / t from the first of them measured (basis), % of the device's peak for the "
+        "run's arithmetic (the peaks table, each number with its source; 'peak unknown' where "
+        "none is known), and at least the three f32 matrices moved once, 4·(2·M·N + M·M) "
+        "bytes. Then where the launch gap equals the kernel time, where burn / PyTorch crosses "
+        "1, and the cost model t ≈ a + b·n³ fitted per target, with where it stops holding.",
+        sizes_report.size_tables(rows, host), sizes_report.findings(rows), "sizes.png", rows)
 
 
 def _failures(figures: pd.DataFrame) -> Section:

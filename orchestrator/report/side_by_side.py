@@ -17,7 +17,7 @@ import pandas as pd
 
 from orchestrator.data import outputs
 from orchestrator.data.dataset import Dataset
-from orchestrator.report import tables, timing_tables, writer
+from orchestrator.report import sizes_report, tables, timing_tables, writer
 from orchestrator.report.compare_match import accuracy_label
 from orchestrator.report.compare_sides import FACTS, NOT_RECORDED, Side, load_side
 from orchestrator.report.tables import Table
@@ -41,6 +41,9 @@ TABLES: list[tuple[str, str, Callable[[pd.DataFrame, Dataset], Table], list[str]
     ("warmup", "5. The warm-up puzzle",
      lambda fig, d: timing_tables.warmup_table(timing_tables.warmup_rows(fig)),
      ["cache", "warm-up"]),
+    ("sizes", "6b. How cost grows: time, TFLOP/s and % of peak per size",
+     lambda fig, d: sizes_report.summary_table(sizes_report.with_peaks(fig, d.host)),
+     ["target", "size"]),
 ]
 MACHINE_FACTS = ("accelerators (devices of the figures)", "GPU", "CPU", "OS", "torch", "burn",
                  "jax")

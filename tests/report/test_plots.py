@@ -16,7 +16,7 @@ from orchestrator.report.spread import sample_sets
 from tests.report.test_writer import chapter_dataset, synthetic_dataset
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-ALL = ["methods.png", "cpu_threads.png", "first_call.png", "warmup.png"]
+ALL = ["methods.png", "cpu_threads.png", "first_call.png", "warmup.png", "sizes.png"]
 
 
 def png_size(path: Path) -> tuple[int, int]:
@@ -52,7 +52,7 @@ def test_plots_the_data_lacks_are_skipped_with_a_reason(tmp_path: Path) -> None:
     data = chapter_dataset()
     cpu_only = data.figures[data.figures["device"] == "cpu"].reset_index(drop=True)
     written, skipped = draw(Dataset(cpu_only, data.samples, pd.DataFrame(), {}), tmp_path)
-    assert [p.name for p in written] == ["cpu_threads.png"]
+    assert [p.name for p in written] == ["cpu_threads.png", "sizes.png"]
     assert dict(skipped) == {
         "methods.png": "no accelerator timing figures in this data",
         "first_call.png": "no accelerator first-call figures in this data",

@@ -29,7 +29,13 @@ def _plan(caps: dict[str, str | None], cores: int = 16, only: list[str] | None =
 
 def test_cpu_machine_runs_cpu_experiments_and_skips_gpu_ones_with_reasons() -> None:
     _cfg, planned = _plan(NO_GPU, cores=2)
-    runnable = [p.run.describe() for p in planned if p.skip_reason is None]
+    runnable = [p.run.describe() for p in planned if p.skip_reason is None
+                and p.run.experiment != "sizes-cpu"]
+    sizes = [p.run.describe() for p in planned if p.run.experiment == "sizes-cpu"
+             and p.skip_reason is None]
+    # the CPU size sweep: every Linux build at its thread count, 6 sizes each (issue 25)
+    assert len(sizes) == 24 and sizes[0] == "sizes-cpu: torch cpu mm 64x64, threads 2"
+    assert sizes[-1] == "sizes-cpu: burn x86-v4 flex mm 1024x1024, threads 2"
     assert runnable == [
         "cpu: torch cpu mm 1024x1024, threads 1",
         "cpu: torch cpu mm 1024x1024, threads 2",
@@ -97,7 +103,7 @@ def test_run_ids_of_the_experiments_file_never_change() -> None:
     (every capability present, 8 cores); the same file must give the same ids, in order.
     Runs added since with a new axis (torch's `precision: tf32`, first-call's repeats 2 and
     3) are new runs: not pinned; so are profile runs (`profile: [ncu]`), each right after
-    its measured run, whose id is unchanged."""
+    its measured run, whose id is unchanged; and so are the size sweeps (issue 25)."""
     want = json.loads((PROJECT / "tests" / "data" / "plan_run_ids.json").read_text())
     caps: dict[str, str | None] = dict.fromkeys(get_args(Capability))
     planned = expand(config.load(PROJECT / "experiments.yaml"), caps, 8)
@@ -105,7 +111,7 @@ def test_run_ids_of_the_experiments_file_never_change() -> None:
     # without it, their definitions are the pinned ones
     assert [[replace(p.run, energy_s=None).run_id, p.run.describe()] for p in planned
             if p.run.precision is None and p.run.repeat == 1 and p.run.profile is None
-            ] == want
+            and p.run.experiment not in ("sizes", "sizes-cpu")] == want
     assert all(p.run.energy_s == 2 for p in planned if p.run.experiment == "methods")
 
 

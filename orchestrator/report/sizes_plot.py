@@ -1,0 +1,68 @@
+"""sizes.png: per device, time against matmul size on log-log axes, for every target.
+
+Each target's line is its time (the kernels' own time where a profiler measured it, else the
+queued device time, else with sync: sizes.py's basis), marked per size. Drawn with it: the
+launch floor, the smallest with-sync time measured on that device (no call returns faster),
+and the compute roofline of each known peak, max(flop / peak FLOP/s, bytes / bandwidth): no
+matmul of that size can run faster. The rows come from the section (sizes.size_rows with the
+peaks added: `peak_flops`, `peak_bw`, `peak_name`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, NullFormatter
+
+from orchestrator.report import sizes
+from orchestrator.report.plots import COLORS, _tick
+
+SampleSets = dict[str, np.ndarray]
+
+
+def draw(rows: pd.DataFrame, _sets: SampleSets) -> Figure | str:
+    """One panel per device; a string says why nothing was drawn."""
+    if rows.empty:
+        return "no matmul timing at any size in this data"
+    devices = list(dict.fromkeys(rows["device"]))
+    cols = min(2, len(devices))  # two panels a row keep three or four devices on one page
+    nrows = -(-len(devices) // cols)
+    figure = Figure(figsize=(7.5 * cols, 4.6 * nrows), layout="constrained")
+    for i, device in enumerate(devices):
+        _panel(figure.add_subplot(nrows, cols, i + 1), rows[rows["device"] == device],
+               str(device))
+    return figure
+
+
+def _panel(ax: object, rows: pd.DataFrame, device: str) -> None:
+    n_all = sorted(set(rows["n"]))
+    grid = np.geomspace(min(n_all) / 1.2, max(n_all) * 1.2, 64)
+    for t, (_, group) in enumerate(rows.groupby(sizes.KEYS, dropna=False, sort=False)):
+        basis = ", ".join(dict.fromkeys(group["basis"]))
+        ax.plot(group["n"], group["time_s"], marker="o", color=COLORS[t % len(COLORS)],
+                label=f"{sizes.target_name(group.iloc[0])} ({basis})")
+    floor = rows["with_sync"].min()
+    if pd.notna(floor):
+        ax.axhline(floor, color="gray", ls=":", label=f"launch floor {_tick(floor)} "
+                   "(smallest with sync)")
+    drawn: set[tuple[str, float]] = set()
+    for _, r in rows.dropna(subset=["peak_flops"]).iterrows():
+        key = (str(r["peak_name"]), float(r["peak_flops"]))
+        if key in drawn:
+            continue
+        drawn.add(key)
+        bw = r["peak_bw"] if pd.notna(r["peak_bw"]) else 0.0
+        roof = [max(2 * n ** 3 / r["peak_flops"], (12 * n * n / bw) if bw else 0.0) for n in grid]
+        ax.plot(grid, roof, ls="--", lw=1, color="black", alpha=0.4 + 0.3 * (len(drawn) % 2),
+                label=f"roofline {r['peak_name']} ({r['peak_flops'] / 1e12:.4g} TFLOP/s)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks(n_all, [f"{n:.0f}" for n in n_all], rotation=45)
+    ax.yaxis.set_major_formatter(FuncFormatter(_tick))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.grid(True, which="major", alpha=0.35)
+    ax.set_xlabel("matmul size n (n×n f32, log scale)")
+    ax.set_ylabel("time per matmul (log scale)")
+    ax.set_title(f"How cost grows on {device}: time against size")
+    ax.legend(loc="upper left", fontsize=7, framealpha=0.8)

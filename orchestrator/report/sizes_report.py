@@ -1,0 +1,183 @@
+"""The "How cost grows" section's tables and findings, from sizes.size_rows.
+
+One table per target (size, the three clocks, the basis, TFLOP/s, % of peak, bytes moved and
+the bandwidth that implies), the peaks table the percentages are held against, and the
+findings: where the launch gap (with sync - kernel, or - queued device time) equals the kernel
+time, where burn / PyTorch of the same arithmetic crosses 1, and each target's cost model.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pandas as pd
+
+from orchestrator.report import peaks, sizes
+from orchestrator.report.names import threads_column
+from orchestrator.report.tables import Table, duration, empty
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def _targets(rows: pd.DataFrame) -> list[pd.DataFrame]:
+    return [group for _, group in rows.groupby(sizes.KEYS, dropna=False, sort=False)]
+
+
+def _number(value: float | None, scale: float, digits: int = 3) -> str:
+    return "" if value is None else f"{value / scale:.{digits}g}"
+
+
+def target_table(group: pd.DataFrame, host: dict[str, Any]) -> Table:
+    first = group.iloc[0]
+    name = sizes.target_name(first)
+    peak = sizes.peak_for(first, host)
+    best = peak.flops(sizes.precision_of(str(first["label"])))
+    out = []
+    for _, r in group.iterrows():
+        rate = sizes.tflops(r["shape"], r["time_s"])
+        moved = sizes.bytes_moved(r["shape"])
+        out.append({
+            "size": r["shape"], "with sync": duration(r["with_sync"]),
+            "device time queued": duration(r["device_time_queued"]),
+            "kernel time": duration(r["kernel_time"]), "basis": r["basis"],
+            "TFLOP/s": _number(rate, 1e12),
+            "% of peak": sizes.percent(rate, best),
+            "bytes moved (MB)": _number(moved, 1e6),
+            "GB/s at that traffic": _number(None if moved is None else moved / r["time_s"], 1e9),
+        })
+    notes = [f"Peak: {peak.device}: {peak.source}."]
+    return Table(f"sizes_{_slug(name)}", f"{name}: time and throughput against size",
+                 pd.DataFrame(out), notes=notes)
+
+
+def peaks_table(rows: pd.DataFrame, host: dict[str, Any]) -> Table:
+    """The peaks the section's percentages are held against, each with its source."""
+    seen: dict[str, peaks.Peak] = {}
+    for group in _targets(rows):
+        peak = sizes.peak_for(group.iloc[0], host)
+        seen.setdefault(peak.device, peak)
+    out = [{"device": p.device,
+            "FP32 TFLOP/s": _number(p.fp32, 1e12, 4) or "peak unknown",
+            "TF32 dense TFLOP/s": _number(p.tf32, 1e12, 4) or "—",
+            "memory GB/s": _number(p.bandwidth, 1e9, 4) or "unknown",
+            "source": p.source} for p in seen.values()]
+    return Table("peaks", "The peaks held against (orchestrator/report/peaks.py)",
+                 pd.DataFrame(out))
+
+
+def size_tables(rows: pd.DataFrame, host: dict[str, Any]) -> list[Table]:
+    if rows.empty:
+        return [empty("sizes", "Time against size", "no matmul timing at any size in this data "
+                      "(with sync, device time queued or kernel time, min)")]
+    return [*(target_table(g, host) for g in _targets(rows)), peaks_table(rows, host)]
+
+
+def with_peaks(fig: pd.DataFrame, host: dict[str, Any]) -> pd.DataFrame:
+    """sizes.size_rows plus each target's peak (FLOP/s of its arithmetic, bandwidth, name)."""
+    rows = sizes.size_rows(fig)
+    if rows.empty:
+        return rows
+    found = [sizes.peak_for(r, host) for _, r in rows.iterrows()]
+    return rows.assign(
+        peak_flops=[p.flops(sizes.precision_of(str(lab))) for p, lab in
+                    zip(found, rows["label"], strict=True)],
+        peak_bw=[p.bandwidth for p in found], peak_name=[p.device for p in found])
+
+
+def summary_table(rows: pd.DataFrame) -> Table:
+    """Every target and size in one table (`report A B` joins it on target and size)."""
+    if rows.empty:
+        return empty("sizes", "How cost grows", "no matmul timing at any size in this data")
+    out = []
+    for _, r in rows.iterrows():
+        rate = sizes.tflops(r["shape"], r["time_s"])
+        best = r["peak_flops"] if pd.notna(r["peak_flops"]) else None
+        out.append({"target": sizes.target_name(r), "size": r["shape"],
+                    "time": duration(r["time_s"]), "basis": r["basis"],
+                    "TFLOP/s": _number(rate, 1e12), "% of peak": sizes.percent(rate, best)})
+    return Table("sizes", "How cost grows", pd.DataFrame(out))
+
+
+def _at(n: float | None) -> str:
+    return f"n ≈ {n:.0f}" if n is not None else ""
+
+
+def launch_findings(rows: pd.DataFrame) -> list[str]:
+    """Per accelerator target: the size where with sync - kernel time equals the kernel time."""
+    lines = []
+    for group in _targets(rows):
+        if group.iloc[0]["device"] == "cpu":
+            continue
+        inner = group["kernel_time"].fillna(group["device_time_queued"])
+        ok = group["with_sync"].notna() & inner.notna() & (inner > 0)
+        if not ok.any():
+            continue
+        ratio = ((group["with_sync"] - inner) / inner)[ok].tolist()
+        n = group["n"][ok].tolist()
+        where = sizes.crossing(n, ratio)
+        name = sizes.target_name(group.iloc[0])
+        if len(n) == 1:
+            lines.append(f"{name}: at the one size measured ({n[0]:.0f}) the launch gap is "
+                         f"{ratio[0]:.2f}× the kernel time: no crossing can be found.")
+            continue
+        lines.append(f"{name}: the launch gap (with sync - kernel or queued device time) equals "
+                     f"the kernel time at {_at(where)}" if where else
+                     f"{name}: the launch gap is {'above' if ratio[0] > 1 else 'below'} the "
+                     f"kernel time at every size measured ({n[0]:.0f}-{n[-1]:.0f}).")
+    return lines
+
+
+def crossover_findings(rows: pd.DataFrame) -> list[str]:
+    """burn / PyTorch per device and arithmetic, on the same basis, and where it crosses 1."""
+    lines = []
+    for (device, threads), per_device in rows.groupby(["device", "threads_key"], dropna=False):
+        torch = per_device[per_device["framework"] == "torch"]
+        burn = per_device[per_device["framework"] == "burn"]
+        for (blabel, b), (tlabel, t) in ((x, y) for x in burn.groupby("label")
+                                         for y in torch.groupby("label")):
+            if sizes.precision_of(str(blabel)) != sizes.precision_of(str(tlabel)):
+                continue
+            both = b.merge(t, on="shape", suffixes=("_b", "_t"))
+            both = both[both["basis_b"] == both["basis_t"]].sort_values("n_b")
+            if both.empty:
+                continue
+            ratio = (both["time_s_b"] / both["time_s_t"]).tolist()
+            where = sizes.crossing(both["n_b"].tolist(), ratio)
+            name = (f"burn {blabel} / PyTorch {tlabel} on {device}"
+                    + ("" if pd.isna(threads) or device != "cpu" else
+                       f", {threads_column(int(threads))}"))
+            span = ", ".join(f"{s} {r:.2f}×" for s, r in zip(both["shape"], ratio, strict=True))
+            lines.append(f"{name} ({both['basis_b'].iloc[0]}): {span}"
+                         + (f"; crosses 1 at {_at(where)}." if where else "; never crosses 1."))
+    return lines
+
+
+def fit_findings(rows: pd.DataFrame) -> list[str]:
+    lines = []
+    for group in _targets(rows):
+        fit = sizes.fit_cost(group["n"].tolist(), group["time_s"].tolist())
+        lines.append(sizes.fit_text(sizes.target_name(group.iloc[0]),
+                                    group["shape"].tolist(), fit))
+    return lines
+
+
+def above_peak(rows: pd.DataFrame) -> list[str]:
+    """A figure above its peak: the peak's assumptions (clock, FMA units) did not hold."""
+    lines = []
+    for _, r in rows.dropna(subset=["peak_flops"]).iterrows():
+        rate = sizes.tflops(r["shape"], r["time_s"])
+        if rate is not None and rate > r["peak_flops"]:
+            lines.append(f"**above its peak**: {sizes.target_name(r)} {r['shape']} at "
+                         f"{100 * rate / r['peak_flops']:.0f}% of {r['peak_name']}: the clock ran "
+                         "above the one recorded (turbo), or the peak's assumptions are off.")
+    return lines
+
+
+def findings(rows: pd.DataFrame) -> list[str]:
+    if rows.empty:
+        return []
+    return (launch_findings(rows) + crossover_findings(rows) + fit_findings(rows)
+            + above_peak(rows))

@@ -1,0 +1,189 @@
+"""How cost grows (report section 6b): the peaks table, the cost model, the H200 store and a
+real CPU size sweep of this box through `run`."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from orchestrator.cli import main
+from orchestrator.data import dataset
+from orchestrator.report import peaks, sizes, sizes_report, tables
+
+from ..conftest import PROJECT, write
+
+H200 = PROJECT / "docs" / "results" / "h200"
+
+# ---- the peaks table -------------------------------------------------------------------------
+
+
+def test_h200_sxm_is_the_datasheets_dense_figures() -> None:
+    peak = peaks.gpu_peak("NVIDIA H200", power_limit_w=700.0)
+    assert peak.device == "NVIDIA H200 SXM"
+    assert (peak.fp32, peak.tf32, peak.bandwidth) == (67e12, 494.5e12, 4.8e12)
+    assert "datasheet" in peak.source and "sparsity" in peak.source
+    assert peak.flops("tf32") == 494.5e12 and peak.flops("") is None
+
+
+def test_an_h200_of_unknown_board_and_an_unknown_gpu_say_peak_unknown() -> None:
+    for peak in (peaks.gpu_peak("NVIDIA H200", power_limit_w=None),
+                 peaks.gpu_peak("NVIDIA GeForce RTX 9090", 450.0),
+                 peaks.gpu_peak("Apple M2 Max", gpu_cores=None)):
+        assert peak.fp32 is None and peak.tf32 is None and peak.bandwidth is None
+        assert peak.source.startswith("peak unknown: ")
+    assert sizes.percent(1e12, None) == "peak unknown"
+
+
+def test_m2_max_derived_from_its_gpu_cores() -> None:
+    peak = peaks.gpu_peak("Apple M2 Max", gpu_cores=38)
+    assert peak.fp32 == pytest.approx(13.6e12, rel=1e-3) and peak.bandwidth == 400e9
+    assert peak.tf32 is None and "not published by Apple" in peak.source
+
+
+def test_a_cpu_peak_is_computed_from_the_detected_facts_and_says_so() -> None:
+    host = {"arch": "x86_64", "cpu_model": "Xeon", "cpu_flags": ["fma", "avx2", "avx512f"]}
+    peak = peaks.cpu_peak(host, threads=16, freq_mhz=2100.0)
+    assert peak.fp32 == 16 * 16 * 2 * 2 * 2100e6  # 2.15 TFLOP/s
+    assert "computed from the detected facts" in peak.source and "assumed" in peak.source
+    avx2 = peaks.cpu_peak({**host, "cpu_flags": ["fma", "avx2"]}, 1, 3000.0)
+    assert avx2.fp32 == 8 * 2 * 2 * 3000e6
+    assert peaks.cpu_peak({**host, "arch": "arm64"}, 8, 3000.0).fp32 is None
+    assert peaks.cpu_peak({**host, "cpu_flags": []}, 8, 3000.0).fp32 is None
+    assert peaks.device_peak("tpu", host).source.startswith("peak unknown")
+
+
+def test_throughput_model_of_a_shape() -> None:
+    assert sizes.flop("1024x1024") == 2 * 1024 ** 3
+    assert sizes.flop("64x32") == 2 * 64 * 32 * 64  # a is MxN, b NxM
+    assert sizes.bytes_moved("1024x1024") == 3 * 4 * 1024 * 1024
+    assert sizes.flop("accuracy") is None
+    assert sizes.tflops("1024x1024", 55.5e-6) == pytest.approx(38.7e12, rel=1e-3)
+
+
+# ---- the cost model --------------------------------------------------------------------------
+
+
+def test_cost_model_recovers_a_known_law_and_says_where_it_stops() -> None:
+    n = [64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0]
+    a, b = 20e-6, 5e-12
+    t = [a + b * x ** 3 for x in n]
+    fit = sizes.fit_cost(n, t)
+    assert fit is not None
+    assert fit.a == pytest.approx(a, rel=1e-6) and fit.b == pytest.approx(b, rel=1e-6)
+    assert fit.outside() == []
+    # a size that falls off the law (a cache cliff: 3x slower at 2048) is named
+    t[-1] *= 3
+    off = sizes.fit_cost(n, t)
+    assert off is not None and 2048.0 in off.outside()
+    text = sizes.fit_text("x", [f"{int(v)}x{int(v)}" for v in n], off)
+    assert "stops holding at 2048" in text
+    assert sizes.fit_cost(n[:2], t[:2]) is None
+    assert "needs 3 sizes" in sizes.fit_text("x", ["64x64"], None)
+
+
+def test_crossing_interpolates_in_log_log() -> None:
+    assert sizes.crossing([64.0, 256.0], [4.0, 0.25]) == pytest.approx(128.0)
+    assert sizes.crossing([64.0, 256.0], [4.0, 2.0]) is None
+
+
+# ---- the H200 store --------------------------------------------------------------------------
+
+
+def test_the_h200_store_gives_each_target_its_throughput_and_percent_of_peak() -> None:
+    data = dataset.load(H200)
+    rows = sizes_report.with_peaks(tables.prepare(data), data.host)
+    torch = rows[(rows["framework"] == "torch") & (rows["label"] == "cuda")]
+    # 1024² FP32 on cuBLAS: CUPTI's kernel min 55.5 µs = 38.7 TFLOP/s, 58% of 67
+    assert list(torch["basis"]) == ["kernel"]
+    assert torch["time_s"].iloc[0] == pytest.approx(55.5e-6, rel=0.01)
+    table = sizes_report.target_table(torch, data.host)
+    assert table.frame.loc[0, "TFLOP/s"] == "38.7" and table.frame.loc[0, "% of peak"] == "57.7%"
+    tf32 = rows[rows["label"] == "cuda [tf32]"]
+    assert set(tf32["peak_flops"]) == {494.5e12}  # TF32 runs against the TF32 peak
+    lines = sizes_report.findings(rows)
+    assert any("burn cuda [tf32] / PyTorch cuda [tf32] on cuda" in x for x in lines)
+    assert any("no cost model" in x and "1 (1024x1024)" in x for x in lines)
+
+
+# ---- a real CPU size sweep of this box ------------------------------------------------------
+
+SWEEP = """\
+version: 1
+defaults: {reps: 5, timeout_s: 300}
+builds:
+  default: {crate: exec-gpu}
+experiments:
+  sizes-cpu:
+    mode: mm
+    shapes: [[32, 32], [64, 64], [128, 128], [256, 256]]
+    threads: [1]
+    targets:
+      - {program: torch, device: cpu}
+      - {program: burn, build: default, device: flex}
+"""
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory: pytest.TempPathFactory, burn_builds) -> Path:
+    tmp = tmp_path_factory.mktemp("sizes")
+    exp = write(tmp / "sizes.yaml", SWEEP)
+    assert main(["run", str(exp), "--results", str(tmp / "results"), "--quiet"]) == 0
+    assert main(["report", str(tmp / "results"), "--out", str(tmp / "report")]) == 0
+    return tmp
+
+
+@pytest.mark.cargo
+@pytest.mark.torch
+def test_a_real_cpu_size_sweep_gets_its_tables_fit_and_plot(swept: Path) -> None:
+    report = swept / "report"
+    md = (report / "report.md").read_text(encoding="utf-8")
+    assert "## 6b. Beyond the chapter: how cost grows" in md
+    assert "![6b. Beyond the chapter: how cost grows](sizes.png)" in md
+    for name in ("sizes_pytorch_cpu_1_thread.csv", "sizes_burn_flex_1_thread.csv"):
+        with (report / name).open(encoding="utf-8") as f:
+            got = list(csv.DictReader(f))
+        assert [r["size"] for r in got] == ["32x32", "64x64", "128x128", "256x256"]
+        rates = [float(r["TFLOP/s"]) for r in got]
+        assert all(r > 0 for r in rates) and rates[-1] > rates[0]  # more work, more throughput
+        assert all(r["basis"] == "with sync" for r in got)
+        # this box's CPU is x86-64 with FMA: a computed peak, a number, not "peak unknown"
+        if "avx2" in Path("/proc/cpuinfo").read_text():
+            assert all(r["% of peak"].endswith("%") for r in got)
+    assert (report / "sizes.png").stat().st_size > 15_000
+    assert "PyTorch cpu, 1 thread: t ≈ " in md and "burn flex, 1 thread: t ≈ " in md
+    assert "burn flex / PyTorch cpu on cpu, 1 thread (with sync): 32x32 " in md
+
+
+
+# ---- compare and `report A B` carry the throughput -------------------------------------------
+
+
+def test_compare_and_side_by_side_carry_tflops(tmp_path: Path) -> None:
+    chapter = PROJECT / "tests" / "data" / "chapter_listings.log"
+    assert main(["compare", str(chapter), str(H200), "--out", str(tmp_path / "c")]) == 0
+    with (tmp_path / "c" / "compare.csv").open(encoding="utf-8") as f:
+        got = list(csv.DictReader(f))
+    cpu = next(r for r in got if r["figure"] == "torch cpu 1 thread with sync")
+    # 2·1024³ flop over each side's median with sync
+    assert float(cpu["a_tflops"]) == pytest.approx(2 * 1024 ** 3 / float(cpu["a"]) / 1e12)
+    assert float(cpu["b_tflops"]) == pytest.approx(2 * 1024 ** 3 / float(cpu["b"]) / 1e12)
+    first = next(r for r in got if "first call" in r["figure"])
+    assert first["a_tflops"] == "" and first["b_tflops"] == ""  # not a steady matmul
+    assert "TFLOP/s A / B" in (tmp_path / "c" / "compare.md").read_text(encoding="utf-8")
+    assert main(["report", str(chapter), str(H200), "--out", str(tmp_path / "s")]) == 0
+    with (tmp_path / "s" / "sizes.csv").open(encoding="utf-8") as f:
+        rows = {(r["target"], r["size"]): r for r in csv.DictReader(f)}
+    torch = rows[("PyTorch cuda", "1024x1024")]
+    assert torch["A: time"] == "" and torch["B: TFLOP/s"] == "38.7"
+    assert rows[("PyTorch mps", "1024x1024")]["A: % of peak"] == "peak unknown"
+
+
+def test_a_compare_csv_from_before_the_throughput_columns_is_still_ours(tmp_path: Path) -> None:
+    from orchestrator.report import compare_output
+    old = tmp_path / "compare.csv"
+    old.write_text(",".join(compare_output.LEGACY_FIELDS) + "\n", encoding="utf-8")
+    assert compare_output._ours(old)
+    old.write_text("section,figure\n", encoding="utf-8")
+    assert not compare_output._ours(old)
