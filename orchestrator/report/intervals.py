@@ -200,7 +200,8 @@ def ratio(a: Estimate, b: Estimate, level: float = LEVEL) -> RatioEstimate:
 
 
 def _basis(a: Estimate, b: Estimate) -> str:
-    return f"processes {a.processes}/{b.processes}, reps {a.reps}/{b.reps}"
+    reps = f", reps {a.reps}/{b.reps}" if a.reps or b.reps else ""  # single figures: none
+    return f"processes {a.processes}/{b.processes}{reps}"
 
 
 def predict(many: Estimate, one: Estimate, one_is_b: bool,
