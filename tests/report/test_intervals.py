@@ -161,3 +161,30 @@ def test_a_side_without_precision_is_paired_with_fp32_never_tf32(tmp_path: Path)
     row = next(r for r in c.rows if r.figure == "torch cpu 256x256 1 thread with sync")
     assert row.ratio == pytest.approx(1.0, abs=0.05)  # the FP32 run, not the TF32 one
     assert "torch cpu 256x256 1 thread with sync" in c.only_b  # TF32 left apart, unjudged
+
+
+# ---- the report: every figure over its processes ------------------------------------------------
+
+
+def test_the_report_gives_each_figure_over_its_processes(tmp_path: Path) -> None:
+    from orchestrator import dataset
+    from orchestrator.report import writer
+
+    rng = np.random.default_rng(9)
+    centres = [300e-6, 310e-6, 290e-6]
+    # 5 samples per process: too few for an order-statistic interval of one process's median
+    folder = fake_stores.store(tmp_path / "r", [{"with sync": spread(c, 5, rng)}
+                                                for c in centres])
+    writer.write(dataset.load(folder), tmp_path / "out")
+    figures = pd.read_csv(tmp_path / "out" / "figures.csv", dtype=str, keep_default_na=False)
+    row = figures[figures["method"] == "with sync"].iloc[0]
+    assert row["processes × reps"] == "3 × 5"
+    assert row["interval"] == "t on log process values, 2 df"
+    data = dataset.load(folder).figures  # the store's own process medians, by hand
+    values = data[(data["method"] == "with_sync") & (data["stat"] == "median")]["value_s"]
+    e = intervals.estimate(values.tolist())
+    assert e is not None
+    assert row["median [95% interval]"].startswith(f"{fake_stores.format_duration(e.value)} [")
+    spread_rows = pd.read_csv(tmp_path / "out" / "spread.csv", dtype=str, keep_default_na=False)
+    assert set(spread_rows["median 95% CI"]) == {
+        f"over 3 processes: ±{100 * e.half_width:.1f}% (table 'figures')"}
