@@ -9,7 +9,8 @@ The process is the unit (report/intervals.py): each side's figure pools all its 
 (cold repeats included), one value per process. r = B/A of the geometric means of the process
 values, with a 95% interval from Welch's t on the log process values, and a minimum effect e
 (default 5%). Each figure's test "the change is beyond ±e" gets a p-value, and the p-values of
-all figures judged at once are corrected by **Holm's** step-down method (family-wise error 5%):
+all figures judged at once are corrected by **Holm's** step-down method (family-wise error 5%;
+`--correction bh`: Benjamini-Hochberg, false discovery rate 5%, the same bound in an A/A):
 
     Holm-adjusted p < 0.05        slower / faster  (by the side the ratio lies)
     lo >= 1/(1+e) and hi <= 1+e   same             (the interval lies inside the no-effect band)
@@ -88,6 +89,7 @@ class Comparison:
     facts: list[Fact]
     pairings: list[str]  # labels compared as the same figure
     rows: list[Row]
+    correction: str = "holm"  # over the family of figures: 'holm' or 'bh'
     only_a: list[str] = field(default_factory=list)
     only_b: list[str] = field(default_factory=list)
 
@@ -136,10 +138,12 @@ def judge(a: dict[str, Any], b: dict[str, Any], min_effect: float) -> dict[str, 
     return out
 
 
-def finish(rows: list[Row]) -> None:
-    """Holm over every figure with a p-value, then each figure's verdict."""
+def finish(rows: list[Row], correction: str = "holm") -> None:
+    """Holm (or Benjamini-Hochberg, `bh`) over every figure with a p-value, then each
+    figure's verdict."""
     judged = [r for r in rows if r.p_value is not None]
-    for row, adjusted in zip(judged, intervals.holm([r.p_value for r in judged]), strict=True):
+    adjust = intervals.CORRECTIONS[correction]
+    for row, adjusted in zip(judged, adjust([r.p_value for r in judged]), strict=True):
         row.p_holm = adjusted
         one = not row.basis.startswith("processes")
         if adjusted is not None and adjusted < FAMILY_ALPHA and row.ratio is not None:
@@ -174,10 +178,14 @@ def _row(a: dict[str, Any], b: dict[str, Any], note: str, min_effect: float) -> 
     return row
 
 
-def compare(a: Side, b: Side, min_effect: float = DEFAULT_MIN_EFFECT) -> Comparison:
+def compare(a: Side, b: Side, min_effect: float = DEFAULT_MIN_EFFECT,
+            correction: str = "holm") -> Comparison:
     """Match the two sides' figures and give each time figure its verdict."""
     if not min_effect > 0:
         raise InputError(f"--min-effect must be above 0 (got {min_effect})")
+    if correction not in intervals.CORRECTIONS:
+        raise InputError(f"--correction must be one of {', '.join(intervals.CORRECTIONS)} "
+                         f"(got {correction!r})")
     ma, mb, pairings = pair_labels(measurements(a), measurements(b))
     pairs, only_a, only_b = match(ma, mb)
     if not pairs:
@@ -186,7 +194,7 @@ def compare(a: Side, b: Side, min_effect: float = DEFAULT_MIN_EFFECT) -> Compari
     order = {s: i for i, s in enumerate(SECTIONS)}
     pairs.sort(key=lambda p: (order[section_of(p[0])], p[0]["order"]))  # A's order per section
     rows = [_row(x, y, note, min_effect) for x, y, note in pairs]
-    finish(rows)
-    return Comparison(a, b, min_effect, machine_facts(a, b), pairings, rows,
+    finish(rows, correction)
+    return Comparison(a, b, min_effect, machine_facts(a, b), pairings, rows, correction,
                       list(dict.fromkeys(describe(x, x) for x in only_a)),
                       list(dict.fromkeys(describe(y, y) for y in only_b)))

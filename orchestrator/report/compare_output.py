@@ -82,7 +82,8 @@ def render_markdown(c: Comparison) -> str:
            f"Ratio B/A of the figures over their processes (geometric mean of the process "
            "medians; the process is the unit, each side's processes and cold repeats pooled). "
            f"Verdict with a minimum effect of {e:.0%}: slower/faster where the change is beyond "
-           f"[{1 / (1 + e):.3f}, {1 + e:.3f}] at a Holm-corrected 5% over all figures; same where "
+           f"[{1 / (1 + e):.3f}, {1 + e:.3f}] at 5% over all figures, corrected by "
+           f"{'Holm' if c.correction == 'holm' else 'Benjamini-Hochberg'}; same where "
            "the 95% interval (Welch's t on log process values) lies inside it; else "
            "inconclusive. A side with one value: `no verdict (one value)` unless the change is "
            "beyond the other side's own spread between processes.", "",

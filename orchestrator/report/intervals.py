@@ -240,6 +240,23 @@ def holm(pvalues: Sequence[float | None]) -> list[float | None]:
     return out
 
 
+def benjamini_hochberg(pvalues: Sequence[float | None]) -> list[float | None]:
+    """Benjamini-Hochberg adjusted p-values (false discovery rate), None kept where None.
+    When nothing changed (an A/A) the false discovery rate is the family-wise error: the same
+    5% bound as Holm there, with more power where many figures did change."""
+    known = sorted((p, i) for i, p in enumerate(pvalues) if p is not None)
+    m, running = len(known), 1.0
+    out: list[float | None] = [None] * len(pvalues)
+    for rank in range(m - 1, -1, -1):
+        p, i = known[rank]
+        running = min(running, m * p / (rank + 1))
+        out[i] = running
+    return out
+
+
+CORRECTIONS = {"holm": holm, "bh": benjamini_hochberg}
+
+
 def detectable(r: RatioEstimate, min_effect: float, level: float = LEVEL) -> float | None:
     """The smallest change this pair could have called slower or faster (uncorrected):
     the band plus the interval's half-width, as a ratio minus one."""

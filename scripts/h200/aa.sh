@@ -49,12 +49,14 @@ for pair in "a b" "a slow"; do
     [ -d "$OUT/$2" ] || continue
     "$PY" -m orchestrator compare "$OUT/$1" "$OUT/$2" --out "$OUT/compare-$1-$2" \
         > "$OUT/compare-$1-$2.txt" 2>&1 || true
+    "$PY" -m orchestrator compare "$OUT/$1" "$OUT/$2" --correction bh \
+        --out "$OUT/compare-bh-$1-$2" > "$OUT/compare-bh-$1-$2.txt" 2>&1 || true
 done
 "$PY" - "$OUT" <<'PYEOF' | tee "$OUT/summary.txt"
 import csv, sys
 from pathlib import Path
 out = Path(sys.argv[1])
-for name in ("compare-a-b", "compare-a-slow"):
+for name in ("compare-a-b", "compare-a-slow", "compare-bh-a-b", "compare-bh-a-slow"):
     path = out / name / "compare.csv"
     if not path.is_file():
         print(f"{name}: no compare.csv"); continue

@@ -188,3 +188,31 @@ def test_the_report_gives_each_figure_over_its_processes(tmp_path: Path) -> None
     spread_rows = pd.read_csv(tmp_path / "out" / "spread.csv", dtype=str, keep_default_na=False)
     assert set(spread_rows["median 95% CI"]) == {
         f"over 3 processes: ±{100 * e.half_width:.1f}% (table 'figures')"}
+
+
+def test_benjamini_hochberg_is_the_step_up_adjustment() -> None:
+    assert intervals.benjamini_hochberg([0.01, 0.04, 0.03, None]) == [
+        pytest.approx(0.03), pytest.approx(0.04), pytest.approx(0.04), None]
+
+
+def test_bh_finds_many_real_changes_holm_misses_and_keeps_the_a_and_a_bound() -> None:
+    def verdicts(correction: str, effect: float, seed: int) -> list[str]:
+        rng = np.random.default_rng(seed)
+        rows = []
+        for _ in range(12):
+            a = [1e-3 * math.exp(0.3 * rng.standard_normal()) for _ in range(3)]
+            b = [effect * 1e-3 * math.exp(0.3 * rng.standard_normal()) for _ in range(3)]
+            row = compare.Row("CPU", "x", "median", 1.0, 1.0)
+            for name, value in compare.judge({"values": a, "sample_sets": [None] * 3},
+                                             {"values": b, "sample_sets": [None] * 3},
+                                             0.05).items():
+                setattr(row, name, value)
+            rows.append(row)
+        compare.finish(rows, correction)
+        return [r.verdict for r in rows]
+
+    found = {c: sum(v == "slower" for s in range(10) for v in verdicts(c, 4.0, s))
+             for c in ("holm", "bh")}
+    assert found["bh"] > found["holm"], found  # noisy processes: BH keeps more real changes
+    false = sum(v in ("slower", "faster") for s in range(30) for v in verdicts("bh", 1.0, s))
+    assert false <= 0.05 * 30 * 12, false
