@@ -110,6 +110,8 @@ def _parser() -> argparse.ArgumentParser:
     comp.add_argument("--out", type=Path, default=Path("compare"))
     comp.add_argument("--min-effect", type=float, default=0.05, metavar="E",
                       help="smallest change that counts, as a fraction (default 0.05)")
+    comp.add_argument("--correction", choices=["holm", "bh"], default="holm",
+                      help="over all figures: Holm (family-wise) or Benjamini-Hochberg (FDR)")
     comp.add_argument("--fail-on", choices=["slower", "faster", "inconclusive"],
                       action="append", default=[], help="exit 1 when a figure has this verdict")
     sub.add_parser("schema", help="print the experiments file's JSON Schema")
@@ -315,7 +317,7 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     from orchestrator.report import compare, compare_output
 
     result = compare.compare(compare.load_side(args.a), compare.load_side(args.b),
-                             args.min_effect)
+                             args.min_effect, args.correction)
     written = compare_output.write(result, args.out,
                                    outputs.Inputs.of(_sources([args.a, args.b])))
     # a table for a wide terminal; piped (CI logs) rich would squeeze it into 80 columns

@@ -5,22 +5,27 @@ input, such as the chapter's listings): `compare_sides`. Figures are matched on 
 measure, never on run ids: `compare_match`. This module gives each matched time figure its
 verdict; `compare_output` writes the result.
 
-The verdict, for a figure whose two sides have raw samples (`# samples` lines): r = median(B) /
-median(A) with a 95% percentile-bootstrap interval [lo, hi] (the two sides resampled
-independently, `spread.ratio_ci`) and a minimum effect e (default 5%):
+The process is the unit (report/intervals.py): each side's figure pools all its processes
+(cold repeats included), one value per process. r = B/A of the geometric means of the process
+values, with a 95% interval from Welch's t on the log process values, and a minimum effect e
+(default 5%). Each figure's test "the change is beyond ±e" gets a p-value, and the p-values of
+all figures judged at once are corrected by **Holm's** step-down method (family-wise error 5%;
+`--correction bh`: Benjamini-Hochberg, false discovery rate 5%, the same bound in an A/A):
 
-    lo >= 1/(1+e) and hi <= 1+e   same          (the interval lies inside the no-effect band)
-    lo > 1+e                      slower        (B is slower: every plausible ratio is above)
-    hi < 1/(1+e)                  faster
-    otherwise                     inconclusive  (the data cannot tell a change of e from none)
+    Holm-adjusted p < 0.05        slower / faster  (by the side the ratio lies)
+    lo >= 1/(1+e) and hi <= 1+e   same             (the interval lies inside the no-effect band)
+    otherwise                     inconclusive     (the data cannot tell a change of e from none)
 
-Where a side has no samples (a captured log; single values such as a first call) the verdict
-rests on one figure: r > 1+e slower, r < 1/(1+e) faster, else same, and the `basis` column says
-`one figure`. `detectable` is the interval's half-width as a ratio (sqrt(hi/lo) - 1): changes
-smaller than that, or than e, this data could not have shown. Only time figures get a verdict;
-counts and accuracy statistics are listed as plain A/B values. Figures whose arithmetic
-(precision) or thread count differs are listed apart, without a verdict, and before any figure
-the differences between the two machines and settings are listed (`facts`).
+A side with one value for a figure (one process, a captured log, a single first call) gives
+the ratio and `no verdict (one value)`, unless the effect is beyond what the other side's own
+spread allows: a prediction interval of one more process of that side (t, p-1 df), Holm-
+corrected like the rest. Both sides with one value: `no verdict (one value)`, always.
+`detectable` is the smallest change the figure could have called (e plus the interval's
+half-width, uncorrected). Only time figures get a verdict; counts and accuracy statistics are
+listed as plain A/B values. Figures whose arithmetic (precision) or thread count differs are
+listed apart, without a verdict; a side that did not record its precision is taken as FP32 and
+never paired with a TF32 run. Before any figure the differences between the two machines and
+settings are listed (`facts`).
 """
 
 from __future__ import annotations
@@ -29,10 +34,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from orchestrator.errors import InputError
-from orchestrator.report import sizes
+from orchestrator.report import intervals, sizes
 from orchestrator.report.compare_match import (
     SECTIONS,
     TIME_METHODS,
@@ -43,7 +46,7 @@ from orchestrator.report.compare_match import (
     section_of,
 )
 from orchestrator.report.compare_sides import Fact, Side, load_side, machine_facts
-from orchestrator.report.spread import ratio, ratio_ci
+from orchestrator.report.spread import ratio
 
 __all__ = ["SECTIONS", "Comparison", "InputError", "Row", "Side", "compare", "judge",
            "load_side", "verdict"]
@@ -52,7 +55,9 @@ DEFAULT_MIN_EFFECT = 0.05
 # the clocks of one steady matmul: a throughput means something (not a first call, no sync)
 THROUGHPUT_METHODS = frozenset({"with_sync", "device_time", "device_time_no_flush",
                                 "device_time_queued", "kernel_time", "readback", "timer"})
-VERDICTS = ("same", "faster", "slower", "inconclusive")
+ONE_VALUE = "no verdict (one value)"
+VERDICTS = ("same", "faster", "slower", "inconclusive", ONE_VALUE)
+FAMILY_ALPHA = 0.05  # Holm: the chance of any false slower/faster among all figures
 
 
 @dataclass
@@ -69,7 +74,7 @@ class Row:
     ratio: float | None = None
     lo: float | None = None
     hi: float | None = None
-    basis: str = ""  # 'samples n=20/20' | 'one figure' | '' (no verdict)
+    basis: str = ""  # 'processes 3/3, reps 20/20' | 'one value against 3 processes' | ...
     detectable: float | None = None
     verdict: str = ""  # one of VERDICTS, '' for plain and apart rows
     apart: str = ""  # why there is no verdict: 'precision fp32 vs tf32', 'threads 8 vs 16'
@@ -77,6 +82,9 @@ class Row:
     # a steady matmul time's throughput, 2·M·N·M / t (report/sizes.py): TFLOP/s of each side
     a_tflops: float | None = None
     b_tflops: float | None = None
+    p_value: float | None = None  # of 'beyond ±e', before Holm
+    p_holm: float | None = None
+    inside: bool = False  # the interval lies inside the no-effect band
 
 
 @dataclass
@@ -87,6 +95,7 @@ class Comparison:
     facts: list[Fact]
     pairings: list[str]  # labels compared as the same figure
     rows: list[Row]
+    correction: str = "holm"  # over the family of figures: 'holm' or 'bh'
     only_a: list[str] = field(default_factory=list)
     only_b: list[str] = field(default_factory=list)
 
@@ -109,23 +118,46 @@ def verdict(lo: float, hi: float, min_effect: float) -> str:
     return "inconclusive"
 
 
-def judge(a: float, b: float, a_samples: np.ndarray | None, b_samples: np.ndarray | None,
-          min_effect: float) -> dict[str, Any]:
-    """ratio, interval, basis, detectable and verdict for one time figure."""
-    plain = ratio(b, a)
-    if plain is None or plain == 0:
+def judge(a: dict[str, Any], b: dict[str, Any], min_effect: float) -> dict[str, Any]:
+    """ratio, interval, basis, detectable and the uncorrected p-value for one time figure
+    (`values`, `sample_sets`: one per process); `finish` gives the verdict after Holm."""
+    ea = intervals.estimate(a["values"], a["sample_sets"])
+    eb = intervals.estimate(b["values"], b["sample_sets"])
+    if ea is None or eb is None:
         return {"basis": "no ratio (a zero or non-finite figure)"}
-    ci = None
-    if a_samples is not None and b_samples is not None:
-        ci = ratio_ci(b_samples, a_samples)
-    of_samples = ratio(np.median(b_samples), np.median(a_samples)) if ci is not None else None
-    if ci is None or of_samples is None or not all(math.isfinite(x) and x > 0 for x in ci):
-        return {"ratio": plain, "basis": "one figure", "verdict": verdict(plain, plain,
-                                                                           min_effect)}
-    lo, hi = ci
-    return {"ratio": of_samples, "lo": lo, "hi": hi,
-            "basis": f"samples n={len(a_samples)}/{len(b_samples)}",
-            "detectable": math.sqrt(hi / lo) - 1, "verdict": verdict(lo, hi, min_effect)}
+    if ea.processes >= 2 and eb.processes >= 2:
+        r = intervals.ratio(ea, eb)
+    elif ea.processes >= 2 or eb.processes >= 2:
+        many, one = (ea, eb) if ea.processes >= 2 else (eb, ea)
+        r = intervals.predict(many, one, one_is_b=one is eb)
+    else:
+        return {"ratio": math.exp(eb.log_mean - ea.log_mean), "basis": "one value per side",
+                "verdict": ONE_VALUE}
+    out: dict[str, Any] = {"ratio": r.ratio, "basis": r.basis,
+                           "p_value": intervals.p_beyond(r, min_effect),
+                           "detectable": intervals.detectable(r, min_effect)}
+    if r.lo is not None and r.hi is not None:
+        out.update(lo=r.lo, hi=r.hi)
+        # 'same' needs both sides' processes: one value cannot show that nothing changed
+        out["inside"] = r.basis.startswith("processes") and verdict(r.lo, r.hi, min_effect) \
+            == "same"
+    return out
+
+
+def finish(rows: list[Row], correction: str = "holm") -> None:
+    """Holm (or Benjamini-Hochberg, `bh`) over every figure with a p-value, then each
+    figure's verdict."""
+    judged = [r for r in rows if r.p_value is not None]
+    adjust = intervals.CORRECTIONS[correction]
+    for row, adjusted in zip(judged, adjust([r.p_value for r in judged]), strict=True):
+        row.p_holm = adjusted
+        one = not row.basis.startswith("processes")
+        if adjusted is not None and adjusted < FAMILY_ALPHA and row.ratio is not None:
+            row.verdict = "slower" if row.ratio > 1 else "faster"
+        elif one:
+            row.verdict = ONE_VALUE
+        else:
+            row.verdict = "same" if row.inside else "inconclusive"
 
 
 def _apart(a: dict[str, Any], b: dict[str, Any]) -> str:
@@ -150,8 +182,7 @@ def _row(a: dict[str, Any], b: dict[str, Any], note: str, min_effect: float) -> 
     if row.apart:
         row.ratio = ratio(b["value"], a["value"])
         return row
-    for name, value in judge(a["value"], b["value"], a["samples"], b["samples"],
-                             min_effect).items():
+    for name, value in judge(a, b, min_effect).items():
         setattr(row, name, value)
     return row
 
@@ -161,10 +192,14 @@ def _tflops(shape: str, seconds: float) -> float | None:
     return None if rate is None else rate / 1e12
 
 
-def compare(a: Side, b: Side, min_effect: float = DEFAULT_MIN_EFFECT) -> Comparison:
+def compare(a: Side, b: Side, min_effect: float = DEFAULT_MIN_EFFECT,
+            correction: str = "holm") -> Comparison:
     """Match the two sides' figures and give each time figure its verdict."""
     if not min_effect > 0:
         raise InputError(f"--min-effect must be above 0 (got {min_effect})")
+    if correction not in intervals.CORRECTIONS:
+        raise InputError(f"--correction must be one of {', '.join(intervals.CORRECTIONS)} "
+                         f"(got {correction!r})")
     ma, mb, pairings = pair_labels(measurements(a), measurements(b))
     pairs, only_a, only_b = match(ma, mb)
     if not pairs:
@@ -173,6 +208,7 @@ def compare(a: Side, b: Side, min_effect: float = DEFAULT_MIN_EFFECT) -> Compari
     order = {s: i for i, s in enumerate(SECTIONS)}
     pairs.sort(key=lambda p: (order[section_of(p[0])], p[0]["order"]))  # A's order per section
     rows = [_row(x, y, note, min_effect) for x, y, note in pairs]
-    return Comparison(a, b, min_effect, machine_facts(a, b), pairings, rows,
+    finish(rows, correction)
+    return Comparison(a, b, min_effect, machine_facts(a, b), pairings, rows, correction,
                       list(dict.fromkeys(describe(x, x) for x in only_a)),
                       list(dict.fromkeys(describe(y, y) for y in only_b)))

@@ -1,14 +1,20 @@
 """Which figure of A is which figure of B: `compare`'s matching.
 
-Each side becomes one row per measurement (a summary line's median with its min and raw samples,
-or a single figure), keyed on what it measures: framework, label, device, shape, method, stat,
-threads, cache, process, warm-up, iteration and precision, never the run id. An accelerator, or
-the fastest CPU build, that each side ran under one name of its own (the chapter's `mps` and
-`metal` beside an H200's `cuda`; `flex+apple-amx` beside `flex+x86-v4`) is paired and the
-pairing listed. A field one side did not record matches any value on the other, and the pair
-says so. Several runs of one figure on a side: the same experiment as the other side's if there
-is one, else a run of the same kind (one of a process series, or a single process), else the run
-with the most repetitions, as the report's tables choose.
+Each side becomes one row per figure, its processes pooled (the process is the unit of
+replication, report/intervals.py): every run of an experiment that measured the same thing
+gives one value (a summary line's median, or a single figure), and the row carries them all,
+its cold repeats included. A store's rows are pooled over every process: the cache label
+already tells a cold first process from the warm ones after it. A captured log records no
+cache, so there the process number stays part of what a figure is (`process`), and a log's
+process 1 is matched with a store's cold figure, a later one with a warm figure. Rows are keyed
+on what they measure: framework, label, device, shape, method, stat, threads, cache, process
+(logs), warm-up, iteration and precision, never the run id. A precision one side did not
+record is taken as the default FP32: it is paired with the FP32 run, a TF32 one left apart.
+An accelerator, or the fastest CPU build, that each side ran under one name of its own (the
+chapter's `mps` and `metal` beside an H200's `cuda`; `flex+apple-amx` beside `flex+x86-v4`) is
+paired and the pairing listed. A field one side did not record matches any value on the other,
+and the pair says so. Several experiments with one figure on a side: the same experiment as the
+other side's if there is one, else the one with the most repetitions, then the most processes.
 """
 
 from __future__ import annotations
@@ -33,7 +39,10 @@ FIRST_CALL_METHODS = frozenset({"device_init", "first_call", "first_call_returne
 # The match key. Fields in WILDCARD may be unrecorded ('') on one side and match anything.
 KEY = ("framework", "label", "device", "shape", "method", "stat", "threads_key", "cache",
        "process", "warmup", "iteration", "precision")
-WILDCARD = ("label", "device", "shape", "threads_key", "cache", "warmup", "precision")
+WILDCARD = ("label", "device", "shape", "threads_key", "cache", "process", "warmup",
+            "precision")
+# what a store's figure is pooled over: everything it measures but the process
+POOL = [*(k for k in KEY if k != "process"), "experiment"]
 
 
 # ---- one row per measurement of a side --------------------------------------------------------
@@ -66,12 +75,35 @@ def measurements(side: Side) -> pd.DataFrame:
     reps = fig.groupby(["run_id", "experiment"], dropna=False)["runs"].max()
     rows = [_measurement(r, mins, sets, reps) for r in fig[fig["stat"] != "min"].to_dict("records")]
     frame = pd.DataFrame(rows, dtype=object)  # object: ints stay ints, None stays None
-    # A process series (the first-call experiment's processes 1, 2) is told from a single run
-    # that is also process 1: a store's series is one experiment, a log's the whole log.
-    group = "experiment" if side.kind == "store" else "run_id"
-    frame["series"] = frame.groupby([group, "framework", "label", "method"])["process"] \
-        .transform("nunique")
-    return frame
+    if side.kind == "store":
+        frame["process"] = ""  # pooled: the cache label tells cold from warm
+    return _pool(frame)
+
+
+def _pool(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per figure: `values` (one per process), `sample_sets` (each process's raw
+    samples or None), `processes`; `value` the geometric mean (positive times) or median."""
+    if frame.empty:
+        return pd.DataFrame(columns=[*KEY, "value", "min", "samples", "run_id"])
+    pooled = []
+    for _, part in frame.groupby([*POOL, "process"], sort=False, dropna=False):
+        units = part.drop_duplicates(["run_id", "process_no"])  # one value per process
+        row = units.iloc[0].to_dict()
+        values = [float(v) for v in units["value"]]
+        mins = [float(m) for m in units["min"] if m is not None and not pd.isna(m)]
+        row.update(values=values, sample_sets=list(units["samples"]), processes=len(values),
+                   value=_centre(values), min=min(mins) if mins else None,
+                   order=int(units["order"].min()), reps=int(units["reps"].max()))
+        row["samples"] = row["sample_sets"][0] if len(values) == 1 else None
+        pooled.append(row)
+    return pd.DataFrame(pooled, dtype=object)
+
+
+def _centre(values: list[float]) -> float:
+    positive = [v for v in values if v > 0 and np.isfinite(v)]
+    if len(positive) == len(values):
+        return float(np.exp(np.mean(np.log(positive))))
+    return float(np.median(values))
 
 
 def _measurement(r: dict[str, Any], mins: dict[str, float], sets: dict[str, np.ndarray],
@@ -90,7 +122,8 @@ def _measurement(r: dict[str, Any], mins: dict[str, float], sets: dict[str, np.n
         "shape": _text(r["shape"]), "method": method, "stat": _text(r["stat"]),
         "threads_key": _threads_key(device, threads),
         "cache": "" if _text(r["cache"]) == "none" else _text(r["cache"]),
-        "process": str(_int_or_none(r["process"]) or 1), "warmup": _text(r["warmup"]),
+        "process": str(_int_or_none(r["process"]) or 1),
+        "process_no": _int_or_none(r["process"]) or 1, "warmup": _text(r["warmup"]),
         "iteration": _text(_int_or_none(r["iteration"])), "precision": _text(r.get("precision")),
         "value": float(r["value_s"]), "min": mins.get(key) if key else None,
         "samples": sets.get(key) if key else None, "run_id": r["run_id"],
@@ -190,7 +223,8 @@ def match(ma: pd.DataFrame, mb: pd.DataFrame) -> tuple[list[tuple[dict[str, Any]
     # in other arithmetic (fp32 / tf32), paired so that it is shown apart, not judged
     for loose in (_loose_equal, _other_precision):
         still_a = []
-        for a in left_a:
+        # FP32 first: against an unrecorded precision the FP32 run is the one paired
+        for a in sorted(left_a, key=lambda row: row["precision"] == "tf32"):
             found = [b for b in free_b.values() if loose(a, b)]
             if found:
                 best = _prefer(found, a)
@@ -215,10 +249,20 @@ def _best_per_key(m: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def _prefer(found: list[dict[str, Any]], a: dict[str, Any]) -> dict[str, Any]:
-    """The same experiment as A's if there is one, else a run of the same kind (one of a process
-    series, or a single process), else the most repetitions, then the first."""
-    return min(found, key=lambda b: (b["experiment"] != a["experiment"],
-                                     b["series"] != a["series"], -b["reps"], b["order"]))
+    """The same experiment as A's if there is one, else the one of the most repetitions (the
+    methods experiment's 20, not the first-call series' 5), then of the most processes."""
+    return min(found, key=lambda b: (b["experiment"] != a["experiment"], _slot_differs(a, b),
+                                     # unrecorded is the default FP32: TF32 stays apart
+                                     a["precision"] == "" and b["precision"] == "tf32",
+                                     -b["reps"], -b["processes"], b["order"]))
+
+
+def _slot_differs(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """A log's process 1 is a store's cold figure, its later processes the warm ones."""
+    for log, store in ((a, b), (b, a)):
+        if log["process"] and not store["process"] and store["cache"] in ("cold", "warm"):
+            return (log["process"] == "1") != (store["cache"] == "cold")
+    return False
 
 
 def _loose_equal(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -235,6 +279,8 @@ def _unrecorded(a: dict[str, Any], b: dict[str, Any]) -> str:
     shown = {"threads_key": "threads", "label": "printed"}  # the label as the side printed it
     parts = []
     for k in WILDCARD:
+        if k == "process":
+            continue  # a store pools its processes: nothing unrecorded
         if a[k] == b[k] or "" not in (a[k], b[k]) or (k == "device" and a["label"] != b["label"]):
             continue  # both recorded (other arithmetic: set apart); a device follows its label
         empty, other, known = ("A", "B", b) if a[k] == "" else ("B", "A", a)
@@ -282,8 +328,9 @@ def describe(a: dict[str, Any], b: dict[str, Any]) -> str:
     for k in ("cache", "warmup"):
         if v(k):
             words.append(f"{v(k)} {'cache' if k == 'cache' else 'warm-up'}")
-    if a["process"] != "1" or a["method"] in FIRST_CALL_METHODS - {"first_call"}:
-        words.append(f"process {a['process']}")
+    if v("process") and (v("process") != "1" or a["method"] in FIRST_CALL_METHODS
+                         - {"first_call"}):
+        words.append(f"process {v('process')}")  # a log's process (a store pools them)
     words.append(METHOD_WORDS.get(a["method"], a["method"]))
     if a["iteration"]:
         words.append(a["iteration"])

@@ -21,18 +21,19 @@ from rich.text import Text
 
 from orchestrator.data import outputs
 from orchestrator.data.durations import format_duration
-from orchestrator.report.compare import SECTIONS, Comparison, Row
+from orchestrator.report.compare import ONE_VALUE, SECTIONS, Comparison, Row
 
 MARK = "<!-- written by `python -m orchestrator compare` -->"
 PNG_SOFTWARE = "orchestrator compare"
 CSV_FIELDS = ["section", "figure", "stat", "a", "b", "a_min", "b_min", "ratio", "ci_low",
-              "ci_high", "basis", "detectable", "verdict", "apart", "note", "a_tflops",
-              "b_tflops"]
-LEGACY_FIELDS = CSV_FIELDS[:-2]  # a compare.csv from before the throughput columns
+              "ci_high", "basis", "detectable", "verdict", "apart", "note", "p_value",
+              "p_holm", "a_tflops", "b_tflops"]
+LEGACY_FIELDS = CSV_FIELDS[:-4]  # a compare.csv from before the p-values and throughput columns
 NAMES = {"md": "compare.md", "csv": "compare.csv", "png": "compare.png"}
-COLOURS = {"same": "green", "faster": "cyan", "slower": "red", "inconclusive": "yellow"}
+COLOURS = {"same": "green", "faster": "cyan", "slower": "red", "inconclusive": "yellow",
+           ONE_VALUE: "dim"}
 PLOT_COLOURS = {"same": "tab:green", "faster": "tab:blue", "slower": "tab:red",
-                "inconclusive": "tab:orange"}
+                "inconclusive": "tab:orange", ONE_VALUE: "0.5"}
 
 
 # ---- cells ------------------------------------------------------------------------------------
@@ -86,10 +87,15 @@ def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
 def render_markdown(c: Comparison) -> str:
     e = c.min_effect
     out = [MARK, f"# compare: A = {c.a.name}, B = {c.b.name}", "",
-           f"Ratio B/A of medians; verdict with a minimum effect of {e:.0%} (same: the 95% "
-           f"interval lies inside [{1 / (1 + e):.3f}, {1 + e:.3f}]; slower/faster: entirely "
-           "above/below it; else inconclusive). `one figure`: a side without raw samples, the "
-           "plain ratio against the effect only.", "", "## Machines and settings", ""]
+           f"Ratio B/A of the figures over their processes (geometric mean of the process "
+           "medians; the process is the unit, each side's processes and cold repeats pooled). "
+           f"Verdict with a minimum effect of {e:.0%}: slower/faster where the change is beyond "
+           f"[{1 / (1 + e):.3f}, {1 + e:.3f}] at 5% over all figures, corrected by "
+           f"{'Holm' if c.correction == 'holm' else 'Benjamini-Hochberg'}; same where "
+           "the 95% interval (Welch's t on log process values) lies inside it; else "
+           "inconclusive. A side with one value: `no verdict (one value)` unless the change is "
+           "beyond the other side's own spread between processes.", "",
+           "## Machines and settings", ""]
     facts = [[f.what, f.a, f.b, "differs" if f.differs else "same"] for f in c.facts]
     out += _md_table(["what", "A", "B", ""], facts)
     out += [f"- compared as one figure: {p}" for p in c.pairings] + ([""] if c.pairings else [])
@@ -132,8 +138,8 @@ def write_csv(c: Comparison, path: Path) -> None:
         for r in c.rows:
             writer.writerow([r.section, r.figure, r.stat, _num(r.a), _num(r.b), _num(r.a_min),
                              _num(r.b_min), _num(r.ratio), _num(r.lo), _num(r.hi), r.basis,
-                             _num(r.detectable), r.verdict, r.apart, r.note,
-                             _num(r.a_tflops), _num(r.b_tflops)])
+                             _num(r.detectable), r.verdict, r.apart, r.note, _num(r.p_value),
+                             _num(r.p_holm), _num(r.a_tflops), _num(r.b_tflops)])
 
 
 def _num(value: float | None) -> str:
@@ -155,7 +161,8 @@ def write_png(c: Comparison, path: Path) -> None:
     ax.set_yticks(range(len(rows)), [f"{r.section}: {r.figure}" for r in rows], fontsize=7)
     ax.invert_yaxis()
     ax.set_xscale("log")
-    ax.set_xlabel("B / A (median; above 1: B is slower); line: 95% CI, diamond: one figure")
+    ax.set_xlabel("B / A (over processes; above 1: B is slower); line: 95% interval, "
+                  "diamond: no interval")
     ax.set_title(f"A = {c.a.name}   B = {c.b.name}", fontsize=9)
     ax.legend(loc="lower right", fontsize=7)
     fig.tight_layout()

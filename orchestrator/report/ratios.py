@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from orchestrator import programs
-from orchestrator.report import arithmetic
+from orchestrator.report import arithmetic, intervals, process_table
 from orchestrator.report.names import run_name
 from orchestrator.report.spread import LEVEL, iqr, median_ci, ratio, ratio_ci
 from orchestrator.report.tables import (
@@ -51,6 +51,7 @@ def spread_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
     if mins.empty:
         return empty("spread", title, "no raw samples in this data (`# samples` lines)")
     from_store = bool((mins["section"] == "").all())
+    pooled = process_table.processes_of(fig, sets)  # figures of 2+ processes: their interval
     records = []
     for _, row in mins.iterrows():
         values = sets[row["sample_key"]]
@@ -60,11 +61,19 @@ def spread_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
             "run": run_name(row, context=True), "method": METHOD_NAMES[row["method"]],
             "n": len(values),
             "min": duration(values.min()), "median": duration(median),
-            "median 95% CI": f"{duration(ci[0])} – {duration(ci[1])}" if ci else "n too small",
+            "median 95% CI": f"{duration(ci[0])} – {duration(ci[1])}" if ci else
+            _over_processes(pooled.get(row["sample_key"])),
             "IQR": duration(iqr(values)), "IQR / median": _pct(iqr(values), median),
         })
         records.append(record)
     return Table("spread", title, pd.DataFrame(records))
+
+
+def _over_processes(e: intervals.Estimate | None) -> str:
+    """Too few samples for a within-process interval: the figure's, from its processes."""
+    if e is None or e.half_width is None:
+        return "n too small"
+    return f"over {e.processes} processes: ±{100 * e.half_width:.1f}% (table 'figures')"
 
 
 # ---- burn / PyTorch -------------------------------------------------------------------------

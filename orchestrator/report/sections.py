@@ -23,6 +23,7 @@ from orchestrator.report import (
     clocks,
     energy,
     first_call_breakdown,
+    process_table,
     ratios,
     sizes_report,
     state_checks,
@@ -154,10 +155,13 @@ def _statistics(fig: pd.DataFrame, sets: checks.SampleSets) -> Section:
     pairs = ratios.pairs(fig, sets)  # paired (and bootstrapped) once: both tables and checks
     return Section(
         "6. Beyond the chapter: spread, confidence and ratios",
-        "From the raw samples: each median with its 95% confidence interval (order "
-        "statistics), and burn / PyTorch time ratios of the same measurement with a bootstrap "
-        "95% interval of the median ratio (fixed seed).",
-        [ratios.spread_table(fig, sets), ratios.ratio_table(pairs),
+        "Every time figure over its processes, the unit of replication (median [95% "
+        "interval] from the processes, processes × reps); then from the raw samples of each "
+        "process: each median with its 95% confidence interval (order statistics), and burn / "
+        "PyTorch time ratios of the same measurement with a bootstrap 95% interval of the "
+        "median ratio (fixed seed).",
+        [process_table.figures_table(fig, sets), ratios.spread_table(fig, sets),
+         ratios.ratio_table(pairs),
          *(t for t in [ratios.mixed_ratio_table(pairs)] if not t.frame.empty)],
         ratios.arithmetic_checks(pairs))
 

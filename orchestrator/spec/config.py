@@ -59,6 +59,16 @@ class QuietGate(Strict):
     poll_s: Seconds = Field(5, ge=0.01, le=lim.MAX_WAIT_S)
 
 
+class Order(Strict):
+    """The order of each experiment's runs (spec/order.py)."""
+
+    interleave: StrictBool = Field(
+        False, description="run each experiment's processes in rounds, each round shuffled "
+        "(a cache series stays whole); false: file order")
+    seed: StrictInt = Field(0, ge=0, le=2**63 - 1, description="the shuffle's seed: the same "
+                            "seed, the same order (the store keeps the file, a resume replays)")
+
+
 class Defaults(Strict):
     shape: lim.Shape = Field((1024, 1024), description=lim.SHAPE_HELP)
     reps: StrictInt = Field(20, ge=1, le=lim.MAX_REPS, description="timed runs per method")
@@ -67,6 +77,7 @@ class Defaults(Strict):
     samples: StrictBool = Field(True, description="ask programs for '# samples' lines")
     quiet: QuietGate = QuietGate()
     env: Env = Field(default_factory=dict, description="extra environment, every run")
+    order: Order = Order()
 
 
 class Build(Strict):

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from orchestrator import programs
 from orchestrator.data.records import CacheAction, CacheState, RunDef
 from orchestrator.errors import InputError
+from orchestrator.spec import order
 from orchestrator.spec.config import Build, Experiment, ExperimentsFile, Target
 from orchestrator.spec.limits import MAX_RUNS
 
@@ -68,12 +69,16 @@ def _precision(target: Target) -> str | None:
 
 def expand(config: ExperimentsFile, caps: dict[str, str | None], cores: int,
            only: list[str] | None = None) -> list[PlannedRun]:
-    """Every run of the selected experiments, in execution order."""
+    """Every run of the selected experiments, in execution order: file order, or with
+    `defaults.order.interleave` each experiment's processes in seeded rounds (spec/order)."""
     planned: list[PlannedRun] = []
     for name, exp in config.experiments.items():
         if only and name not in only:
             continue
-        for run in _expand_experiment(config, name, exp, caps, cores):
+        runs = list(_expand_experiment(config, name, exp, caps, cores))
+        if config.defaults.order.interleave:  # rounds, shuffled from the file's seed
+            runs = order.interleave(runs, config.defaults.order.seed, name)
+        for run in runs:
             planned.append(run)
             if len(planned) > MAX_RUNS:  # each count is within its limit, their product not
                 raise InputError(f"experiment '{name}' takes the plan past {MAX_RUNS} runs, "

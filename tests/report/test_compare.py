@@ -17,9 +17,10 @@ import pytest
 from orchestrator.cli import main
 from orchestrator.data.durations import format_duration
 from orchestrator.report import compare, compare_output
-from orchestrator.report.compare import judge, load_side, verdict
+from orchestrator.report.compare import ONE_VALUE, load_side, verdict
 
 from ..conftest import PROJECT, write
+from . import fake_stores
 
 CHAPTER = PROJECT / "tests" / "data" / "chapter_listings.log"
 H200 = PROJECT / "docs" / "results" / "h200-2026-11-30"
@@ -83,7 +84,8 @@ def test_the_table_can_be_checked_by_hand(chapter_vs_h200) -> None:
                      stat="median")
     assert (row.a, row.b) == (pytest.approx(1.118e-3), pytest.approx(h200))
     assert row.ratio == pytest.approx(h200 / 1.118e-3)
-    assert (row.basis, row.verdict, row.section) == ("one figure", "faster", "methods")
+    # one value on each side (the chapter's log, the H200's one process): the ratio, no verdict
+    assert (row.basis, row.verdict, row.section) == ("one value per side", ONE_VALUE, "methods")
     # chapter: 'metal 1024x1024 matmul first call: returned 10.875µs, after sync 3.600s' in
     # 'burn metal process 1'; the H200's process 1 of the first-call series was cold
     row = _row(chapter_vs_h200, "burn metal/cuda cold cache process 1 first call after sync")
@@ -97,7 +99,7 @@ def test_the_table_can_be_checked_by_hand(chapter_vs_h200) -> None:
     row = _row(chapter_vs_h200, "torch cpu 1 thread with sync")
     h200 = _h200_csv(experiment="cpu", framework="torch", method="with_sync", stat="median",
                      threads="1")
-    assert row.ratio == pytest.approx(h200 / 863.750e-6) and row.verdict == "slower"
+    assert row.ratio == pytest.approx(h200 / 863.750e-6) and row.verdict == ONE_VALUE
     # accuracy is listed, never judged
     acc = [r for r in chapter_vs_h200.rows if r.section == "accuracy"]
     assert acc and all(r.verdict == "" and r.ratio is None for r in acc)
@@ -111,7 +113,7 @@ def test_writes_markdown_csv_png_and_keeps_to_its_own_files(chapter_vs_h200,
     with (out / "compare.csv").open(encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == len(chapter_vs_h200.rows)
-    assert {r["verdict"] for r in rows} >= {"faster", "slower", ""}
+    assert {r["verdict"] for r in rows} >= {ONE_VALUE, ""}
     assert (out / "compare.png").read_bytes()[:4] == b"\x89PNG"
     compare_output.write(chapter_vs_h200, out)  # ours: written again
     (out / "compare.md").write_text("my notes\n", encoding="utf-8")
@@ -155,49 +157,29 @@ def _verdicts(tmp_path: Path, a: dict[str, np.ndarray | float],
     return {r.figure.rsplit(" ", 2)[-2] + " " + r.figure.rsplit(" ", 2)[-1]: r for r in c.rows}
 
 
-def test_identical_samples_are_the_same(tmp_path: Path) -> None:
-    rows = _verdicts(tmp_path, {"with sync": BASE}, {"with sync": BASE.copy()})
-    row = rows["with sync"]
-    assert (row.verdict, row.basis) == ("same", "samples n=20/20")
-    assert row.ratio == pytest.approx(1.0)
-    assert row.lo <= 1.0 <= row.hi and 0 < row.detectable < 0.05
-
-
-def test_far_apart_samples_are_slower_and_faster(tmp_path: Path) -> None:
+def test_one_process_a_side_gives_the_ratio_and_no_verdict(tmp_path: Path) -> None:
+    # a log is one process: however tight its samples, they know nothing of the spread between
+    # processes, so far apart or alike, no verdict (tests/report/test_intervals.py: processes)
     rows = _verdicts(tmp_path, {"with sync": BASE, "no sync": BASE * 2},
-                     {"with sync": BASE * 2, "no sync": BASE})
-    assert rows["with sync"].verdict == "slower" and rows["with sync"].lo > 1.05
-    assert rows["no sync"].verdict == "faster" and rows["no sync"].hi < 1 / 1.05
+                     {"with sync": BASE * 2, "no sync": BASE.copy()})
+    for name, quotient in (("with sync", 2.0), ("no sync", 0.5)):
+        row = rows[name]
+        assert (row.verdict, row.basis) == (ONE_VALUE, "one value per side")
+        assert row.ratio == pytest.approx(quotient, rel=1e-6)
+        assert row.lo is None and row.detectable is None and row.p_value is None
 
 
-def test_a_change_below_the_minimum_effect_is_the_same(tmp_path: Path) -> None:
-    rows = _verdicts(tmp_path, {"with sync": BASE}, {"with sync": BASE * 1.01})
-    assert rows["with sync"].verdict == "same"
-    assert rows["with sync"].ratio == pytest.approx(1.01, rel=1e-6)
-
-
-def test_wide_overlapping_samples_are_inconclusive(tmp_path: Path) -> None:
-    wide = 300e-6 * np.exp(0.4 * RNG.standard_normal(20))
-    rows = _verdicts(tmp_path, {"with sync": wide}, {"with sync": wide[::-1] * 1.08})
-    row = rows["with sync"]
-    assert row.verdict == "inconclusive"
-    assert row.lo < 1 / 1.05 or row.hi > 1.05
-    assert row.detectable > 0.05
-
-
-def test_a_side_without_samples_rests_on_one_figure(tmp_path: Path) -> None:
-    rows = _verdicts(tmp_path, {"with sync": 300e-6, "no sync": 300e-6},
-                     {"with sync": BASE * 1.3, "no sync": BASE * 1.02})
-    assert rows["with sync"].basis == "one figure" and rows["with sync"].verdict == "slower"
-    assert rows["no sync"].verdict == "same"
-    assert rows["no sync"].lo is None and rows["no sync"].detectable is None
+def test_a_side_without_samples_is_one_value_too(tmp_path: Path) -> None:
+    rows = _verdicts(tmp_path, {"with sync": 300e-6}, {"with sync": BASE * 1.3})
+    assert (rows["with sync"].basis, rows["with sync"].verdict) == ("one value per side",
+                                                                     ONE_VALUE)
 
 
 def test_different_arithmetic_is_set_apart_without_a_verdict(tmp_path: Path) -> None:
     a = load_side(str(_log(tmp_path / "a.log", {"with sync": BASE})))
     b = load_side(str(_log(tmp_path / "b.log", {"with sync": BASE * 2})))
     plain = compare.compare(a, b)  # no precision column (today's logs): not recorded, judged
-    assert [r.verdict for r in plain.rows] == ["slower"]
+    assert [r.verdict for r in plain.rows] == [ONE_VALUE]
     assert "precision" not in {f.what for f in plain.facts}
     a.data.figures["precision"] = "fp32"  # the dataset's precision column, as a sweep records it
     b.data.figures["precision"] = "tf32"
@@ -211,7 +193,6 @@ def test_verdict_rule_at_its_bounds() -> None:
     assert verdict(1.0501, 1.2, 0.05) == "slower"
     assert verdict(0.5, 0.95, 0.05) == "faster"
     assert verdict(0.99, 1.06, 0.05) == "inconclusive"
-    assert judge(1.0, 2.0, None, None, 0.05)["basis"] == "one figure"
 
 
 # ---- the command: --fail-on, bad input --------------------------------------------------------
@@ -223,8 +204,11 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[str]
 
 
 def test_fail_on_slower_exits_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    a = _log(tmp_path / "a.log", {"with sync": BASE})
-    b = _log(tmp_path / "b.log", {"with sync": BASE * 1.5})
+    rng = np.random.default_rng(2)
+    a = fake_stores.store(tmp_path / "a", [{"with sync": fake_stores.spread(300e-6, 20, rng)}
+                                           for _ in range(3)])
+    b = fake_stores.store(tmp_path / "b", [{"with sync": fake_stores.spread(450e-6, 20, rng)}
+                                           for _ in range(3)])
     out = str(tmp_path / "out")
     assert _run(capsys, str(a), str(b), "--out", out)[0] == 0
     assert _run(capsys, str(a), str(b), "--out", out, "--fail-on", "slower")[0] == 1
@@ -264,11 +248,13 @@ experiments:
   torch-cpu:
     mode: mm
     threads: [1]
+    processes: 3
     targets:
       - {program: torch, device: cpu}
   burn-cpu:
     mode: mm
     threads: [1]
+    processes: 3
     targets:
       - {program: burn, build: template, device: flex}
 """
@@ -301,7 +287,7 @@ def sweeps(tmp_path_factory: pytest.TempPathFactory, burn_builds) -> dict[str, P
 
 
 def _sampled(c: compare.Comparison) -> dict[str, compare.Row]:
-    return {r.figure: r for r in c.rows if r.basis.startswith("samples")}
+    return {r.figure: r for r in c.rows if ", reps " in r.basis}
 
 
 @pytest.mark.cargo
@@ -310,18 +296,17 @@ def test_two_sweeps_of_the_same_builds_come_out_the_same(sweeps) -> None:
     c = compare.compare(load_side(str(sweeps["a"])), load_side(str(sweeps["b"])))
     assert not c.only_a and not c.only_b and not [r for r in c.rows if r.apart]
     rows = _sampled(c)
-    # every timed method of both programs matched, each judged on its 30/30 raw samples
-    assert len(rows) == 7 and {r.basis for r in rows.values()} == {"samples n=30/30"}
+    # every timed method of both programs matched, each judged on its 3/3 processes
+    assert len(rows) == 7 and {r.basis for r in rows.values()} == {"processes 3/3, reps 30/30"}
     assert {f.rsplit(" thread ", 1)[1] for f in rows} == {
         "no sync", "with sync", "read-back", "benchmark.Timer"}
     verdicts = [r.verdict for r in compare.compare(
         load_side(str(sweeps["a"])), load_side(str(sweeps["b"])), EFFECT).rows
-        if r.basis.startswith("samples")]
+        if ", reps " in r.basis]
     assert "slower" not in verdicts and "faster" not in verdicts, verdicts
-    assert verdicts.count("same") >= 4, verdicts  # mostly same; the rest undecided, not changed
-    # single figures (device init, first call) have no samples: said so, never hidden
+    # single figures (device init, first call): one value per process, judged on the processes
     assert {r.basis for r in c.rows if r.figure.endswith(("device init", "first call"))} == {
-        "one figure"}
+        "processes 3/3"}
 
 
 @pytest.mark.cargo
@@ -336,11 +321,12 @@ def test_a_sweep_slowed_on_purpose_is_slower_exactly_where_it_was_slowed(
     slower = {f for f, r in rows.items() if r.verdict == "slower"}
     torch_rows = {f for f in rows if f.startswith("torch ")}
     assert len(torch_rows) == 4
-    assert slower == torch_rows, {f: (r.verdict, r.lo, r.hi) for f, r in rows.items()}
-    assert all(rows[f].lo > 1.3 for f in torch_rows)
-    argv = ["compare", str(sweeps["a"]), str(sweeps["slow"]), "--min-effect", str(EFFECT),
-            "--out", str(tmp_path / "cmp")]
-    assert main([*argv, "--fail-on", "slower"]) == 1
+    # only torch may slow down, nothing is faster; on this shared box 3 processes a side are
+    # often too few for a verdict at all (seen: intervals 1.07-147x), so the torch ratios are
+    # held to their point value here; tests/report/test_aa.py finds the change as `slower`
+    seen = {f: (r.verdict, r.ratio, r.lo, r.hi) for f, r in rows.items()}
+    assert slower <= torch_rows and "faster" not in {r.verdict for r in rows.values()}, seen
+    assert all(rows[f].ratio > 1.3 for f in torch_rows), seen
     # a sweep against itself: every figure, single ones included, is the same
     argv = ["compare", str(sweeps["a"]), str(sweeps["a"]), "--out", str(tmp_path / "self")]
     assert main([*argv, "--fail-on", "slower", "--fail-on", "faster"]) == 0
