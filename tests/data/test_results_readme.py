@@ -30,7 +30,8 @@ def readme() -> str:
 def _row(readme: str, head: str) -> list[str]:
     for line in readme.splitlines():
         if line.startswith(f"| {head}"):
-            return [cell.strip() for cell in line.strip("|").split("|")][1:]
+            cells = re.split(r"(?<!\\)\|", line.strip().strip("|"))  # `\|` is a cell's own
+            return [cell.strip() for cell in cells][1:]
     raise AssertionError(f"no README row starting {head!r}")
 
 
