@@ -94,7 +94,8 @@ def _source_lines(data: Dataset, th: Thresholds) -> list[str]:
     facts = [("host", host.get("cpu_model")), ("OS", host.get("os")),
              ("GPUs", ", ".join(g.get("name", "") for g in host.get("gpus") or [])),
              ("torch", (host.get("torch") or {}).get("version")), ("burn", host.get("burn")),
-             ("rustc", host.get("rustc"))]
+             ("rustc", host.get("rustc")), ("Nsight Compute", host.get("ncu")),
+             ("project commit", host.get("git_commit"))]
     lines += [f"{name}: {value}." for name, value in facts if value]
     if data.figures["load1_before"].isna().all() and data.figures["load1_after"].isna().all():
         lines.append("The load average was not recorded (a captured log does not carry it).")

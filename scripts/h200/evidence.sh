@@ -16,6 +16,8 @@ cd "$(dirname "$0")/../.."
 PYTHON=${PYTHON:-python3}
 exp=scripts/h200/evidence.yaml
 mkdir -p "$OUT/offline" "$OUT/normal"
+# a capture for tests/run/test_provenance.py (the header's Nsight Compute version)
+ncu --version >"$OUT/ncu_version.txt" 2>&1 || echo "no ncu here" >"$OUT/ncu_version.txt"
 status=0
 if [ -f build/bundle.tar.xz ] || ls build/wheels/*.whl >/dev/null 2>&1; then
     PYTHON="$PYTHON" bash scripts/run-offline.sh "$exp" "$OUT/offline/results" \
