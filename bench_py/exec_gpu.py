@@ -594,6 +594,19 @@ def queued_note(label: str, reached: Sequence[bool]) -> str | None:
     )
 
 
+def queued_proof_line(label: str, shape: str, reached: Sequence[bool]) -> str:
+    """The stdout proof of the queued window: in how many runs the start event waited.
+
+    A run's start event waited when ``start.query()`` was still False after its end event was
+    queued (the spin still held the stream). The orchestrator parses this line
+    (docs/LINES.md): a figure whose proof failed is labelled so in the report, not explained
+    by the method's premise.
+    """
+    waited = sum(1 for flag in reached if not flag)
+    return (f"{label} {shape} {OP} {label}.{QUEUED_METHOD}: start event waited in {waited} of "
+            f"{len(reached)} runs")
+
+
 def _host_enqueue_ns(
     a: torch.Tensor, b: torch.Tensor, make_event: Callable[[], Any], sync: Callable[[], None]
 ) -> list[int]:
@@ -633,8 +646,9 @@ def _cycles_per_us(make_event: Callable[[], Any], sleep: Callable[[int], None]) 
 
 def queued_event_times(
     dev: Device, a: torch.Tensor, b: torch.Tensor, reps: int, make_event: Callable[[], Any]
-) -> list[float] | None:
-    """``reps`` device times (s) of one matmul queued behind a spin kernel; None if impossible."""
+) -> tuple[list[float], list[bool]] | None:
+    """``reps`` device times (s) of one matmul queued behind a spin kernel, and per run whether
+    the GPU had already reached the start event (``start.query()``); None if impossible."""
     import torch
 
     sleep = getattr(torch.cuda, "_sleep", None)
@@ -662,7 +676,7 @@ def queued_event_times(
     warning = queued_note(dev.label, reached)
     if warning is not None:
         note(warning)
-    return times
+    return times, reached
 
 
 # --------------------------------------------------------------------------------------------
@@ -1050,7 +1064,8 @@ def run_mm(
         queued = queued_event_times(dev, a, b, reps, make_event) if label == "cuda" else None
         report(label, shape, f"{label}.Event time", events, show_samples)
         if queued is not None:
-            report(label, shape, f"{label}.{QUEUED_METHOD}", queued, show_samples)
+            report(label, shape, f"{label}.{QUEUED_METHOD}", queued[0], show_samples)
+            emit(queued_proof_line(label, shape, queued[1]))
 
     # Read one number back: .item() waits for the device.
     readback: list[int] = []

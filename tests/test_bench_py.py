@@ -522,8 +522,13 @@ def test_queued_loop_spins_before_the_start_event_and_counts_early_starts(
     monkeypatch.setattr(torch.cuda, "_sleep", gpu.sleep, raising=False)
     dev = exec_gpu.Device("cuda", torch.device("cpu"), lambda: None, is_accelerator=True)
     a = torch.rand(8, 8)
-    times = exec_gpu.queued_event_times(dev, a, a, 3, gpu.event)
+    found = exec_gpu.queued_event_times(dev, a, a, 3, gpu.event)
+    assert found is not None
+    times, reached = found
     assert times == [0.5e-3] * 3
+    assert reached == [False, True, False]
+    assert exec_gpu.queued_proof_line("cuda", "8x8", reached) == (
+        "cuda 8x8 matmul cuda.Event time (queued): start event waited in 2 of 3 runs")
     timed = gpu.log[-3 * 5 :]  # the timed loop: spin, start, (matmul), end, query, sync
     spins = {entry for entry in timed if entry.startswith("sleep ")}
     assert len(spins) == 1

@@ -16,7 +16,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from orchestrator.data import accuracy, cache_columns, outputs, precision, schema, state_columns
+from orchestrator.data import (
+    accuracy,
+    cache_columns,
+    measure_env,
+    outputs,
+    precision,
+    schema,
+    state_columns,
+)
 from orchestrator.data import damage as damage_mod
 from orchestrator.data.damage import Damage
 from orchestrator.data.merge import latest_of_host
@@ -41,6 +49,8 @@ COLUMNS += precision.COLUMNS
 COLUMNS += ["profiler", "kernel", "profile_of"]
 # the host the sweep ran on: a merged store's name for it (data/merge.py), else its hostname
 COLUMNS += ["host"]
+# the run's measurement-changing environment variables, `NAME=VALUE; ...` (data/measure_env.py)
+COLUMNS += ["measure_env"]
 # the samples CSV; the DataFrame adds `summary_line` (the figures' `line_no` it belongs to)
 SAMPLE_CSV_COLUMNS = ["run_id", "experiment", "label", "shape", "method", "idx", "value_s",
                       "sweep_id"]
@@ -103,6 +113,7 @@ def _run_context(run: dict[str, Any]) -> dict[str, Any]:
         **state_columns.columns(run.get("state_json")),
         **cache_columns.columns(run["cache_json"]),
         "profile_of": d.profile_of or "", "profiler": "", "kernel": "",
+        "measure_env": measure_env.column(d.env),
     }
 
 

@@ -86,6 +86,9 @@ _LSO = r"(\S+) ([0-9]{1,9}(?:x[0-9]{1,9})*) (\S+) "  # LABEL SHAPE OP
 _SUMMARY = re.compile(_LSO + rf"(.+?), {_INT} runs: min {_DUR} median {_DUR}")
 _NO_TIME = re.compile(
     _LSO + rf"device time \(profile, no flush\): {_INT} of {_INT} read as no time")
+# the queued window's proof: `cuda 1024x1024 matmul cuda.Event time (queued): start event
+# waited in 20 of 20 runs` (stat queued_waited: the runs whose start event the spin still held)
+_QUEUED_PROOF = re.compile(_LSO + rf"(.+?\(queued\)): start event waited in {_INT} of {_INT} runs")
 _WROTE = re.compile(_LSO + r"accuracy: wrote .+")
 _WARMUP = re.compile(rf"warm-up ([A-Za-z_-]+), timed run {_INT}: after sync {_DUR}")
 _SAMPLES = re.compile(r"# samples " + _LSO + r"([^:]+):(.*)")
@@ -315,6 +318,8 @@ class _Parser:
                 return match is not None and self._values(n, match.groups(), methods)
         if line.endswith(" read as no time"):
             return self._no_time(n, line)
+        if " start event waited in " in line:
+            return self._queued_proof(n, line)
         if " energy (" in line:
             return self._energy(n, line)
         if "max|x - f64 ref|" in line:
@@ -387,6 +392,20 @@ class _Parser:
         text = "device time (profile, no flush)"
         self._emit(label, shape, op, "device_time_no_flush", text, (_method(text) or ("", None))[1],
                    n, (("no_time_count", float(empty)),), int(runs))
+        return True
+
+    def _queued_proof(self, n: int, line: str) -> bool:
+        """Method device_time_queued, stat `queued_waited` (runs whose start event waited),
+        runs = N."""
+        match = _QUEUED_PROOF.fullmatch(line)
+        found = match and _method(match.group(4))
+        if not found or found[0] != "device_time_queued":
+            return False
+        label, shape, op, text, waited, runs = match.groups()
+        if int(waited) > int(runs):  # '21 of 20': no program prints that, so not this form
+            return False
+        self._emit(label, shape, op, "device_time_queued", text, found[1], n,
+                   (("queued_waited", float(waited)),), int(runs))
         return True
 
     def _energy(self, n: int, line: str) -> bool:

@@ -249,8 +249,16 @@ def first_call_cost(fig: pd.DataFrame, th: Thresholds) -> list[str]:
     firsts = fig[fig["method"] == "first_call_after_sync"]
     out = []
     for _, row in firsts.iterrows():
+        # the steady figure of the same run, else of the same experiment: never another
+        # experiment's minimum (its reps, its process, its cache state are not this call's).
+        # A captured log's "experiments" are its sections (the chapter's listings, one
+        # program's output), so there the other listings' minimum stays the reference.
         ref = steady[(steady["framework"] == row["framework"]) &
                      (steady["label"] == row["label"]) & (steady["shape"] == row["shape"])]
+        if not str(row["unit"]).startswith("log:"):
+            ref = ref[ref["experiment"] == row["experiment"]]
+        if (ref["unit"] == row["unit"]).any():
+            ref = ref[ref["unit"] == row["unit"]]
         if ref.empty or not _above(row["value_s"], ref["value_s"].min(), th.first_run):
             continue
         out.append(_first_call_text(fig, row, float(ref["value_s"].min())))

@@ -99,7 +99,8 @@ def _source_lines(data: Dataset, th: Thresholds) -> list[str]:
              # every other program's version (JAX), as its facts recorded it
              *((p.title, (host.get(name) or {}).get("version")) for name, p in
                programs.REGISTRY.items() if name not in ("torch", "burn")
-               and isinstance(host.get(name), dict))]
+               and isinstance(host.get(name), dict)),
+             ("Nsight Compute", host.get("ncu")), ("project commit", host.get("git_commit"))]
     lines += [f"{name}: {value}." for name, value in facts if value]
     if data.figures["load1_before"].isna().all() and data.figures["load1_after"].isna().all():
         lines.append("The load average was not recorded (a captured log does not carry it).")

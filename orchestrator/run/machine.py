@@ -105,6 +105,13 @@ def git_commit(project: Path) -> str | None:
     return head
 
 
+def ncu_version(text: str | None) -> str | None:
+    """`Version 2025.3.1.0 (build ...)` from `ncu --version`'s output: the profile runs' tool."""
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    found = [line for line in lines if line.startswith("Version ")]
+    return found[-1].removeprefix("Version ") if found else (lines[-1] if lines else None)
+
+
 def host_facts(project: Path, python: str = sys.executable) -> dict[str, Any]:
     """Facts recorded once per sweep."""
     mem = psutil.virtual_memory()
@@ -124,7 +131,8 @@ def host_facts(project: Path, python: str = sys.executable) -> dict[str, Any]:
         "python_executable": python,
         "rustc": detect.quiet(["rustc", "--version"]),
         "cargo": detect.quiet(["cargo", "--version"]),
-        "git_commit": git_commit(project),
+        "git_commit": git_commit(project),  # the project's commit, '-dirty' if edited
+        "ncu": ncu_version(detect.quiet(["ncu", "--version"])),
         "load": asdict(Load.now()),
         "cpu_state": cpu_state.read(),  # governor, frequency, boost, SMT (and per run)
         # each program's own facts (torch: version, CUDA, BLAS; burn: the version it pins)

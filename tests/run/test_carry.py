@@ -61,3 +61,41 @@ def test_bundle_then_run_offline_without_cargo(tmp_path: Path, burn_builds) -> N
     assert "build template: up to date" in done.stderr
     data = dataset.load(there / "res")
     assert sorted(data.runs["status"]) == ["ok", "ok"]
+
+
+TORCH_ONLY = """\
+version: 1
+defaults: {shape: [32, 32], reps: 2}
+experiments:
+  cpu:
+    mode: mm
+    targets: [{program: torch, device: cpu}]
+"""
+
+
+@pytest.mark.torch
+def test_a_torch_only_bundle_runs_offline(tmp_path: Path) -> None:
+    """Issue 24, item 8: a plan of torch runs bundles no build/bin; run-offline.sh runs it."""
+    there = tmp_path / "gpu-box"
+    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+                           cwd=PROJECT, capture_output=True, text=True, check=True).stdout.split()
+    for name in files:
+        if (PROJECT / name).is_file() and not name.startswith("docs/results/"):
+            (there / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(PROJECT / name, there / name)
+    # a wheel is a zip: this one holds one module, so the unpacking path is the real one
+    wheels = there / "build" / "wheels"
+    wheels.mkdir(parents=True)
+    wheel = wheels / "offline_probe-0-py3-none-any.whl"
+    subprocess.run([sys.executable, "-c", "import sys, zipfile; zipfile.ZipFile(sys.argv[1], 'w')"
+                    ".writestr('offline_probe.py', 'X = 1\\n')", str(wheel)], check=True)
+    carry.pack(there, [], [wheel])  # what bundle packs for a plan without burn builds
+    shutil.rmtree(wheels)
+    write(there / "torch.yaml", TORCH_ONLY)
+    env = {"PATH": "/usr/bin:/bin", "HOME": os.environ["HOME"], "PYTHON": sys.executable}
+    done = subprocess.run(["bash", "scripts/run-offline.sh", "torch.yaml", "res"], cwd=there,
+                          env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "no build/bin (a torch-only bundle)" in done.stderr
+    assert (there / "build" / "offline-site" / "offline_probe.py").is_file()
+    assert list(dataset.load(there / "res").runs["status"]) == ["ok"]

@@ -1,0 +1,42 @@
+"""Issue 24, item 2: the one list of measurement-changing environment variables."""
+
+from __future__ import annotations
+
+from orchestrator.data import measure_env
+from orchestrator.data.parse import parse_text
+
+
+def test_every_variable_the_issue_names_is_listed_with_a_source() -> None:
+    for name in ("CUDA_LAUNCH_BLOCKING", "NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE",
+                 "CUBLAS_WORKSPACE_CONFIG", "PYTORCH_NO_CUDA_MEMORY_CACHING",
+                 "CUDA_DEVICE_MAX_CONNECTIONS", "MKL_CBWR", "MKL_ENABLE_INSTRUCTIONS",
+                 "ATEN_CPU_CAPABILITY", "DNNL_MAX_CPU_ISA", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                 "XLA_FLAGS", "CUBECL_AUTOTUNE_LEVEL"):
+        entry = measure_env.variable(name)
+        assert entry is not None, name
+        assert entry.source and entry.changes
+    assert measure_env.variable("HOME") is None
+    assert len({v.name for v in measure_env.VARIABLES}) == len(measure_env.VARIABLES)
+
+
+def test_column_keeps_the_list_order_and_round_trips() -> None:
+    env = {"MKL_CBWR": "AVX2", "HOME": "/x", "CUDA_LAUNCH_BLOCKING": "1",
+           "CUBECL_AUTOTUNE_LEVEL": "full"}
+    cell = measure_env.column(env)
+    assert cell == "CUDA_LAUNCH_BLOCKING=1; MKL_CBWR=AVX2; CUBECL_AUTOTUNE_LEVEL=full"
+    assert measure_env.parse_column(cell) == [("CUDA_LAUNCH_BLOCKING", "1"), ("MKL_CBWR", "AVX2"),
+                                              ("CUBECL_AUTOTUNE_LEVEL", "full")]
+    assert measure_env.breaks_proof(cell) == ["CUDA_LAUNCH_BLOCKING=1"]
+    assert measure_env.breaks_proof("CUDA_LAUNCH_BLOCKING=0") == []
+    assert measure_env.parse_column(float("nan")) == []
+
+
+def test_the_queued_proof_line_parses_and_a_foreign_count_does_not() -> None:
+    ok = parse_text("cuda 256x256 matmul cuda.Event time (queued): start event waited in 0 of "
+                    "20 runs\n")
+    assert [(f.method, f.stat, f.value, f.runs) for f in ok.figures] == [
+        ("device_time_queued", "queued_waited", 0.0, 20)]
+    bad = parse_text("cuda 256x256 matmul cuda.Event time (queued): start event waited in 21 of "
+                     "20 runs\ncuda 256x256 matmul cuda.Event time: start event waited in 1 of "
+                     "2 runs\n")
+    assert not bad.figures and len(bad.unknown) == 2

@@ -1,0 +1,111 @@
+"""Issue 24, items 1 and 2: a store made with CUDA_LAUNCH_BLOCKING=1 reports the failed queued
+proof and the variable, and no premise-based explanation for that figure.
+
+The store is built through the store API from bench_py's real H200 output
+(tests/data/h200/torch_cuda_fp32.log) with its queued line as a blocked run printed it (the
+issue's 94.7 µs) and the proof line made by bench_py's own `queued_proof_line`: the path a sweep
+takes, minus the GPU.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from bench_py import exec_gpu
+from orchestrator.data import dataset
+from orchestrator.data.parse import parse_text
+from orchestrator.data.records import Context, Role, RunDef, RunRecord
+from orchestrator.data.store import Store
+from orchestrator.report import clocks, env_checks, writer
+from orchestrator.report.tables import prepare
+
+from ..conftest import DATA, write
+
+_QUEUED = re.compile(r"^(# samples )?cuda 1024x1024 matmul cuda\.Event time \(queued\).*\n",
+                     re.MULTILINE)
+
+
+def _log(waited_flags: list[bool], blocked: bool) -> str:
+    text = (DATA / "h200" / "torch_cuda_fp32.log").read_text()
+    queued = ("cuda 1024x1024 matmul cuda.Event time (queued), 20 runs: min 94.700µs median "
+              "95.100µs\n" if blocked else
+              "cuda 1024x1024 matmul cuda.Event time (queued), 20 runs: min 57.888µs median "
+              "58.256µs\n")
+    proof = exec_gpu.queued_proof_line("cuda", "1024x1024", waited_flags) + "\n"
+    first = _QUEUED.search(text)
+    assert first is not None
+    return text[:first.start()] + queued + proof + _QUEUED.sub("", text[first.start():])
+
+
+def _store(tmp: Path, env: dict[str, str], log: str) -> Path:
+    folder = tmp / "results"
+    run = RunDef(experiment="methods", program="torch", device="cuda", mode="mm",
+                 shape=(1024, 1024), reps=20, env=tuple(env.items()))
+    with Store(folder).writing() as store:
+        sweep, _ = store.begin_sweep(write(tmp / "e.yaml", "version: 1\n"), {}, [], True)
+        parsed = parse_text(log, Context(framework="torch"))
+        assert not parsed.unknown
+        store.record_run(sweep, RunRecord(run=run, stdout=log.encode(), role=Role.MEASURE),
+                         parsed)
+    return folder
+
+
+@pytest.fixture()
+def blocked(tmp_path: Path) -> Path:
+    # with CUDA_LAUNCH_BLOCKING=1 every launch returns after its kernel: the spin is over
+    # before the start event is queued, so start.query() is True in every run
+    return _store(tmp_path, {"CUDA_LAUNCH_BLOCKING": "1"}, _log([True] * 20, blocked=True))
+
+
+def test_the_proof_is_a_dataset_figure_and_the_env_a_column(blocked: Path) -> None:
+    fig = dataset.load(blocked).figures
+    proof = fig[(fig["method"] == "device_time_queued") & (fig["stat"] == "queued_waited")]
+    assert list(proof["value_s"]) == [0.0] and list(proof["runs"]) == [20]
+    assert set(fig["measure_env"]) == {"CUDA_LAUNCH_BLOCKING=1"}
+
+
+def test_blocking_store_reports_the_failed_proof_and_the_variable(blocked: Path,
+                                                                   tmp_path: Path) -> None:
+    data = dataset.load(blocked)
+    selected = clocks.select(prepare(data))
+    table = clocks.clock_tables(selected)[0].frame
+    row = table[table["clock"].str.startswith("device time queued")].iloc[0]
+    assert row["clock"] == "device time queued (proof failed)"
+    assert row["min"] == "94.700µs"
+    assert "start event waited in 0 of 20 runs; CUDA_LAUNCH_BLOCKING=1 was set" in \
+        row["what it holds"]
+    writer.write(data, tmp_path / "report")
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "**queued proof failed**: PyTorch cuda 1024x1024" in md
+    assert "**environment changes the measurement**: CUDA_LAUNCH_BLOCKING=1" in md
+    assert "docs.nvidia.com/cuda/cuda-programming-guide" in md  # the source, named
+    # the method's premise is never given as the reason for this figure
+    assert "the stream was held before the start event, so no launch gap is inside" not in md
+    excess = [w for w in clocks.device_time_excess(selected) if "device time queued" in w]
+    assert len(excess) == 1 and "its proof failed" in excess[0]
+
+
+def test_a_held_stream_keeps_its_plain_label(tmp_path: Path) -> None:
+    folder = _store(tmp_path, {}, _log([False] * 20, blocked=False))
+    data = dataset.load(folder)
+    selected = clocks.select(prepare(data))
+    table = clocks.clock_tables(selected)[0].frame
+    assert "device time queued" in set(table["clock"])
+    assert env_checks.queued_proof(selected.rows) == []
+    assert env_checks.environment(prepare(data)) == []
+    assert set(data.figures["measure_env"]) == {""}
+
+
+def test_a_partly_failed_proof_counts_the_runs(tmp_path: Path) -> None:
+    folder = _store(tmp_path, {"CUBECL_AUTOTUNE_LEVEL": "full"},
+                    _log([False] * 17 + [True] * 3, blocked=False))
+    fig = prepare(dataset.load(folder))
+    warnings = env_checks.queued_proof(clocks.select(fig).rows)
+    assert len(warnings) == 1 and "waited in 17 of 20 runs;" in warnings[0]
+    assert "was set" not in warnings[0]  # CUBECL_* does not break this proof
+    env = env_checks.environment(fig)
+    assert len(env) == 1 and env[0].startswith(
+        "**environment changes the measurement**: CUBECL_AUTOTUNE_LEVEL=full was set in methods")
