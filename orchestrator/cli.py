@@ -149,7 +149,9 @@ def plan_rows(planned: list[PlannedRun],
         elif p.skip_reason:
             will, why = "skip", p.skip_reason
         else:
-            will, why = "run", "expected to fail" if p.expect_failure else ""
+            will = "run"
+            why = "; ".join(w for w in ("expected to fail" if p.expect_failure else "",
+                                        p.assumed or "") if w)
         rows.append((p.run.experiment, p.run.describe().split(": ", 1)[1], will, why))
     return rows
 

@@ -38,7 +38,7 @@ from orchestrator.errors import CacheSafetyError, InputError, StoreError
 from orchestrator.programs.cargo import Builder
 from orchestrator.run import driver_cache, leftovers, profile, results_place, resume
 from orchestrator.run.cache import CacheContents, cache_dir_for, config_override
-from orchestrator.run.detect import assumed
+from orchestrator.run.detect import ARCHITECTURES, OPERATING_SYSTEMS, assumed
 from orchestrator.run.machine import capabilities, cpu_count, host_facts
 from orchestrator.run.progress import Progress
 from orchestrator.run.runner import RunContext, execute, program_cwd, wait_quiet
@@ -85,9 +85,12 @@ def plan(config_path: Path, only: list[str] | None = None, python: str = sys.exe
     if unknown:
         raise InputError(f"--only: no experiment named {', '.join(unknown)} in "
                          f"{config_path} (known: {', '.join(config.experiments)})")
-    caps = capabilities(python)
-    caps = assumed(caps, assume or [])
-    return config, expand(config, caps, cpu_count(), only)
+    here = capabilities(python)
+    caps = assumed(here, assume or [])
+    # capabilities added to this machine's (not another machine described): label the runs
+    # that need one this machine lacks
+    other = set(assume or []) & {*OPERATING_SYSTEMS, *ARCHITECTURES}
+    return config, expand(config, caps, cpu_count(), only, None if other else here)
 
 
 def _priming_state(planned: PlannedRun, project: Path,
