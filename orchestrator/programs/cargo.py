@@ -140,6 +140,8 @@ class Builder:
         """Build (or find up to date) one build; a failure is a result, not an exception."""
         key = build_key(build)
         start = time.perf_counter()
+        if self.is_fresh(build):
+            self._seed_cache(build)
         if self.is_fresh(build) or self._from_cache(build):
             return BuildResult(name, key, Status.OK, self.binary_path(build),
                                time.perf_counter() - start, fresh=True,
@@ -177,6 +179,13 @@ class Builder:
         self._copy(build, executable, self.binary_path(build))
         with contextlib.suppress(OSError):  # the cache is a convenience: a full disk is no error
             self._copy(build, executable, self.cached_path(build))
+
+    def _seed_cache(self, build: Build) -> None:
+        """An up-to-date build/bin binary the cache lacks (built before the cache existed, or
+        copied in) goes there too, so that the next clone finds it."""
+        if not self.is_fresh(build, self.cached_path(build)):
+            with contextlib.suppress(OSError):
+                self._copy(build, self.binary_path(build), self.cached_path(build))
 
     def _from_cache(self, build: Build) -> bool:
         """Install the cache's binary of these sources, if it has an intact one."""

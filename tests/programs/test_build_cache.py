@@ -96,3 +96,17 @@ def test_cubecls_cache_is_not_in_the_build_cache(fake_project) -> None:  # noqa:
     cubecl = cache_dir_for(project / "bench_rust" / "exec-gpu")
     assert cubecl == project / "bench_rust" / "target" / "environment"
     assert builder.cache not in cubecl.parents and cubecl not in builder.cache.parents
+
+
+def test_binaries_already_in_build_bin_seed_the_cache(fake_project, tmp_path: Path,  # noqa: F811
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A clone whose build/bin is up to date (built before the cache existed) fills the cache
+    on its first look, so the next clone needs no cargo."""
+    project, cargo = fake_project
+    Builder(project, cargo=str(cargo)).build("default", PLAIN)
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "new-cache"))
+    assert Builder(project, cargo=str(cargo)).build("default", PLAIN).fresh
+    clone = tmp_path / "clone"
+    shutil.copytree(project / "bench_rust", clone / "bench_rust")
+    assert Builder(clone, cargo=str(cargo)).build("default", PLAIN).fresh
+    assert len(_calls(cargo)) == 1
