@@ -146,6 +146,8 @@ class Builder:
             return BuildResult(name, key, Status.OK, self.binary_path(build),
                                time.perf_counter() - start, fresh=True,
                                expect_failure=build.expect_failure)
+        if build.expect_failure and (kept := self._kept_failure(name, build)) is not None:
+            return kept
         if self.cargo is None:
             return self._failed(name, build, start, "cargo not found and no up-to-date binary in "
                                 f"{self.binary_path(build).parent}: build on a machine with cargo "
@@ -160,8 +162,11 @@ class Builder:
         log = f"$ {' '.join(argv)}\n{done.stderr}"
         executable = _executable(done.stdout, build.crate)
         if done.returncode != 0 or executable is None:
-            return self._failed(name, build, start, _error_summary(done.stderr, done.returncode),
-                                log)
+            failed = self._failed(name, build, start,
+                                  _error_summary(done.stderr, done.returncode), log)
+            if build.expect_failure:
+                self._keep_failure(build, failed)
+            return failed
         self._install(build, Path(executable))
         return BuildResult(name, key, Status.OK, self.binary_path(build),
                            time.perf_counter() - start, fresh=False, log=log,
@@ -179,6 +184,28 @@ class Builder:
         self._copy(build, executable, self.binary_path(build))
         with contextlib.suppress(OSError):  # the cache is a convenience: a full disk is no error
             self._copy(build, executable, self.cached_path(build))
+
+    def _keep_failure(self, build: Build, failed: BuildResult) -> None:
+        """An expected failure (the chapter's accelerate build) is kept for these sources:
+        the next clone records the same error without compiling the whole stack again."""
+        kept = {"stamp": self._stamp(build), "error": failed.error, "log": failed.log}
+        path = self.cached_path(build).parent / "failed.json"
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(kept))
+
+    def _kept_failure(self, name: str, build: Build) -> BuildResult | None:
+        try:
+            kept = json.loads((self.cached_path(build).parent / "failed.json").read_text())
+        except (OSError, ValueError):
+            return None
+        if not isinstance(kept, dict) or kept.get("stamp") != self._stamp(build):
+            return None
+        return BuildResult(name, build_key(build), Status.FAILED, None, 0.0, fresh=True,
+                           error=str(kept.get("error", "")),
+                           log=f"(kept from an earlier build of these sources in "
+                               f"{self.cached_path(build).parent})\n{kept.get('log', '')}",
+                           expect_failure=True)
 
     def _seed_cache(self, build: Build) -> None:
         """An up-to-date build/bin binary the cache lacks (built before the cache existed, or

@@ -110,3 +110,23 @@ def test_binaries_already_in_build_bin_seed_the_cache(fake_project, tmp_path: Pa
     shutil.copytree(project / "bench_rust", clone / "bench_rust")
     assert Builder(clone, cargo=str(cargo)).build("default", PLAIN).fresh
     assert len(_calls(cargo)) == 1
+
+
+def test_an_expected_failure_is_kept_for_the_same_sources(fake_project,  # noqa: F811
+                                                          tmp_path: Path) -> None:
+    """The chapter's accelerate build fails after compiling the whole stack: a second clone of
+    the same sources records the same error without cargo; other sources build again."""
+    project, cargo = fake_project
+    broken = Build.model_construct(crate="exec-amx", features=("broken",), requires=(), env={},
+                                   expect_failure=True)
+    first = Builder(project, cargo=str(cargo)).build("accelerate", broken)
+    assert first.status == "failed" and "cannot find value" in first.error
+    clone = tmp_path / "clone"
+    shutil.copytree(project / "bench_rust", clone / "bench_rust")
+    again = Builder(clone, cargo=str(cargo)).build("accelerate", broken)
+    assert again.status == "failed" and again.error == first.error and len(_calls(cargo)) == 1
+    assert again.outcome == "failed (expected)"
+    unexpected = Build.model_construct(crate="exec-amx", features=("broken",), requires=(),
+                                       env={}, expect_failure=False)  # not expected: tried
+    Builder(clone, cargo=str(cargo)).build("x", unexpected)
+    assert len(_calls(cargo)) == 2
