@@ -14,6 +14,7 @@ import shutil
 import signal
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, get_args
 
@@ -69,6 +70,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--detach", action="store_true",
                      help="with --hosts: start the sweeps and return; 'run' again re-attaches")
     run.add_argument("--poll", type=float, default=5.0, metavar="S", help=argparse.SUPPRESS)
+    run.add_argument("--partial-report", type=Path, default=Path("report"), metavar="DIR",
+                     help="while builds are still going on, a first report of the runs done "
+                          "(default: report; `report` replaces it)")
+    run.add_argument("--no-partial-report", action="store_true", help="no first report")
     plan = sub.add_parser("plan", help="what would run or be skipped, and why")
     experiments(plan)
     plan.add_argument("--results", type=Path, default=DEFAULT_RESULTS,
@@ -131,7 +136,9 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         return cmd_run_hosts(args, console)
     if args.host or args.detach:
         raise InputError("--host and --detach go with --hosts HOSTS.yaml")
-    sweep = Sweep(PROJECT, args.results, args.python, show=not args.quiet)
+    partial = None if args.no_partial_report else _partial_report(args.results,
+                                                                   args.partial_report, console)
+    sweep = Sweep(PROJECT, args.results, args.python, show=not args.quiet, on_partial=partial)
     summary = sweep.run(args.experiments, args.only, new=args.new,
                         retry_failed=args.retry_failed)
     verb = "resumed" if summary.resumed else "new"
@@ -165,6 +172,28 @@ def cmd_merge(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _partial_report(results: Path, out: Path,
+                    console: Console) -> Callable[[str, list[str]], None]:
+    """What `run` calls while builds go on: the report of the runs done so far, marked
+    partial; a report that cannot be written is said and the sweep goes on."""
+    def write(sweep_id: str, building: list[str]) -> None:
+        from orchestrator.data import dataset
+        from orchestrator.report import writer as report
+
+        note = (f"partial: {len(building)} build{'s' * (len(building) != 1)} still building "
+                f"({', '.join(building)}); their runs are not in this report yet, which the "
+                "sweep's final report replaces (`python -m orchestrator report`)")
+        try:
+            data = dataset.load(results, sweep_id)
+            written = report.write(data, out, inputs=outputs.Inputs.of([results]), partial=note)
+        except (OrchestratorError, OSError) as exc:
+            console.print(Text.assemble(("partial report not written: ", "yellow"), str(exc)))
+            return
+        console.print(f"wrote a partial report ({len(written)} files) to {out}: {note}",
+                      markup=False, highlight=False)
+    return write
+
+
 def cmd_plan(args: argparse.Namespace, console: Console) -> int:
     _config, planned = plan(args.experiments, args.only, args.python, args.assume)
     table = Table("experiment", "run", "will", "why", title=str(args.experiments))
@@ -190,7 +219,9 @@ def plan_rows(planned: list[PlannedRun],
         elif p.skip_reason:
             will, why = "skip", p.skip_reason
         else:
-            will, why = "run", "expected to fail" if p.expect_failure else ""
+            will = "run"
+            why = "; ".join(w for w in ("expected to fail" if p.expect_failure else "",
+                                        p.assumed or "") if w)
         rows.append((p.run.experiment, p.run.describe().split(": ", 1)[1], will, why))
     return rows
 

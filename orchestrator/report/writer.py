@@ -27,14 +27,17 @@ WRITER = "report"  # data/outputs.py: what wrote a folder's files
 
 
 def write(data: Dataset, out: Path, *, thresholds: Thresholds | None = None,
-          inputs: outputs.Inputs = outputs.NO_INPUTS) -> list[Path]:
+          inputs: outputs.Inputs = outputs.NO_INPUTS, partial: str | None = None) -> list[Path]:
     """Write report.md, one CSV per table and the plots into `out`; return the files. Files
-    there that an earlier report did not write, or an input, are refused (data/outputs.py)."""
+    there that an earlier report did not write, or an input, are refused (data/outputs.py).
+    `partial`: why this is a first report (builds still going on), said at its top."""
     return outputs.write_folder(out, "--out", WRITER, inputs,
-                                lambda stage: _render(data, stage, thresholds), legacy_report)
+                                lambda stage: _render(data, stage, thresholds, partial),
+                                legacy_report)
 
 
-def _render(data: Dataset, out: Path, thresholds: Thresholds | None) -> list[Path]:
+def _render(data: Dataset, out: Path, thresholds: Thresholds | None,
+            partial: str | None = None) -> list[Path]:
     th = (thresholds or Thresholds()).for_host(data.host)  # the load limit scales with cores
     fig = tables.prepare(data)
     sets = sample_sets(data.samples)
@@ -46,7 +49,11 @@ def _render(data: Dataset, out: Path, thresholds: Thresholds | None) -> list[Pat
         section.plot = section.plot if section.plot in drawn else None
     written += [_write_csv(t, out) for s in sections for t in s.tables if t.missing is None]
     report = out / REPORT_NAME
-    report.write_text(render(data, sections, skipped, th), encoding="utf-8")
+    text = render(data, sections, skipped, th)
+    if partial:  # the first thing said: this is not the sweep's report yet
+        title, rest = text.split("\n", 1)
+        text = f"{title}\n\n**{partial[0].upper()}{partial[1:]}.**\n{rest}"
+    report.write_text(text, encoding="utf-8")
     return [report, *written]
 
 

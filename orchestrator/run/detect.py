@@ -15,6 +15,7 @@ import shutil
 import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from orchestrator.errors import InputError
 
@@ -34,6 +35,10 @@ NEEDS = {
     "x86_64": "needs x86-64",
     "arm64": "needs arm64",
     "apple-silicon": "needs Apple silicon",
+    # gemm picks its AVX-512 kernels at run time: without avx512f the x86-v4 build runs the
+    # default build's AVX2 kernels, a row that measures nothing new
+    "avx512f": "needs a CPU with AVX-512 (avx512f), else gemm runs the default build's AVX2 "
+               "kernels",
 }
 OPERATING_SYSTEMS = ("macos", "linux")
 ARCHITECTURES = ("x86_64", "arm64")
@@ -58,6 +63,8 @@ class Host:
     system: str
     machine: str
     run: Runner = field(default=quiet, compare=False)
+    # Linux's CPU flags ('flags' line); tests give a captured one
+    cpuinfo: Path = field(default=Path("/proc/cpuinfo"), compare=False)
 
     @classmethod
     def this(cls) -> Host:
@@ -110,6 +117,36 @@ def metal(host: Host) -> str | None:
     return None
 
 
+def cpu_flags(host: Host) -> frozenset[str] | None:
+    """The CPU's feature flags in lower case: Linux's /proc/cpuinfo 'flags' line, an Intel
+    Mac's `sysctl machdep.cpu.features` and `leaf7_features` (AVX512F is a leaf-7 flag);
+    None where neither tells (Apple silicon has no such sysctl: no x86 flags at all)."""
+    if host.macos:
+        words = [host.run(["sysctl", "-n", f"machdep.cpu.{key}"]) or ""
+                 for key in ("features", "leaf7_features")]
+        flags = frozenset(" ".join(words).lower().split())
+        return flags or None
+    try:
+        text = host.cpuinfo.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    match = re.search(r"^flags\s*:\s*(.*)$", text, re.M)
+    return frozenset(match.group(1).lower().split()) if match else None
+
+
+def avx512f(host: Host) -> str | None:
+    """None when the CPU has AVX-512 Foundation (what gemm's x86-v4 kernels check at run
+    time), else why not. Only an x86-64 CPU is asked (AVX-512 is an x86 extension)."""
+    if host.arch not in ("x86_64", "amd64"):
+        return f"{NEEDS['avx512f']} (this is {host.arch})"
+    flags = cpu_flags(host)
+    if flags is None:
+        return f"{NEEDS['avx512f']} (no CPU flags readable here: {host.system} {host.machine})"
+    if "avx512f" in flags:
+        return None
+    return f"{NEEDS['avx512f']} (this CPU's flags have no avx512f)"
+
+
 def performance_cores(host: Host) -> int | None:
     """The performance cores of an Apple silicon Mac (`sysctl hw.perflevel0.physicalcpu`: 8 on
     the chapter's M2 Max, which has 4 efficiency cores besides), None elsewhere. The chapter's
@@ -133,6 +170,7 @@ def machine_capabilities(host: Host, nvidia: bool, vulkan: bool) -> dict[str, st
         "x86_64": None if arch in ("x86_64", "amd64") else f"{NEEDS['x86_64']} (this is {arch})",
         "arm64": None if host.arm else f"{NEEDS['arm64']} (this is {arch})",
         "apple-silicon": apple_silicon(host),
+        "avx512f": avx512f(host),
     }
 
 

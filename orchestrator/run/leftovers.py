@@ -34,6 +34,11 @@ from orchestrator.errors import CacheSafetyError, OrchestratorError
 from orchestrator.run import cache_lock
 
 MARK = "ORCHESTRATOR_RUN"
+# A build's cargo running in the background while runs go on (run/background.py) is our child
+# but no run's leftover: its pid is spared, and so is a child born after a build began to start
+# (its pid not known yet); each build carries its own mark and ends its own processes.
+SPARED: set[int] = set()
+STARTING: dict[str, float] = {}  # build token -> when it began to start
 LEDGER = "running.json"
 PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 END_WAIT_S = 5.0  # SIGKILL is not refusable: a process still there after this cannot be ended
@@ -94,9 +99,10 @@ def _me() -> list[float]:
     return [os.getpid(), psutil.Process().create_time()]
 
 
-def write_ledger(folder: Path, pid: int, token: str) -> None:
+def write_ledger(folder: Path | None, pid: int, token: str) -> None:
     """Write the running program down (atomically) before it is waited for: in the results
-    folder, and machine-wide (best effort: the results folder's copy is the one that must be)."""
+    folder, and machine-wide (best effort: the results folder's copy is the one that must be).
+    A background build (folder None) is written machine-wide only: the folder's is the run's."""
     try:
         proc = psutil.Process(pid)
         entry = {"pid": pid, "create_time": proc.create_time(), "cmdline": _cmdline(proc)}
@@ -104,9 +110,10 @@ def write_ledger(folder: Path, pid: int, token: str) -> None:
         entry = {"pid": pid, "create_time": 0.0, "cmdline": []}
     entry.update(token=token, orchestrator=_me(), results=str(folder))
     text = json.dumps(entry)
-    tmp = folder / f".{LEDGER}.tmp"
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(folder / LEDGER)
+    if folder is not None:
+        tmp = folder / f".{LEDGER}.tmp"
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(folder / LEDGER)
     with contextlib.suppress(OSError, CacheSafetyError):
         (_registry() / f"{token}.json").write_text(text, encoding="utf-8")
 
@@ -121,9 +128,10 @@ def _cmdline(proc: psutil.Process) -> list[str]:
     return []
 
 
-def clear_ledger(folder: Path, token: str | None = None) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        (folder / LEDGER).unlink()
+def clear_ledger(folder: Path | None, token: str | None = None) -> None:
+    if folder is not None:
+        with contextlib.suppress(FileNotFoundError):
+            (folder / LEDGER).unlink()
     if token is not None:
         with contextlib.suppress(OSError, CacheSafetyError):
             (_registry() / f"{token}.json").unlink()
@@ -270,11 +278,13 @@ def _processes_of(entry: Entry) -> dict[int, psutil.Process]:
     return procs
 
 
-def end_descendants(token: str, since: float) -> list[str]:
+def end_descendants(token: str, since: float, ours: bool = True) -> list[str]:
     """End what a finished run left running outside its process group: every process with its
-    mark, and our children started since `since` (orphans reparented to us, the subreaper)
-    with all of theirs. Returns 'pid N (command)' for each one ended."""
+    mark, and (`ours`) our children started since `since` (orphans reparented to us, the
+    subreaper) with all of theirs, but not a background build's (SPARED). Returns 'pid N
+    (command)' for each one ended."""
     with_mark, children = _scan(token)
+    children = children - SPARED if ours else set()
     found: dict[int, psutil.Process] = {}
     for pid in with_mark:
         if (proc := _process(pid)) is not None:
@@ -282,7 +292,9 @@ def end_descendants(token: str, since: float) -> list[str]:
     for pid in children - with_mark:
         proc = _process(pid)
         with contextlib.suppress(psutil.Error):
-            if proc is not None and proc.create_time() >= since - 0.01 and _running(proc):
+            born = proc.create_time() if proc is not None else 0.0
+            if proc is not None and born >= since - 0.01 and _running(proc) and \
+                    not any(born >= t - 0.01 for t in STARTING.values()):
                 found[pid] = proc
                 found.update((p.pid, p) for p in proc.children(recursive=True))
     procs = sorted(found.values(), key=lambda p: p.pid)
@@ -298,6 +310,8 @@ def _reap_orphans(me: psutil.Process, since: float) -> None:
     with contextlib.suppress(psutil.Error):
         for child in me.children():
             with contextlib.suppress(psutil.Error, ChildProcessError):
+                if child.pid in SPARED:  # a background cargo's Popen reaps it
+                    continue
                 if child.status() == psutil.STATUS_ZOMBIE and child.create_time() >= since - 0.01:
                     os.waitpid(child.pid, os.WNOHANG)
 

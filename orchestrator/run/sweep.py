@@ -11,6 +11,7 @@ import contextlib
 import json
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -37,13 +38,16 @@ from orchestrator.data.store import Store
 from orchestrator.errors import CacheSafetyError, InputError, StoreError
 from orchestrator.programs.cargo import Builder
 from orchestrator.run import driver_cache, leftovers, profile, results_place, resume
+from orchestrator.run.background import BackgroundBuilds
 from orchestrator.run.cache import CacheContents, cache_home, config_override
-from orchestrator.run.detect import assumed
+from orchestrator.run.detect import ARCHITECTURES, OPERATING_SYSTEMS, assumed
 from orchestrator.run.machine import capabilities, cpu_count, host_facts
 from orchestrator.run.progress import Progress
 from orchestrator.run.runner import RunContext, execute, program_cwd, wait_quiet
 from orchestrator.spec import config as config_mod
 from orchestrator.spec.plan import PlannedRun, builds_needed, expand
+
+PartialReport = Callable[[str, list[str]], None]  # (sweep id, builds still building)
 
 
 class Interrupted(Exception):
@@ -85,9 +89,12 @@ def plan(config_path: Path, only: list[str] | None = None, python: str = sys.exe
     if unknown:
         raise InputError(f"--only: no experiment named {', '.join(unknown)} in "
                          f"{config_path} (known: {', '.join(config.experiments)})")
-    caps = capabilities(python)
-    caps = assumed(caps, assume or [])
-    return config, expand(config, caps, cpu_count(), only)
+    here = capabilities(python)
+    caps = assumed(here, assume or [])
+    # capabilities added to this machine's (not another machine described): label the runs
+    # that need one this machine lacks
+    other = set(assume or []) & {*OPERATING_SYSTEMS, *ARCHITECTURES}
+    return config, expand(config, caps, cpu_count(), only, None if other else here)
 
 
 def _priming_state(planned: PlannedRun, project: Path,
@@ -117,8 +124,10 @@ def _priming_state(planned: PlannedRun, project: Path,
 
 class Sweep:
     def __init__(self, project: Path, results: Path, python: str = sys.executable,
-                 show: bool = True) -> None:
+                 show: bool = True, on_partial: PartialReport | None = None) -> None:
         self.project = project
+        # while builds go on and runs have finished: a first report (cli writes it)
+        self.on_partial = on_partial
         self.store = Store(results)
         self.python = python
         self.progress = Progress(show)
@@ -177,19 +186,56 @@ class Sweep:
             1 for p in planned if p.run.run_id not in redo and not p.expect_failure
             and finished[p.run.run_id] == Status.FAILED)
         runnable = [p for p in todo if p.skip_reason is None]
-        builds = self._builds(config, runnable, sweep_id)
-        binaries = {n: b.binary for n, b in builds.items() if b.binary is not None}
+        # cargo starts first, in the background; the runs that need no build (or a finished
+        # one) go on meanwhile
+        background = BackgroundBuilds(Builder(self.project), builds_needed(config, runnable))
+        builds: dict[str, BuildResult] = {}
         # absolute: programs start in other folders and are told to write there
         scratch = (store.folder / "scratch").absolute()
-        ctx = RunContext(self.project, self.python, scratch, binaries,
+        ctx = RunContext(self.project, self.python, scratch, {},
                          (store.folder / "driver-cache").absolute(), store.folder.absolute())
         self.progress.start(len(todo))
+        for name, build in background.builds.items():
+            self.progress.note(f"build {name} ({' '.join([build.crate, *build.features])}) "
+                               "in the background")
         try:
-            for planned_run in todo:
-                self._count(self._one(planned_run, builds, ctx, config, sweep_id), summary)
+            background.start()
+            self._run_staged(todo, background, builds, ctx, config, summary)
         finally:
+            background.stop()  # an interrupt or an error: cargo is ended, group and all
             self.progress.close()  # an interrupt or a write error must not leave the bar up
         self.progress.stop(summary.counts)
+
+    def _run_staged(self, todo: list[PlannedRun], background: BackgroundBuilds,
+                    builds: dict[str, BuildResult], ctx: RunContext,
+                    config: config_mod.ExperimentsFile, summary: SweepSummary) -> None:
+        """Each run in plan order as soon as its build is there; while none is ready, the
+        partial report (`on_partial`) once per new batch of runs, then wait for cargo."""
+        pending, measured_since_report = list(todo), False
+        while pending:
+            self._take_builds(background, builds, ctx, summary.sweep_id)
+            ready = next((p for p in pending if p.skip_reason is not None or not p.run.build
+                          or p.run.build in builds), None)
+            if ready is None:
+                if measured_since_report and self.on_partial is not None:
+                    self.on_partial(summary.sweep_id, background.left())
+                measured_since_report = False
+                background.wait()
+                continue
+            pending.remove(ready)
+            rec = self._one(ready, builds, ctx, config, summary.sweep_id)
+            measured_since_report = measured_since_report or rec.status != Status.SKIPPED
+            self._count(rec, summary)
+
+    def _take_builds(self, background: BackgroundBuilds, builds: dict[str, BuildResult],
+                     ctx: RunContext, sweep_id: str) -> None:
+        """Record the builds finished since the last look (the store is this thread's)."""
+        for result in background.take():
+            self.store.record_build(sweep_id, result)
+            self.progress.build_done(result)
+            builds[result.name] = result
+            if result.binary is not None:
+                ctx.binaries[result.name] = result.binary
 
     @staticmethod
     def _count(rec: RunRecord, summary: SweepSummary) -> None:
@@ -199,19 +245,6 @@ class Sweep:
         summary.counts[status] += 1
         if status == Status.FAILED:
             summary.failures.append(f"{rec.run.describe()}: {rec.reason}")
-
-    def _builds(self, config: config_mod.ExperimentsFile, runnable: list[PlannedRun],
-                sweep_id: str) -> dict[str, BuildResult]:
-        # a build is written down like a run: a killed orchestrator's cargo is ended next time
-        builder = Builder(self.project, watch=leftovers.Watch(self.store.folder.absolute()))
-        results = {}
-        for name, build in builds_needed(config, runnable).items():
-            self.progress.note(f"build {name} ({' '.join([build.crate, *build.features])})")
-            result = builder.build(name, build)
-            self.store.record_build(sweep_id, result)
-            self.progress.build_done(result)
-            results[name] = result
-        return results
 
     def _one(self, planned: PlannedRun, builds: dict[str, BuildResult], ctx: RunContext,
              config: config_mod.ExperimentsFile, sweep_id: str) -> RunRecord:

@@ -35,6 +35,7 @@ Capability = Literal[
     "cuda", "mps", "metal", "vulkan", "macos", "linux", "x86_64", "arm64", "apple-silicon", "torch",
     "jax",  # JAX importable by the sweep's Python
     "ncu",  # Nsight Compute on PATH: what a profile run (`profile: [ncu]`) needs
+    "avx512f",  # the CPU has AVX-512: gemm's x86-v4 kernels differ from the default AVX2 ones
 ]
 Crate = Literal["exec-gpu", "exec-cpu", "exec-amx"]
 Mode = Literal["mm", "warm", "accuracy"]

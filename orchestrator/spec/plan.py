@@ -26,6 +26,8 @@ class PlannedRun:
     # the run id of the first process of the cold series this run belongs to (its CUDA driver
     # cache folder, run/driver_cache); None: not in a cold series
     cold_series: str | None = None
+    # a runnable run that needs a capability only `--assume` gave: what this machine lacks
+    assumed: str | None = None
 
 
 def _cache_series(state: CacheState, processes: int,
@@ -49,15 +51,25 @@ def _threads(target: Target, exp: Experiment, cores: int) -> list[int | None]:
     return list(dict.fromkeys(resolved))  # 'auto' may equal an explicit count
 
 
-def _skip_reason(target: Target, build: Build | None, caps: dict[str, str | None]) -> str | None:
+def _needs(target: Target, build: Build | None) -> list[str]:
     # what the device needs (the program says), then what the target and its build ask for
     needs = [*programs.get(target.program).device_needs[target.device], *target.requires]
-    if build is not None:
-        needs += build.requires
-    for need in needs:
+    return needs + list(build.requires) if build is not None else needs
+
+
+def _skip_reason(target: Target, build: Build | None, caps: dict[str, str | None]) -> str | None:
+    for need in _needs(target, build):
         if caps.get(need):
             return caps[need]
     return None
+
+
+def _assumed(target: Target, build: Build | None, real: dict[str, str | None] | None) -> str | None:
+    """'assumed avx512f: <why this machine lacks it>' for each need only --assume gave: such a
+    run is built and planned, but here it would not measure what its row says."""
+    lacking = [f"assumed {need}: {real[need]}" for need in _needs(target, build)
+               if real is not None and real.get(need)]
+    return "; ".join(lacking) or None
 
 
 def _precision(target: Target) -> str | None:
@@ -68,14 +80,17 @@ def _precision(target: Target) -> str | None:
 
 
 def expand(config: ExperimentsFile, caps: dict[str, str | None], cores: int,
-           only: list[str] | None = None) -> list[PlannedRun]:
+           only: list[str] | None = None,
+           real: dict[str, str | None] | None = None) -> list[PlannedRun]:
     """Every run of the selected experiments, in execution order: file order, or with
-    `defaults.order.interleave` each experiment's processes in seeded rounds (spec/order)."""
+    `defaults.order.interleave` each experiment's processes in seeded rounds (spec/order).
+    `real`: this machine's own capabilities when `caps` adds assumed ones to them (runs needing
+    those are labelled)."""
     planned: list[PlannedRun] = []
     for name, exp in config.experiments.items():
         if only and name not in only:
             continue
-        runs = list(_expand_experiment(config, name, exp, caps, cores))
+        runs = list(_expand_experiment(config, name, exp, caps, cores, real))
         if config.defaults.order.interleave:  # rounds, shuffled from the file's seed
             runs = order.interleave(runs, config.defaults.order.seed, name)
         for run in runs:
@@ -88,12 +103,14 @@ def expand(config: ExperimentsFile, caps: dict[str, str | None], cores: int,
 
 
 def _expand_experiment(config: ExperimentsFile, name: str, exp: Experiment,
-                       caps: dict[str, str | None], cores: int) -> Iterator[PlannedRun]:
+                       caps: dict[str, str | None], cores: int,
+                       real: dict[str, str | None] | None) -> Iterator[PlannedRun]:
     d = config.defaults
     env = tuple(sorted({**d.env, **exp.env}.items()))
     for target in exp.targets:
         build = config.builds[target.build] if target.build else None
         reason = _skip_reason(target, build, caps)
+        note = None if reason else _assumed(target, build, real)
         # only devices with an on-disk cache get a cache sweep; elsewhere it means nothing
         cached = target.device in programs.get(target.program).cached_devices
         caches = [CacheState(c) for c in exp.cache] if cached else [CacheState.NONE]
@@ -120,7 +137,8 @@ def _expand_experiment(config: ExperimentsFile, name: str, exp: Experiment,
                             expect = bool(build and build.expect_failure)
                             if process == 1:  # later processes share the first's driver cache
                                 first = run.run_id if state == CacheState.COLD else None
-                            yield PlannedRun(run, reason, expect, cold_series=first)
+                            yield PlannedRun(run, reason, expect, cold_series=first,
+                                             assumed=note)
                             yield from _profile_runs(run, _profilers(target, exp), reason,
                                                      caps, expect)
 

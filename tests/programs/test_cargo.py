@@ -13,7 +13,7 @@ import pytest
 from orchestrator.programs.cargo import Builder, build_key, source_hash
 from orchestrator.spec.config import Build
 
-from ..conftest import CPU_BUILDS, PROJECT
+from ..conftest import CPU_BUILDS, PROJECT, USER_BUILD_CACHE
 
 FAKE_CARGO = """#!{python}
 import json, os, sys
@@ -132,10 +132,10 @@ def test_real_cargo_builds_the_cpu_crates(burn_builds) -> None:
 @pytest.mark.cargo
 def test_rust_unit_tests_pass(burn_builds) -> None:
     """bench-core's own tests: duration format, arguments, .npy writer, durations.tsv fresh.
-    Same features as exec-cpu, so they reuse its compiled dependencies in build/cargo."""
+    Same features as exec-cpu, so they reuse its compiled dependencies in the build cache."""
     done = subprocess.run(
         ["cargo", "test", "--release", "-q", "-p", "bench-core", "--features", "std,flex",
-         "--target-dir", str(PROJECT / "build" / "cargo")],
+         "--target-dir", str(USER_BUILD_CACHE / "cargo-target")],
         cwd=PROJECT / "bench_rust", capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "test result: ok" in done.stdout
