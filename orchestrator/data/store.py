@@ -119,6 +119,14 @@ class Store:
         self._db: sqlite3.Connection | None = None
 
     @property
+    def lock_path(self) -> Path:
+        """The lock of the store's real file: a `results.sqlite` that is a symlink to another
+        folder's store is locked where that store is, so two orchestrators never write one
+        store at once whichever path each was given (a link to nothing: this folder's)."""
+        real = Path(os.path.realpath(self.path))
+        return real.with_name(".lock") if real.parent.is_dir() else self.folder / ".lock"
+
+    @property
     def db(self) -> sqlite3.Connection:
         if self._db is None:
             raise StoreError("store is not open")
@@ -131,7 +139,7 @@ class Store:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot use results folder {self.folder}: {exc.strerror}") from None
-        had_lock = os.path.lexists(self.folder / ".lock")
+        had_lock = os.path.lexists(self.lock_path)
         lock = self._open_lock()
         try:
             try:
@@ -146,7 +154,7 @@ class Store:
                 self._refuse_foreign()  # before the lock file or the store is written
             except InputError:
                 if not had_lock:  # the folder is left as it was found
-                    (self.folder / ".lock").unlink(missing_ok=True)
+                    self.lock_path.unlink(missing_ok=True)
                 raise
             lock.seek(0)
             lock.truncate()
@@ -161,7 +169,7 @@ class Store:
         """The lock file, never through a symlink and only if it is ours: a plain file, not
         linked elsewhere, empty or holding 'pid N' (a symlink or a hard link to a user's file
         would be truncated and rewritten)."""
-        path = self.folder / ".lock"
+        path = self.lock_path
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK |
                          os.O_CLOEXEC, 0o644)
@@ -399,7 +407,7 @@ class Store:
         """Whether an orchestrator holds this folder's lock now: a shared lock taken and
         dropped at once on a read-only descriptor (no lock file: none ever held it)."""
         try:
-            fd = os.open(self.folder / ".lock", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            fd = os.open(self.lock_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError:
             return False
         try:
