@@ -14,6 +14,7 @@ committed docs/results/h200-2026-11-30 store; a store newer than this code is re
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import json
@@ -24,7 +25,7 @@ import stat
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -54,6 +55,29 @@ def _connect(path: Path, durable: bool = True) -> sqlite3.Connection:
     db.execute("PRAGMA journal_mode=WAL")
     db.execute(f"PRAGMA synchronous={'FULL' if durable else 'OFF'}")
     return db
+
+
+def _connect_reader(path: Path) -> sqlite3.Connection:
+    """A read-only connection: a reader never writes the store (no WAL switch, no journal,
+    the file's bytes stay as they are). On a read-only file system (a mounted backup, a
+    read-only checkout) SQLite cannot make a WAL store's `-shm`: the file is then opened as
+    immutable, which nothing can change there anyway."""
+    uri = path.absolute().as_uri()
+    try:
+        db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30, isolation_level=None)
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return db
+    except sqlite3.OperationalError:
+        if not _read_only_fs(path):
+            raise
+    return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None)
+
+
+def _read_only_fs(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def _json(value: Any) -> str:
@@ -238,8 +262,7 @@ class Store:
             raise InputError(f"{self.path} is not a results store (not an SQLite database); "
                              f"{advice}")
         try:
-            with closing(sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=ro",
-                                         uri=True)) as db:
+            with self._tidied(), closing(_connect_reader(self.path)) as db:
                 tables = [r[0] for r in db.execute(
                     "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
                 version = schema.version_of(db) if "meta" in tables else None
@@ -250,6 +273,21 @@ class Store:
             raise InputError(f"{self.path} is another program's SQLite database (tables "
                              f"{shown}; no orchestrator format_version), not a results store; "
                              f"{advice}")
+
+    @contextmanager
+    def _tidied(self) -> Iterator[None]:
+        """A read-only connection to a WAL store makes an empty `-wal` and a `-shm` beside it
+        and cannot remove them when it closes (a writer's last close does): the ones this
+        reader made go again, when empty and no orchestrator holds the folder."""
+        sides = [self.path.with_name(self.path.name + s) for s in ("-wal", "-shm")]
+        before = [os.path.lexists(side) for side in sides]
+        try:
+            yield
+        finally:
+            made = [side for side, was in zip(sides, before, strict=True) if not was]
+            with contextlib.suppress(OSError):
+                if made and made[0] == sides[0] and sides[0].stat().st_size == 0:
+                    self._in_use(lambda: [side.unlink(missing_ok=True) for side in made])
 
     @contextmanager
     def reading(self) -> Iterator[Store]:
@@ -266,7 +304,8 @@ class Store:
         """Open the file; an older format is migrated in place when writing, and into a
         temporary copy when reading, so reading a store (the committed docs/results/h200-2026-11-30
         included) never changes its file."""
-        with tempfile.TemporaryDirectory(prefix="orchestrator-store-") as scratch:
+        with tempfile.TemporaryDirectory(prefix="orchestrator-store-") as scratch, \
+                contextlib.nullcontext() if create else self._tidied():
             try:
                 self._db = self._open(create, Path(scratch))
             except sqlite3.Error as exc:
@@ -278,7 +317,7 @@ class Store:
                 self._db = None
 
     def _open(self, create: bool, scratch: Path) -> sqlite3.Connection:
-        db = _connect(self.path, self.durable)
+        db = _connect(self.path, self.durable) if create else _connect_reader(self.path)
         version = schema.version_of(db)
         if version is None and create:
             db.executescript(schema.SCHEMA)
@@ -403,15 +442,18 @@ class Store:
         return SweepState(sweep_id, str(status), None if planned is None else len(planned),
                           finished, ended_at)
 
-    def _in_use(self) -> bool:
+    def _in_use(self, meanwhile: Callable[[], object] = lambda: None) -> bool:
         """Whether an orchestrator holds this folder's lock now: a shared lock taken and
-        dropped at once on a read-only descriptor (no lock file: none ever held it)."""
+        dropped at once on a read-only descriptor (no lock file: none ever held it).
+        `meanwhile` runs while that shared lock is held (no writer can begin then)."""
         try:
             fd = os.open(self.lock_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError:
+            meanwhile()
             return False
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            meanwhile()
         except OSError:
             return True
         finally:
