@@ -266,7 +266,10 @@ class Store:
                 tables = [r[0] for r in db.execute(
                     "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
                 version = schema.version_of(db) if "meta" in tables else None
-        except (sqlite3.Error, ValueError) as exc:
+        except ValueError:
+            raise InputError(f"{self.path} is damaged: its format_version is not a number; "
+                             "not a store this orchestrator can read") from None
+        except sqlite3.Error as exc:
             raise StoreError(f"cannot open {self.path}: {exc}") from None
         if tables and version is None:
             shown = ", ".join(tables[:4]) + (", ..." if len(tables) > 4 else "")
@@ -318,7 +321,13 @@ class Store:
 
     def _open(self, create: bool, scratch: Path) -> sqlite3.Connection:
         db = _connect(self.path, self.durable) if create else _connect_reader(self.path)
-        version = schema.version_of(db)
+        try:
+            version = schema.version_of(db)
+        except ValueError:
+            db.close()
+            raise InputError(f"{self.path} is damaged: its format_version is not a number; "
+                             "not a store this orchestrator can read") from None
+        self._refuse_tableless(db, version)
         if version is None and create:
             db.executescript(schema.SCHEMA)
             db.execute("INSERT OR IGNORE INTO meta VALUES('format_version', ?)",
@@ -339,6 +348,18 @@ class Store:
             schema.add_run_columns(db)
             schema.add_figure_columns(db)
         return db
+
+    def _refuse_tableless(self, db: sqlite3.Connection, version: int | None) -> None:
+        """A meta table that names a format, but not the tables every format has (a cut
+        copy, a hand-made file): one line, not 'no such table' from deep in a query."""
+        if version is None:
+            return
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        missing = [t for t in ("sweeps", "runs", "figures") if t not in tables]
+        if missing:
+            db.close()
+            raise InputError(f"{self.path} is damaged: it says format {version} but has no "
+                             f"table {', '.join(missing)}; not a store this orchestrator can read")
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
