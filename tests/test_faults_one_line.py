@@ -6,6 +6,8 @@ line, nothing written."""
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 from orchestrator.data.records import RunDef, RunRecord
@@ -63,3 +65,21 @@ def test_a_store_that_names_a_format_but_has_no_tables_is_one_line(tmp_path: Pat
     code, err = in_process("export", folder, "--csv", tmp_path / "out.csv")
     assert (code, err.count("\n"), "format_version is not a number" in err) == (2, 1, True), err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cut"]
+
+
+def test_report_and_compare_into_a_full_disk_are_one_line(tmp_path: Path) -> None:
+    """A 200 KiB tmpfs in a private mount namespace (nothing else sees it): savefig's OSError
+    was a traceback; now one line, and no staging folder is left in --out."""
+    mount = tmp_path / "full"
+    mount.mkdir()
+    script = ('mount -t tmpfs -o size=200k tmpfs "$0" && mkdir "$0/c" && '
+              'mount -t tmpfs -o size=8k tmpfs "$0/c" && "$1" -m orchestrator report "$2" '
+              '--out "$0/r"; echo "rc=$?"; "$1" -m orchestrator compare "$2" "$2" --out "$0/c"; '
+              'echo "rc=$?"; ls -A "$0/r" "$0/c"')
+    done = subprocess.run(["unshare", "-m", "sh", "-c", script, str(mount), sys.executable,
+                           str(LOG)], cwd=PROJECT, capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.splitlines() == [
+        f"error: --out: cannot write into {mount}/r: No space left on device",
+        f"error: --out: cannot write into {mount}/c: No space left on device"], done.stderr
+    assert done.stdout.split() == ["rc=2", "rc=2", f"{mount}/c:", f"{mount}/r:"], done.stdout
