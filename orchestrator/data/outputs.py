@@ -195,7 +195,10 @@ def write_folder(out: Path, flag: str, what: str, inputs: Inputs,
     except OSError as exc:
         raise InputError(f"{flag}: cannot write into {out}: {exc.strerror}") from None
     try:
-        names = [p.name for p in render(stage)]
+        try:
+            names = [p.name for p in render(stage)]
+        except OSError as exc:  # a full disk while a plot or table is saved: one line
+            raise InputError(f"{flag}: cannot write into {out}: {exc.strerror or exc}") from None
         for name in names:
             if inputs.holds(out / name) is None:
                 refuse_changed(out / name, flag, old or {}, what)

@@ -14,6 +14,7 @@ committed docs/results/h200-2026-11-30 store; a store newer than this code is re
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import json
@@ -24,7 +25,7 @@ import stat
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -54,6 +55,29 @@ def _connect(path: Path, durable: bool = True) -> sqlite3.Connection:
     db.execute("PRAGMA journal_mode=WAL")
     db.execute(f"PRAGMA synchronous={'FULL' if durable else 'OFF'}")
     return db
+
+
+def _connect_reader(path: Path) -> sqlite3.Connection:
+    """A read-only connection: a reader never writes the store (no WAL switch, no journal,
+    the file's bytes stay as they are). On a read-only file system (a mounted backup, a
+    read-only checkout) SQLite cannot make a WAL store's `-shm`: the file is then opened as
+    immutable, which nothing can change there anyway."""
+    uri = path.absolute().as_uri()
+    try:
+        db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30, isolation_level=None)
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return db
+    except sqlite3.OperationalError:
+        if not _read_only_fs(path):
+            raise
+    return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None)
+
+
+def _read_only_fs(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def _json(value: Any) -> str:
@@ -119,6 +143,14 @@ class Store:
         self._db: sqlite3.Connection | None = None
 
     @property
+    def lock_path(self) -> Path:
+        """The lock of the store's real file: a `results.sqlite` that is a symlink to another
+        folder's store is locked where that store is, so two orchestrators never write one
+        store at once whichever path each was given (a link to nothing: this folder's)."""
+        real = Path(os.path.realpath(self.path))
+        return real.with_name(".lock") if real.parent.is_dir() else self.folder / ".lock"
+
+    @property
     def db(self) -> sqlite3.Connection:
         if self._db is None:
             raise StoreError("store is not open")
@@ -131,7 +163,7 @@ class Store:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot use results folder {self.folder}: {exc.strerror}") from None
-        had_lock = os.path.lexists(self.folder / ".lock")
+        had_lock = os.path.lexists(self.lock_path)
         lock = self._open_lock()
         try:
             try:
@@ -146,7 +178,7 @@ class Store:
                 self._refuse_foreign()  # before the lock file or the store is written
             except InputError:
                 if not had_lock:  # the folder is left as it was found
-                    (self.folder / ".lock").unlink(missing_ok=True)
+                    self.lock_path.unlink(missing_ok=True)
                 raise
             lock.seek(0)
             lock.truncate()
@@ -161,7 +193,7 @@ class Store:
         """The lock file, never through a symlink and only if it is ours: a plain file, not
         linked elsewhere, empty or holding 'pid N' (a symlink or a hard link to a user's file
         would be truncated and rewritten)."""
-        path = self.folder / ".lock"
+        path = self.lock_path
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK |
                          os.O_CLOEXEC, 0o644)
@@ -230,18 +262,35 @@ class Store:
             raise InputError(f"{self.path} is not a results store (not an SQLite database); "
                              f"{advice}")
         try:
-            with closing(sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=ro",
-                                         uri=True)) as db:
+            with self._tidied(), closing(_connect_reader(self.path)) as db:
                 tables = [r[0] for r in db.execute(
                     "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
                 version = schema.version_of(db) if "meta" in tables else None
-        except (sqlite3.Error, ValueError) as exc:
+        except ValueError:
+            raise InputError(f"{self.path} is damaged: its format_version is not a number; "
+                             "not a store this orchestrator can read") from None
+        except sqlite3.Error as exc:
             raise StoreError(f"cannot open {self.path}: {exc}") from None
         if tables and version is None:
             shown = ", ".join(tables[:4]) + (", ..." if len(tables) > 4 else "")
             raise InputError(f"{self.path} is another program's SQLite database (tables "
                              f"{shown}; no orchestrator format_version), not a results store; "
                              f"{advice}")
+
+    @contextmanager
+    def _tidied(self) -> Iterator[None]:
+        """A read-only connection to a WAL store makes an empty `-wal` and a `-shm` beside it
+        and cannot remove them when it closes (a writer's last close does): the ones this
+        reader made go again, when empty and no orchestrator holds the folder."""
+        sides = [self.path.with_name(self.path.name + s) for s in ("-wal", "-shm")]
+        before = [os.path.lexists(side) for side in sides]
+        try:
+            yield
+        finally:
+            made = [side for side, was in zip(sides, before, strict=True) if not was]
+            with contextlib.suppress(OSError):
+                if made and made[0] == sides[0] and sides[0].stat().st_size == 0:
+                    self._in_use(lambda: [side.unlink(missing_ok=True) for side in made])
 
     @contextmanager
     def reading(self) -> Iterator[Store]:
@@ -258,7 +307,8 @@ class Store:
         """Open the file; an older format is migrated in place when writing, and into a
         temporary copy when reading, so reading a store (the committed docs/results/h200-2026-11-30
         included) never changes its file."""
-        with tempfile.TemporaryDirectory(prefix="orchestrator-store-") as scratch:
+        with tempfile.TemporaryDirectory(prefix="orchestrator-store-") as scratch, \
+                contextlib.nullcontext() if create else self._tidied():
             try:
                 self._db = self._open(create, Path(scratch))
             except sqlite3.Error as exc:
@@ -270,8 +320,14 @@ class Store:
                 self._db = None
 
     def _open(self, create: bool, scratch: Path) -> sqlite3.Connection:
-        db = _connect(self.path, self.durable)
-        version = schema.version_of(db)
+        db = _connect(self.path, self.durable) if create else _connect_reader(self.path)
+        try:
+            version = schema.version_of(db)
+        except ValueError:
+            db.close()
+            raise InputError(f"{self.path} is damaged: its format_version is not a number; "
+                             "not a store this orchestrator can read") from None
+        self._refuse_tableless(db, version)
         if version is None and create:
             db.executescript(schema.SCHEMA)
             db.execute("INSERT OR IGNORE INTO meta VALUES('format_version', ?)",
@@ -292,6 +348,18 @@ class Store:
             schema.add_run_columns(db)
             schema.add_figure_columns(db)
         return db
+
+    def _refuse_tableless(self, db: sqlite3.Connection, version: int | None) -> None:
+        """A meta table that names a format, but not the tables every format has (a cut
+        copy, a hand-made file): one line, not 'no such table' from deep in a query."""
+        if version is None:
+            return
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        missing = [t for t in ("sweeps", "runs", "figures") if t not in tables]
+        if missing:
+            db.close()
+            raise InputError(f"{self.path} is damaged: it says format {version} but has no "
+                             f"table {', '.join(missing)}; not a store this orchestrator can read")
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -395,15 +463,18 @@ class Store:
         return SweepState(sweep_id, str(status), None if planned is None else len(planned),
                           finished, ended_at)
 
-    def _in_use(self) -> bool:
+    def _in_use(self, meanwhile: Callable[[], object] = lambda: None) -> bool:
         """Whether an orchestrator holds this folder's lock now: a shared lock taken and
-        dropped at once on a read-only descriptor (no lock file: none ever held it)."""
+        dropped at once on a read-only descriptor (no lock file: none ever held it).
+        `meanwhile` runs while that shared lock is held (no writer can begin then)."""
         try:
-            fd = os.open(self.folder / ".lock", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            fd = os.open(self.lock_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError:
+            meanwhile()
             return False
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            meanwhile()
         except OSError:
             return True
         finally:

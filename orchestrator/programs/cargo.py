@@ -23,7 +23,9 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -229,10 +231,9 @@ class Builder:
         """Copy, then the stamp: a binary is fresh only once both are in place."""
         binary.parent.mkdir(parents=True, exist_ok=True)
         (binary.parent / "stamp.json").unlink(missing_ok=True)
-        tmp = binary.with_name(f".{binary.name}.{os.getpid()}.tmp")  # two clones at once
-        shutil.copy2(executable, tmp)
-        tmp.replace(binary)
-        (binary.parent / "stamp.json").write_text(json.dumps(self._stamp(build), indent=2))
+        _replace(binary, lambda tmp: shutil.copy2(executable, tmp))
+        _replace(binary.parent / "stamp.json",
+                 lambda tmp: tmp.write_text(json.dumps(self._stamp(build), indent=2)))
 
     def _failed(self, name: str, build: Build, start: float, error: str,
                 log: str = "") -> BuildResult:
@@ -292,3 +293,17 @@ def _error_summary(stderr: str, returncode: int) -> str:
     chosen = lines[first:first + ERROR_LINES] if first is not None else lines[-ERROR_LINES:]
     text = "\n".join(chosen).strip()
     return text or f"cargo exited with status {returncode} and printed no error"
+
+
+def _replace(path: Path, write: Callable[[Path], object]) -> None:
+    """Write a new file of our own beside `path` (mkstemp: exclusive, never a name a link was
+    planted at), then rename it over `path`: nothing is ever written through a symlink."""
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        write(tmp)
+        os.chmod(tmp, 0o755 if path.suffix != ".json" else 0o644)
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)

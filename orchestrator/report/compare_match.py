@@ -63,8 +63,9 @@ def measurements(side: Side) -> pd.DataFrame:
     program run), `experiment`, `reps` (the unit's most repetitions), `threads`, `order`.
     """
     fig = side.data.figures.reset_index(drop=True)
+    empty = pd.DataFrame(columns=[*KEY, "value", "min", "samples", "run_id"])
     if fig.empty:
-        return pd.DataFrame(columns=[*KEY, "value", "min", "samples", "run_id"])
+        return empty
     fig = fig.assign(sample_key=summary_keys(fig), order=range(len(fig)))
     # a profile run's program ran under ncu: none of its figures is one of the chapter's
     measured = fig["status"].fillna("ok").eq("ok") & ~fig["role"].fillna("").isin(
@@ -74,6 +75,8 @@ def measurements(side: Side) -> pd.DataFrame:
     mins = fig[fig["stat"] == "min"].set_index("sample_key")["value_s"].to_dict()
     reps = fig.groupby(["run_id", "experiment"], dropna=False)["runs"].max()
     rows = [_measurement(r, mins, sets, reps) for r in fig[fig["stat"] != "min"].to_dict("records")]
+    if not rows:  # only failed, priming or profile runs (or damaged values): nothing measured
+        return empty
     frame = pd.DataFrame(rows, dtype=object)  # object: ints stay ints, None stays None
     if side.kind == "store":
         frame["process"] = ""  # pooled: the cache label tells cold from warm

@@ -17,6 +17,7 @@ import pandas as pd
 
 from orchestrator.data import outputs
 from orchestrator.data.dataset import Dataset
+from orchestrator.errors import InputError
 from orchestrator.report import sizes_report, tables, timing_tables, writer
 from orchestrator.report.compare_match import accuracy_label
 from orchestrator.report.compare_sides import FACTS, NOT_RECORDED, Side, load_side
@@ -110,7 +111,8 @@ def write_many(specs: list[str], out: Path,
     """report.md and one CSV per table, the sides' columns side by side; files in `out` an
     earlier report did not write, or an input, are refused (data/outputs.py)."""
     if len(specs) > len(LETTERS):
-        raise ValueError(f"at most {len(LETTERS)} sides")
+        raise InputError(f"report: at most {len(LETTERS)} sides side by side (one letter "
+                         f"each), {len(specs)} given; report them in groups")
     sides = [load_side(spec) for spec in specs]
     return outputs.write_folder(out, "--out", writer.WRITER, inputs,
                                 lambda stage: _render(sides, stage), writer.legacy_report)

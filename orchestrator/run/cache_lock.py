@@ -44,10 +44,19 @@ def private_folder(root: Path = ROOT) -> Path:
     OSError when it cannot be made."""
     folder = root / f"orchestrator-{os.getuid()}-locks"
     folder.mkdir(mode=0o700, exist_ok=True)
+    refuse_shared(folder)
+    return folder
+
+
+def refuse_shared(folder: Path) -> None:
+    """CacheSafetyError unless `folder` is a real folder (not a link) of this user that nobody
+    else may write: another user who can plant an entry there could name any process."""
     seen = folder.lstat()
     if not stat.S_ISDIR(seen.st_mode) or seen.st_uid != os.getuid():
-        raise CacheSafetyError(f"{folder} is not a folder of this user")
-    return folder
+        raise CacheSafetyError(f"{folder} is not a folder of this user: remove it")
+    if seen.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise CacheSafetyError(f"{folder} is writable by other users (mode "
+                               f"{stat.S_IMODE(seen.st_mode):o}): remove it or chmod 700 it")
 
 
 @contextlib.contextmanager

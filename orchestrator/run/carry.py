@@ -11,9 +11,11 @@ finds up to date by their stamp.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tarfile
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,9 +63,16 @@ def bundle(project: Path, config: ExperimentsFile, planned: list[PlannedRun],
 def pack(project: Path, bin_dirs: list[Path], wheels: list[Path]) -> Path:
     """One archive with paths relative to the project; only the builds this plan needs."""
     archive = project / "build" / "bundle.tar.xz"
-    tmp = archive.with_suffix(".tmp")
-    with tarfile.open(tmp, "w:xz", preset=6) as tar:
-        for path in [*bin_dirs, *wheels]:
-            tar.add(path, arcname=str(path.relative_to(project)))
-    tmp.replace(archive)
+    # a new file of our own beside it (never a fixed name a link could be planted at), renamed
+    # over: the rename replaces the name, whatever it was, and writes through nothing
+    fd, name = tempfile.mkstemp(prefix=".bundle.", suffix=".tmp", dir=archive.parent)
+    tmp = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:xz", preset=6) as tar:
+            for path in [*bin_dirs, *wheels]:
+                tar.add(path, arcname=str(path.relative_to(project)))
+        os.chmod(tmp, 0o644)
+        tmp.replace(archive)
+    finally:
+        tmp.unlink(missing_ok=True)
     return archive

@@ -14,6 +14,14 @@ Three ways a program's processes could outlive their run, and what answers each:
   mark `ORCHESTRATOR_RUN=<token>` in their environment, which a daemon keeps;
 - the mark is the one variable a program gets that its record's `env` does not list: it names
   the run's processes, it changes nothing they do.
+
+What is never ended, whatever a ledger says (a ledger is a file anyone with the folder could
+copy or plant): a process whose orchestrator is alive (a copy of a results folder names the
+original sweep's program), a process without the entry's exact 32-hex-digit token as a whole
+environment entry (never a substring: an empty token would match every marked process), a pid
+whose start time and non-empty command line differ, and anything an entry names that is not a
+plain file of this user writable by nobody else, in a folder of this user writable by nobody
+else (another user could otherwise name a process of ours).
 """
 
 from __future__ import annotations
@@ -22,6 +30,8 @@ import contextlib
 import ctypes
 import json
 import os
+import re
+import stat
 import sys
 import time
 import uuid
@@ -42,6 +52,8 @@ STARTING: dict[str, float] = {}  # build token -> when it began to start
 LEDGER = "running.json"
 PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 END_WAIT_S = 5.0  # SIGKILL is not refusable: a process still there after this cannot be ended
+TOKEN = re.compile(r"[0-9a-f]{32}")  # new_token's form; anything else names nothing
+ENTRY_MAX = 1 << 20  # an entry is a few hundred bytes; a bigger file is not one
 
 
 class LeftoverError(OrchestratorError):
@@ -79,11 +91,19 @@ class Entry:
 
     def matches(self, proc: psutil.Process) -> bool:
         """The same process, not a later one that got its pid."""
+        if not self.cmdline:  # would match any process with that pid and start time
+            return False
         with contextlib.suppress(psutil.Error):
-            # an empty recorded command line: read in the instant of its exec (pid and start
-            # time, to the clock tick, still tell one process from a later one)
             return (abs(proc.create_time() - self.create_time) < 0.01
-                    and (not self.cmdline or tuple(proc.cmdline()) == self.cmdline))
+                    and tuple(proc.cmdline()) == self.cmdline)
+        return False
+
+    def owner_alive(self) -> bool:
+        """Its orchestrator still runs: the program is that orchestrator's own, never a
+        leftover (a copied results folder's ledger names a live sweep's program)."""
+        with contextlib.suppress(psutil.Error):
+            boss = psutil.Process(self.orchestrator_pid)
+            return abs(boss.create_time() - self.orchestrator_started) < 0.01 and _running(boss)
         return False
 
 
@@ -92,6 +112,7 @@ def _registry(root: Path | None = None) -> Path:
     another results folder finds a dead orchestrator's leftovers too."""
     folder = cache_lock.private_folder(root or cache_lock.ROOT) / "running"
     folder.mkdir(mode=0o700, exist_ok=True)
+    cache_lock.refuse_shared(folder)
     return folder
 
 
@@ -109,13 +130,22 @@ def write_ledger(folder: Path | None, pid: int, token: str) -> None:
     except psutil.Error:  # it has already exited: its group is killed in a moment anyway
         entry = {"pid": pid, "create_time": 0.0, "cmdline": []}
     entry.update(token=token, orchestrator=_me(), results=str(folder))
-    text = json.dumps(entry)
+    text = json.dumps(entry).encode()
     if folder is not None:
         tmp = folder / f".{LEDGER}.tmp"
-        tmp.write_text(text, encoding="utf-8")
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()  # a link planted there goes, never what it points to
+        write_new(tmp, text)
         tmp.replace(folder / LEDGER)
     with contextlib.suppress(OSError, CacheSafetyError):
-        (_registry() / f"{token}.json").write_text(text, encoding="utf-8")
+        write_new(_registry() / f"{token}.json", text)
+
+
+def write_new(path: Path, data: bytes) -> None:
+    """Create `path` (never through a link, never an existing file), 0600, and write it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(data)
 
 
 def _cmdline(proc: psutil.Process) -> list[str]:
@@ -138,38 +168,53 @@ def clear_ledger(folder: Path | None, token: str | None = None) -> None:
 
 
 def _read_entry(path: Path) -> Entry | None:
+    """The entry, or None: missing, torn, malformed, or not a plain file of this user that
+    nobody else may write (then it names nothing we could safely end)."""
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(_read_own(path))
         boss = raw.get("orchestrator") or [0, 0.0]
-        return Entry(int(raw["pid"]), float(raw["create_time"]), tuple(raw["cmdline"]),
-                     str(raw["token"]), int(boss[0]), float(boss[1]))
-    except FileNotFoundError:
-        return None
+        cmdline = raw["cmdline"]
+        if (not isinstance(raw["token"], str) or not TOKEN.fullmatch(raw["token"])
+                or not isinstance(cmdline, list) or not all(isinstance(a, str) for a in cmdline)):
+            return None
+        return Entry(int(raw["pid"]), float(raw["create_time"]), tuple(cmdline),
+                     raw["token"], int(boss[0]), float(boss[1]))
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
-        return None  # a torn or foreign file names nothing we could safely end
+        return None
+
+
+def _read_own(path: Path) -> bytes:
+    """A small plain file of this user, writable by nobody else; OSError otherwise."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as file:
+        seen = os.fstat(fd)
+        if (not stat.S_ISREG(seen.st_mode) or seen.st_uid != os.getuid()
+                or seen.st_mode & (stat.S_IWGRP | stat.S_IWOTH) or seen.st_size > ENTRY_MAX):
+            raise OSError(f"{path} is not this user's own entry")
+        return file.read(ENTRY_MAX + 1)
 
 
 def _dead_orchestrators() -> list[tuple[Path, Entry]]:
     """Machine-wide entries whose orchestrator is gone (a live one's program is its own)."""
     try:
         paths = sorted(_registry().glob("*.json"))
-    except (OSError, CacheSafetyError):
+    except CacheSafetyError as exc:  # another user could have planted entries there
+        raise LeftoverError(f"cannot trust the machine-wide ledger: {exc}") from None
+    except OSError:
         return []
     found = []
     for path in paths:
         entry = _read_entry(path)
-        if entry is None:
-            continue
-        with contextlib.suppress(psutil.Error):
-            boss = psutil.Process(entry.orchestrator_pid)
-            if abs(boss.create_time() - entry.orchestrator_started) < 0.01 and _running(boss):
-                continue  # alive: another orchestrator's running program, not a leftover
-        found.append((path, entry))
+        if entry is not None and not entry.owner_alive():
+            found.append((path, entry))
     return found
 
 
 def marked(token: str) -> list[psutil.Process]:
-    """Every process whose environment carries this run's mark (ours, so readable)."""
+    """Every process whose environment carries this run's mark (ours, so readable); none for
+    a token that new_token could not have made."""
+    if not TOKEN.fullmatch(token):
+        return []
     return [proc for pid in _scan(token)[0] if (proc := _process(pid)) is not None]
 
 
@@ -177,7 +222,7 @@ def _scan(token: str) -> tuple[set[int], set[int]]:
     """(pids with the mark, pids whose parent is this process). Linux reads /proc directly
     (about 1 ms for a hundred processes, where psutil's environ() takes 30: this runs after
     every run); elsewhere psutil."""
-    needle = f"{MARK}={token}".encode()
+    needle = f"\0{MARK}={token}\0".encode()  # one whole entry, never a substring of one
     me = os.getpid()
     with_mark, children = set(), set()
     if not Path("/proc/self/environ").exists():
@@ -192,7 +237,7 @@ def _scan(token: str) -> tuple[set[int], set[int]]:
         if not name.isdigit() or int(name) == me:
             continue
         try:
-            if needle in Path(f"/proc/{name}/environ").read_bytes():
+            if needle in b"\0" + Path(f"/proc/{name}/environ").read_bytes() + b"\0":
                 with_mark.add(int(name))
             stat = Path(f"/proc/{name}/stat").read_bytes()
         except OSError:  # gone, or not ours to read
@@ -243,6 +288,10 @@ def end_leftovers(folder: Path) -> str | None:
     Call only with the results folder's lock held: its ledger is then a dead orchestrator's.
     Raises LeftoverError naming the pids that could not be ended."""
     own = _read_entry(folder / LEDGER)
+    if own is not None and own.owner_alive():  # a copy of a live sweep's folder: not ours
+        with contextlib.suppress(FileNotFoundError):
+            (folder / LEDGER).unlink()  # this copy's file only; the live sweep keeps its own
+        own = None
     entries = [(path, e) for path, e in _dead_orchestrators() if own is None or
                e.token != own.token]
     if own is None and not entries:

@@ -76,6 +76,39 @@ def test_second_writer_is_refused_with_a_clear_message(tmp_path: Path) -> None:
         pass
 
 
+def test_a_store_linked_from_another_folder_shares_its_lock(tmp_path: Path) -> None:
+    """`b/results.sqlite` a symlink to `a/results.sqlite`: two orchestrators, one per folder,
+    would both write the one store (each locking its own folder's `.lock`). The lock is the
+    real file's, so the second is refused, and a reader through the link sees the live sweep."""
+    real, linked = tmp_path / "a", tmp_path / "b"
+    with Store(real).writing():
+        pass
+    linked.mkdir()
+    (linked / "results.sqlite").symlink_to(real / "results.sqlite")
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time; from pathlib import Path; from orchestrator.data.store import Store\n"
+         f"s = Store(Path({str(real)!r}))\n"
+         "with s.writing():\n"
+         f"    s.begin_sweep(Path({str(PROJECT / 'experiments.yaml')!r}), {{}}, [], False)\n"
+         "    print('holding', flush=True); time.sleep(30)"],
+        stdout=subprocess.PIPE, text=True, cwd=PROJECT)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+        with pytest.raises(StoreBusyError, match=f"\\(pid {holder.pid}\\)"), \
+                Store(linked).writing():
+            pass
+        assert not (linked / ".lock").exists()
+        with Store(linked).reading() as store:
+            sweep = store.latest_sweep()
+            assert sweep is not None and store.sweep_state(sweep).status == "running"
+    finally:
+        holder.kill()
+        holder.wait()
+    with Store(linked).writing():  # the holder is gone: the link's writer takes the real lock
+        assert (real / ".lock").read_text() == f"pid {os.getpid()}"
+
+
 def test_unusable_results_folder_is_a_clear_error(tmp_path: Path) -> None:
     blocker = tmp_path / "results"
     blocker.write_text("a file where the results folder should be")

@@ -16,12 +16,19 @@ from orchestrator.run import leftovers
 from ..conftest import PROJECT
 
 
+def dead_orchestrator(path: Path) -> None:
+    """The entry as a SIGKILLed orchestrator left it: its writer (this test) marked gone."""
+    entry = json.loads(path.read_text())
+    entry["orchestrator"] = [1, 0.0]  # init, with a start time it never had
+    path.write_text(json.dumps(entry))
+
+
 def test_a_reused_pid_in_the_ledger_is_never_touched(tmp_path: Path) -> None:
     """The ledger names a pid that is now another program (other start time): left alone."""
     other = subprocess.Popen(["sleep", "300"])
     try:
         entry = {"pid": other.pid, "create_time": psutil.Process(other.pid).create_time() - 60,
-                 "cmdline": ["sleep", "300"], "token": "not-this-one"}
+                 "cmdline": ["sleep", "300"], "token": leftovers.new_token()}
         (tmp_path / leftovers.LEDGER).write_text(json.dumps(entry))
         said = leftovers.end_leftovers(tmp_path)
         assert said == "no leftover processes of the earlier sweep are running"
@@ -38,7 +45,8 @@ def test_leftovers_that_cannot_be_ended_refuse_the_sweep(tmp_path: Path,
     do nothing, as it does for a process of another user (AccessDenied)."""
     survivor = subprocess.Popen(["sleep", "300"])
     try:
-        leftovers.write_ledger(tmp_path, survivor.pid, "t")
+        leftovers.write_ledger(tmp_path, survivor.pid, token := leftovers.new_token())
+        dead_orchestrator(tmp_path / leftovers.LEDGER)
         monkeypatch.setattr(psutil.Process, "kill", lambda self: None)
         monkeypatch.setattr(leftovers, "END_WAIT_S", 0.1)
         with pytest.raises(leftovers.LeftoverError) as info:
@@ -49,7 +57,7 @@ def test_leftovers_that_cannot_be_ended_refuse_the_sweep(tmp_path: Path,
     finally:
         survivor.kill()
         survivor.wait()
-        leftovers.clear_ledger(tmp_path, "t")
+        leftovers.clear_ledger(tmp_path, token)
 
 
 def test_subreaper_only_on_linux(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,88 @@
+"""Readers never write the store (data/store): export, report and compare read a store on a
+read-only file system (a read-only bind mount in a private mount namespace: a mounted backup,
+a read-only checkout), and leave a rollback-journal store's bytes as they were (they switched
+it to WAL). The committed docs/results are read through such a mount, never changed."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from orchestrator.data import dataset
+from orchestrator.data.store import Store
+
+from ..conftest import PROJECT
+
+DOCS = PROJECT / "docs" / "results"
+
+
+def _read_only(folder: Path, command: list[str]) -> subprocess.CompletedProcess[str]:
+    """`command` with `folder` mounted read-only over itself, in a namespace of its own (the
+    mount vanishes with the process; nothing else on the machine sees it)."""
+    script = ('mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && '
+              'touch "$0/.probe" 2>/dev/null && exit 9; exec "$@"')
+    return subprocess.run(["unshare", "-m", "sh", "-c", script, str(folder), str(folder),
+                           *command], cwd=PROJECT, capture_output=True, text=True, timeout=300)
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+@pytest.mark.parametrize("name", ["h200", "h200-2026-11-30"])  # format 3 and format 1
+def test_the_committed_stores_export_from_a_read_only_mount(name: str, tmp_path: Path) -> None:
+    before = _digests(DOCS / name)
+    out = tmp_path / "dataset.csv"
+    done = _read_only(DOCS, [sys.executable, "-m", "orchestrator", "export", str(DOCS / name),
+                             "--csv", str(out)])
+    assert done.returncode == 0, done.stderr
+    assert "unable to open" not in done.stderr
+    if name == "h200":  # the committed CSV is this store's export
+        assert out.read_bytes() == (DOCS / name / "dataset.csv").read_bytes()
+    assert len(out.read_text().splitlines()) > 100
+    assert _digests(DOCS / name) == before
+
+
+def test_report_and_compare_read_a_read_only_store(tmp_path: Path) -> None:
+    folder = tmp_path / "backup"
+    shutil.copytree(DOCS / "h200", folder, ignore=shutil.ignore_patterns("report", "shared-gpu"))
+    done = _read_only(folder, [sys.executable, "-m", "orchestrator", "report", str(folder),
+                               "--out", str(tmp_path / "report")])
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "report" / "report.md").stat().st_size > 1000
+    done = _read_only(folder, [sys.executable, "-m", "orchestrator", "compare", str(folder),
+                               str(folder), "--out", str(tmp_path / "compare")])
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "dataset.csv", "dataset.samples.csv", "dataset.schema.json", "results.sqlite"]
+
+
+def test_a_reader_keeps_a_rollback_journal_store_as_it_is(tmp_path: Path) -> None:
+    folder = tmp_path / "results"
+    shutil.copytree(DOCS / "h200", folder, ignore=shutil.ignore_patterns("report", "shared-gpu",
+                                                                         "dataset*"))
+    with sqlite3.connect(folder / "results.sqlite") as db:
+        assert db.execute("PRAGMA journal_mode=DELETE").fetchone() == ("delete",)
+    before = _digests(folder)
+    frame = dataset.load(folder).figures
+    assert len(frame) > 100
+    with Store(folder).reading() as store:
+        assert store.latest_sweep() is not None
+    assert _digests(folder) == before  # no WAL switch: header bytes 18-19 still 1, 1
+    assert (folder / "results.sqlite").read_bytes()[18:20] == b"\x01\x01"
+
+
+def test_a_reader_leaves_no_wal_files_beside_a_wal_store(tmp_path: Path) -> None:
+    folder = tmp_path / "results"
+    shutil.copytree(DOCS / "h200", folder, ignore=shutil.ignore_patterns("report", "shared-gpu",
+                                                                         "dataset*"))
+    before = _digests(folder)
+    assert len(dataset.load(folder).figures) > 100
+    assert _digests(folder) == before and sorted(_digests(folder)) == ["results.sqlite"]

@@ -1,0 +1,85 @@
+"""Tracebacks where one line is due (issue 29, class 7): compare with a side whose only run
+failed, report of more sides than it has letters, a store whose meta names a format but holds
+none of its tables. Each through the CLI (in this process: the reading commands), each one
+line, nothing written."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from orchestrator.data.records import RunDef, RunRecord
+from orchestrator.data.store import Store
+
+from .conftest import PROJECT
+from .test_faults import in_process
+
+LOG = PROJECT / "tests" / "data" / "chapter_listings.log"
+
+
+def _failed_only(folder: Path) -> Path:
+    run = RunDef(experiment="t", program="burn", device="flex", mode="mm", shape=(8, 8),
+                 reps=3, build="b", crate="exec-cpu")
+    store = Store(folder)
+    with store.writing():
+        sweep, _ = store.begin_sweep(PROJECT / "experiments.yaml", {"os": "x"}, [], False)
+        store.record_run(sweep, RunRecord(run=run, status="failed", stdout=b"", stderr=b"boom",
+                                          started_at=1.0), None)
+        store.end_sweep(sweep, "complete")
+    return folder
+
+
+def test_compare_with_a_side_whose_only_run_failed_is_one_line(tmp_path: Path) -> None:
+    failed = _failed_only(tmp_path / "failed")
+    for a, b in ((failed, LOG), (LOG, failed)):
+        code, err = in_process("compare", a, b, "--out", tmp_path / "cmp")
+        assert (code, err) == (2, f"error: {a} and {b} have no figure in common (nothing "
+                                  "measured the same thing on both sides)\n")
+    assert not (tmp_path / "cmp").exists()
+
+
+def test_report_of_more_sides_than_letters_is_one_line(tmp_path: Path) -> None:
+    code, err = in_process("report", *[LOG] * 27, "--out", tmp_path / "report")
+    assert (code, err) == (2, "error: report: at most 26 sides side by side (one letter each), "
+                              "27 given; report them in groups\n")
+    assert not (tmp_path / "report").exists()
+
+
+def test_a_store_that_names_a_format_but_has_no_tables_is_one_line(tmp_path: Path) -> None:
+    folder = tmp_path / "cut"
+    folder.mkdir()
+    with sqlite3.connect(folder / "results.sqlite") as db:
+        db.execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)")
+        db.execute("INSERT INTO meta VALUES('format_version', '3')")
+    for argv in (["report", folder, "--out", tmp_path / "report"],
+                 ["export", folder, "--csv", tmp_path / "out.csv"],
+                 ["compare", folder, LOG, "--out", tmp_path / "cmp"]):
+        code, err = in_process(*argv)
+        assert (code, err) == (2, f"error: {folder / 'results.sqlite'} is damaged: it says "
+                                  "format 3 but has no table sweeps, runs, figures; not a store "
+                                  "this orchestrator can read\n"), argv
+    with sqlite3.connect(folder / "results.sqlite") as db:
+        db.execute("UPDATE meta SET value='three'")
+    code, err = in_process("export", folder, "--csv", tmp_path / "out.csv")
+    assert (code, err.count("\n"), "format_version is not a number" in err) == (2, 1, True), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cut"]
+
+
+def test_report_and_compare_into_a_full_disk_are_one_line(tmp_path: Path) -> None:
+    """A 200 KiB tmpfs in a private mount namespace (nothing else sees it): savefig's OSError
+    was a traceback; now one line, and no staging folder is left in --out."""
+    mount = tmp_path / "full"
+    mount.mkdir()
+    script = ('mount -t tmpfs -o size=200k tmpfs "$0" && mkdir "$0/c" && '
+              'mount -t tmpfs -o size=8k tmpfs "$0/c" && "$1" -m orchestrator report "$2" '
+              '--out "$0/r"; echo "rc=$?"; "$1" -m orchestrator compare "$2" "$2" --out "$0/c"; '
+              'echo "rc=$?"; ls -A "$0/r" "$0/c"')
+    done = subprocess.run(["unshare", "-m", "sh", "-c", script, str(mount), sys.executable,
+                           str(LOG)], cwd=PROJECT, capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.splitlines() == [
+        f"error: --out: cannot write into {mount}/r: No space left on device",
+        f"error: --out: cannot write into {mount}/c: No space left on device"], done.stderr
+    assert done.stdout.split() == ["rc=2", "rc=2", f"{mount}/c:", f"{mount}/r:"], done.stdout
