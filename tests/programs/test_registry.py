@@ -115,5 +115,5 @@ def test_a_registered_program_is_planned_swept_and_in_the_dataset(
 
 def test_an_unregistered_program_is_a_clear_config_error(tmp_path: Path) -> None:
     exp = write(tmp_path / "experiments.yaml", EXPERIMENTS)
-    with pytest.raises(ConfigError, match=r"expected 'torch' or 'burn' \(got 'numpy'\)"):
+    with pytest.raises(ConfigError, match=r"expected 'torch', 'burn' or 'jax' \(got 'numpy'\)"):
         config.load(exp)

@@ -18,7 +18,8 @@ from ..conftest import PROJECT
 
 NO_GPU = {"cuda": "needs an NVIDIA GPU", "mps": "needs MPS", "metal": "needs macOS",
           "vulkan": "needs Vulkan", "macos": "needs macOS", "linux": None, "x86_64": None,
-          "arm64": "needs arm64", "apple-silicon": "needs Apple silicon", "torch": None}
+          "arm64": "needs arm64", "apple-silicon": "needs Apple silicon", "torch": None,
+          "jax": None, "avx512f": None}
 NVIDIA = {**NO_GPU, "cuda": None}
 
 
@@ -37,6 +38,18 @@ def test_cpu_machine_runs_cpu_experiments_and_skips_gpu_ones_with_reasons() -> N
     assert len(sizes) == 24 and sizes[0] == "sizes-cpu: torch cpu mm 64x64, threads 2"
     assert sizes[-1] == "sizes-cpu: burn x86-v4 flex mm 1024x1024, threads 2"
     assert runnable == [
+        "first-call: jax cpu mm 1024x1024, cold cache, process 1/2",
+        "first-call: jax cpu mm 1024x1024, warm cache, process 2/2",
+        "first-call: jax cpu mm 1024x1024, cold cache, process 1/2, repeat 2",
+        "first-call: jax cpu mm 1024x1024, warm cache, process 2/2, repeat 2",
+        "first-call: jax cpu mm 1024x1024, cold cache, process 1/2, repeat 3",
+        "first-call: jax cpu mm 1024x1024, warm cache, process 2/2, repeat 3",
+        "jax-first-call: jax cpu mm 1024x1024, cold cache, process 1/2",
+        "jax-first-call: jax cpu mm 1024x1024, warm cache, process 2/2",
+        "jax-first-call: jax cpu mm 1024x1024, cold cache, process 1/2, repeat 2",
+        "jax-first-call: jax cpu mm 1024x1024, warm cache, process 2/2, repeat 2",
+        "jax-first-call: jax cpu mm 1024x1024, cold cache, process 1/2, repeat 3",
+        "jax-first-call: jax cpu mm 1024x1024, warm cache, process 2/2, repeat 3",
         "cpu: torch cpu mm 1024x1024, threads 1",
         "cpu: torch cpu mm 1024x1024, threads 2",
         "cpu: burn template flex mm 1024x1024, threads 1",
@@ -44,10 +57,13 @@ def test_cpu_machine_runs_cpu_experiments_and_skips_gpu_ones_with_reasons() -> N
         "cpu: burn default flex mm 1024x1024, threads 2",
         "cpu: burn x86-v4 flex mm 1024x1024, threads 1",
         "cpu: burn x86-v4 flex mm 1024x1024, threads 2",
+        "cpu: jax cpu mm 1024x1024, threads 1",
+        "cpu: jax cpu mm 1024x1024, threads 2",
         "accuracy: torch cpu accuracy 256x256",
         "accuracy: burn template flex accuracy 256x256",
         "accuracy: burn default flex accuracy 256x256",
         "accuracy: burn x86-v4 flex accuracy 256x256",
+        "accuracy: jax cpu accuracy 256x256",
         "failed-build: burn accelerate flex mm 1024x1024",
     ]
     skipped = {p.skip_reason for p in planned if p.skip_reason}
@@ -103,7 +119,8 @@ def test_run_ids_of_the_experiments_file_never_change() -> None:
     (every capability present, 8 cores); the same file must give the same ids, in order.
     Runs added since with a new axis (torch's `precision: tf32`, first-call's repeats 2 and
     3) are new runs: not pinned; so are profile runs (`profile: [ncu]`), each right after
-    its measured run, whose id is unchanged; and so are the size sweeps (issue 25)."""
+    its measured run, whose id is unchanged; and so are the size sweeps (issue 25) and JAX's
+    runs (issue 26): new programs' runs are new runs, the pinned ones keep their ids."""
     want = json.loads((PROJECT / "tests" / "data" / "plan_run_ids.json").read_text())
     caps: dict[str, str | None] = dict.fromkeys(get_args(Capability))
     planned = expand(config.load(PROJECT / "experiments.yaml"), caps, 8)
@@ -111,7 +128,7 @@ def test_run_ids_of_the_experiments_file_never_change() -> None:
     # without it, their definitions are the pinned ones
     assert [[replace(p.run, energy_s=None).run_id, p.run.describe()] for p in planned
             if p.run.precision is None and p.run.repeat == 1 and p.run.profile is None
-            and p.run.experiment not in ("sizes", "sizes-cpu")] == want
+            and p.run.experiment not in ("sizes", "sizes-cpu") and p.run.program != "jax"] == want
     assert all(p.run.energy_s == 2 for p in planned if p.run.experiment == "methods")
 
 

@@ -81,7 +81,10 @@ def test_the_mac_plan_is_the_chapters_runs() -> None:
     # runs the chapter did not list: repeats of its runs (a cold series again, for the
     # spread), the fourth warm-up case, and the build it could not make
     beyond = {run for run in runs - chapter if re.sub(r", repeat \d+$", "", run) not in chapter
-              and not run.startswith(("sizes: ", "sizes-cpu: "))}
+              and not run.startswith(("sizes: ", "sizes-cpu: ")) and ": jax " not in run}
+    # beyond the chapter too (issue 26): JAX, a third framework, on the Mac's CPU only
+    jax = {run for run in runs if ": jax " in run}
+    assert jax and all(" jax cpu " in run for run in jax), sorted(jax)
     # beyond the chapter too (issue 25): the size sweeps, on mps and metal and every CPU build
     sizes = {run for run in runs if run.startswith(("sizes: ", "sizes-cpu: "))}
     assert len(sizes) == 13 * 2 + 6 * 4, sorted(sizes)  # torch, template, default, amx
