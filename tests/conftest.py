@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import select
+import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from orchestrator.data.records import BuildResult
 from orchestrator.programs.cargo import CACHE_ENV, Builder, cache_root
+from orchestrator.run import cache_lock
 from orchestrator.spec.config import Build
 
 PROJECT = Path(__file__).resolve().parent.parent
@@ -30,6 +35,52 @@ USER_BUILD_CACHE = cache_root()
 @pytest.fixture(autouse=True)
 def _own_build_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "build-cache"))
+
+
+# modules that drive the command line or real programs end to end: `slow`, with every test that
+# builds (cargo) or runs PyTorch (torch); `pytest -m "not slow"` is the quick loop of unit tests
+SLOW_MODULES = ("test_faults", "test_readme_", "test_bench_py", "test_apple_builds",
+                "test_state_real")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "burn_builds" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.cargo)
+        real = item.get_closest_marker("cargo") or item.get_closest_marker("torch")
+        if real:  # one xdist worker runs them in turn (`--dist loadgroup`): they share cubecl's
+            # cache folder and its lock, and a real run timed beside another is spoiled
+            item.add_marker(pytest.mark.xdist_group("real-programs"))
+        if real or item.path.name.startswith(SLOW_MODULES):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _machine_wide_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The orchestrator's machine-wide files (cache locks, the running programs' registry) in
+    a folder of this session (of this xdist worker): a test that SIGKILLs an orchestrator
+    leaves entries that another worker's sweep, or a real sweep of this user, would otherwise
+    end as leftovers. Every orchestrator a test starts inherits the variable."""
+    root = tmp_path_factory.mktemp("machine")
+    before = os.environ.get(cache_lock.ROOT_ENV)
+    os.environ[cache_lock.ROOT_ENV] = str(root)
+    yield root
+    if before is None:
+        os.environ.pop(cache_lock.ROOT_ENV, None)
+    else:
+        os.environ[cache_lock.ROOT_ENV] = before
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers() -> Iterator[None]:
+    """Each test starts with the handlers the one before it found: `cli.main` in-process sets
+    its own SIGTERM handler, and the signal tests compare handlers before and after."""
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for sig, handler in saved.items():
+        if handler is not None and signal.getsignal(sig) is not handler:
+            signal.signal(sig, handler)
 
 
 @pytest.fixture(scope="session")
@@ -55,3 +106,26 @@ def python() -> str:
 def write(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def dead_within(pid: int, timeout_s: float = 30) -> bool:
+    """Whether `pid` has exited (a zombie has), or does within `timeout_s`: a wait on its pidfd,
+    which wakes at the exit itself, not a sleep and a look at /proc. A SIGKILL is delivered
+    when its target next runs, so a killed process may still show as running for a moment on
+    a loaded machine."""
+    if not hasattr(os, "pidfd_open"):  # macOS: signal 0 says whether it is still there
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True  # exited and reaped
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(timeout_s * 1000))
+    finally:
+        os.close(fd)

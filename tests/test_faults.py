@@ -38,7 +38,7 @@ from orchestrator.programs.cargo import Builder
 from orchestrator.run import process
 from orchestrator.spec.config import Build
 
-from .conftest import PROJECT
+from .conftest import PROJECT, dead_within
 from .spec.test_config import GOOD as CONFIG_GOOD
 
 FAKE = r'''
@@ -49,7 +49,17 @@ if sys.argv[1:2] == ["-c"]:
     sys.exit(0)  # the orchestrator's probes: "torch imports here", no facts to report
 state = Path(sys.argv[0]).resolve().parent
 fault = os.environ.get("FAULT", "ok")
-(state / "pids" / str(os.getpid())).write_text(fault)
+
+
+def publish(folder, text):
+    """Write state/folder/PID whole or not at all: the test polls for it and reads it at once,
+    so it must never see the file created but not yet written."""
+    scratch = state / f".{folder}-{os.getpid()}"
+    scratch.write_text(text)
+    os.replace(scratch, state / folder / str(os.getpid()))
+
+
+publish("pids", fault)
 index = len(list((state / "pids").iterdir()))
 out = sys.stdout.buffer
 GOOD = ("cpu: device init 1.000ms\n"
@@ -60,7 +70,7 @@ sys.stderr.flush()
 
 def grandchild():
     child = subprocess.Popen(["sleep", "300"])
-    (state / "children" / str(os.getpid())).write_text(str(child.pid))
+    publish("children", str(child.pid))
 
 
 def ok():
@@ -130,10 +140,15 @@ RESUMABLE = {
 
 
 # helpers --------------------------------------------------------------------------------------
-def _limit_memory(mib: int) -> Callable[[], None]:
-    def limit() -> None:  # in the child, before exec: a runaway fails there, not this machine
-        resource.setrlimit(resource.RLIMIT_AS, (mib * 2**20, mib * 2**20))
-    return limit
+def _as_a_terminal_starts_it(memory_mib: int | None) -> Callable[[], None]:
+    def start() -> None:  # in the child, before exec
+        # Ctrl-C as in a terminal's foreground job: pytest started in the background by a
+        # shell without job control ignores SIGINT, and an ignored signal is inherited, so
+        # the orchestrator would never see the Ctrl-C these tests send
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        if memory_mib is not None:  # a runaway fails there, not this machine
+            resource.setrlimit(resource.RLIMIT_AS, (memory_mib * 2**20, memory_mib * 2**20))
+    return start
 
 
 def orchestrator(*args: str | Path, cwd: Path = PROJECT, env: dict[str, str] | None = None,
@@ -141,8 +156,7 @@ def orchestrator(*args: str | Path, cwd: Path = PROJECT, env: dict[str, str] | N
     """`python -m orchestrator ARGS` started in the background, stdout and stderr piped;
     `memory_mib` caps its address space (for the cases that provoke unbounded work)."""
     argv = [sys.executable, "-m", "orchestrator", *map(str, args)]
-    if memory_mib is not None:
-        popen["preexec_fn"] = _limit_memory(memory_mib)
+    popen.setdefault("preexec_fn", _as_a_terminal_starts_it(memory_mib))
     return subprocess.Popen(argv, cwd=cwd, env=env, text=True, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, **popen)
 
@@ -552,7 +566,7 @@ def test_signal_kills_the_running_program_and_run_resumes(tmp_path: Path, fake: 
     assert err.splitlines()[-1].startswith("interrupted: ") and "Traceback" not in err
     assert "run the same command to resume" in err
     grandchild = fake.child_of(held)
-    assert grandchild is not None and dead(held) and dead(grandchild)
+    assert grandchild is not None and dead_within(held) and dead_within(grandchild)
     assert len(statuses(results)) == 1  # the first run was finished; the second is redone
     assert "interrupted: 1 finished runs of sweep " in err
     code, err = cli("run", exp, "--python", fake.path, "--results", results)

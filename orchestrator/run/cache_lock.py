@@ -30,19 +30,29 @@ from orchestrator.errors import CacheSafetyError
 WAIT_S = 5.0
 POLL_S = 0.1
 ROOT = Path("/tmp")
+# where the folder goes instead, for the test suite only: each pytest worker gets one of its own,
+# so a test that SIGKILLs an orchestrator leaves its entries where no other worker's sweep (nor
+# another clone's) ends them; everything one test starts inherits it and finds the same files
+ROOT_ENV = "ORCHESTRATOR_TEST_LOCKS_ROOT"
 
 
-def lock_path(cache: Path, root: Path = ROOT) -> Path:
+def machine_root() -> Path:
+    """The machine-wide place: /tmp, unless the test suite names another."""
+    return Path(os.environ.get(ROOT_ENV) or ROOT)
+
+
+def lock_path(cache: Path, root: Path | None = None) -> Path:
+    root = root or machine_root()
     real = os.path.realpath(cache)
     key = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     return root / f"orchestrator-{os.getuid()}-locks" / f"cubecl-cache-{key}.lock"
 
 
-def private_folder(root: Path = ROOT) -> Path:
+def private_folder(root: Path | None = None) -> Path:
     """This user's folder of machine-wide orchestrator files (made 0700); CacheSafetyError
     when the name is taken by something else (a symlink, another user's folder). Raises
     OSError when it cannot be made."""
-    folder = root / f"orchestrator-{os.getuid()}-locks"
+    folder = (root or machine_root()) / f"orchestrator-{os.getuid()}-locks"
     folder.mkdir(mode=0o700, exist_ok=True)
     refuse_shared(folder)
     return folder
@@ -60,7 +70,7 @@ def refuse_shared(folder: Path) -> None:
 
 
 @contextlib.contextmanager
-def held(cache: Path, results: Path | None, root: Path = ROOT) -> Iterator[None]:
+def held(cache: Path, results: Path | None, root: Path | None = None) -> Iterator[None]:
     """Hold the cache folder's lock for the block; CacheSafetyError when another orchestrator
     holds it past WAIT_S or the lock file cannot be ours (a symlink, not a plain file)."""
     path = lock_path(cache, root)

@@ -110,7 +110,7 @@ class Entry:
 def _registry(root: Path | None = None) -> Path:
     """The machine-wide copy of every running program's entry (one file per run): a sweep in
     another results folder finds a dead orchestrator's leftovers too."""
-    folder = cache_lock.private_folder(root or cache_lock.ROOT) / "running"
+    folder = cache_lock.private_folder(root) / "running"
     folder.mkdir(mode=0o700, exist_ok=True)
     cache_lock.refuse_shared(folder)
     return folder

@@ -4,6 +4,7 @@ group, Ctrl-C while it starts included (fake programs)."""
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 from pathlib import Path
@@ -13,25 +14,40 @@ import pytest
 
 from orchestrator.run import process
 
-from .test_runner import _dead, fake
+from .test_runner import fake
 
 
 def test_ctrl_c_while_a_program_starts_still_kills_it(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its death is read from a pidfd taken while it ran (no pid to reuse, no sleep), and the
+    handler compared with the one before the call (an earlier test's handler is not ours)."""
     started: list[subprocess.Popen[bytes]] = []
+    pidfds: list[int] = []
     real_popen = subprocess.Popen
 
     def popen_then_ctrl_c(*args: Any, **kw: Any) -> subprocess.Popen[bytes]:
         started.append(real_popen(*args, **kw))
+        if hasattr(os, "pidfd_open"):  # Linux: taken before anyone can kill or reap it
+            pidfds.append(os.pidfd_open(started[-1].pid))
         os.kill(os.getpid(), signal.SIGINT)  # arrives before Popen() has returned the pid
         return started[-1]
 
     monkeypatch.setattr(process.subprocess, "Popen", popen_then_ctrl_c)
     program = fake(tmp_path, "time.sleep(300)")
-    with pytest.raises(KeyboardInterrupt):
-        process.spawn([str(program)], {}, tmp_path, 60)
-    assert started and _dead(started[0].pid), "the program outlived the Ctrl-C"
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            process.spawn([str(program)], {}, tmp_path, 60)
+        # a returncode is waitpid's answer: killed and reaped, not a guess from /proc
+        assert started and started[0].returncode == -signal.SIGKILL, "the program outlived it"
+        for fd in pidfds:
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            assert poller.poll(0), "the program outlived the Ctrl-C"  # readable: it exited
+    finally:
+        for fd in pidfds:
+            os.close(fd)
+    assert signal.getsignal(signal.SIGINT) is before
 
 
 def test_wait_is_one_kernel_sleep_and_falls_back_to_polling(tmp_path: Path,

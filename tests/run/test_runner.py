@@ -13,7 +13,7 @@ from orchestrator.run import process
 from orchestrator.run.runner import RunContext, _fresh_dir, execute, program_argv, program_env
 from orchestrator.spec.plan import RunDef
 
-from ..conftest import PROJECT
+from ..conftest import PROJECT, dead_within
 
 GOOD_LINES = (
     "burn 0.22.1, features [std, flex], rayon threads 1\\n"
@@ -97,8 +97,7 @@ def test_hang_kills_the_whole_process_group(tmp_path: Path) -> None:
     assert rec.status == "failed" and rec.reason.startswith("timed out after 2 s")
     assert rec.stdout == b"started\n"
     child = int(pid_file.read_text())
-    time.sleep(0.2)
-    assert _dead(child), "the program's child survived the timeout"
+    assert dead_within(child), "the program's child survived the timeout"
 
 
 def _dead(pid: int) -> bool:

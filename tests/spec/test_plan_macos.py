@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -100,14 +102,16 @@ def test_the_mac_plan_is_the_chapters_runs() -> None:
     assert all(("x86-v4" in r or "cuda" in r) for _, r, will, _ in rows if will == "skip")
 
 
-def test_the_plan_command_prints_the_same_rows() -> None:
-    """The command itself, as the README's Mac section says to run it here."""
+def test_the_plan_command_prints_the_same_rows(tmp_path: Path) -> None:
+    """The command itself, as the README's Mac section says to run it, in a folder of its own:
+    the project's ./results (README command 1's sweep) would show its runs as `done`."""
     cores = cpu_count()
     if cores == 1:
         pytest.skip("one core: 'auto' collapses into threads 1, another set of rows")
+    shutil.copy2(PROJECT / "experiments.yaml", tmp_path / "experiments.yaml")
     done = subprocess.run(
         [sys.executable, "-m", "orchestrator", "plan", "experiments.yaml", "--assume", *MAC],
-        capture_output=True, text=True, encoding="utf-8", timeout=600, cwd=PROJECT,
+        capture_output=True, text=True, encoding="utf-8", timeout=600, cwd=tmp_path,
         env={**os.environ, "COLUMNS": "400"}, check=False)
     assert done.returncode == 0, done.stderr
     shown = [tuple(cell.strip() for cell in line.strip().strip("│").split("│"))
