@@ -251,7 +251,7 @@ def kernel_time_block(jax: Any, dev: Device, f: Callable[..., Any], a: Any, b: A
     if groups.per_matmul_us is not None:
         report(dev.label, shape, text, [us / 1e6 for us in groups.per_matmul_us], args.samples)
     for kernel in groups.kernels:
-        durations = [us / 1e3 for us in kernel.durations_us]  # ns
+        durations = [us * 1e3 for us in kernel.durations_us]  # µs to ns
         emit(f"# kernel {dev.label} {shape} {OP} {text}: {len(durations)} launches, min "
              f"{format_duration_ns(round(min(durations)))} median "
              f"{format_duration_ns(round(_median(durations)))}: {kernel.name}")

@@ -115,3 +115,30 @@ def test_a_changed_entry_is_not_warm() -> None:
     assert cache.warm_proof(before, changed) == "not warm: the jit_matmul entry changed"
     assert cache.warm_proof(before, grown) == "warm matmul entry, but 1 new entries written"
     assert cache.cold_proof(before, before).startswith("not cold:")
+
+
+def _captured(name: str):
+    """A log captured on the H200 by scripts/h200/jax.sh, less its first '# CAPTURED' line."""
+    text = (LOGS / name).read_text(encoding="utf-8")
+    return parse_text(text.split("\n", 1)[1])
+
+
+def test_h200_default_precision_is_the_tf32_kernel_by_cupti() -> None:
+    """On the H200 JAX's default f32 matmul ran cuBLAS's TF32 kernel (its name says
+    tf32f32), 12.2 µs by CUPTI; `highest` ran an SIMT sgemm of 53.5 µs, printed fp32."""
+    default = _captured("h200_cuda_mm_default.log")
+    assert not default.unknown, default.unknown
+    figures = {(f.method, f.stat): f for f in default.figures}
+    assert figures[("kernel_time", "min")].value == pytest.approx(12.225e-6)
+    assert figures[("kernel_time", "min")].profiler == "cupti"
+    assert figures[("first_call_compile", "value")].value == pytest.approx(1.133)
+    assert figures[("with_sync", "min")].value == pytest.approx(90.276e-6)
+    kinds = {h.kind: h for h in default.headers}
+    assert kinds["jax"].version == "0.11.2" and kinds["jax_precision"].precision == "unknown"
+    assert "tf32f32" in (LOGS / "h200_cuda_mm_default.log").read_text(encoding="utf-8")
+    highest = _captured("h200_cuda_mm_highest.log")
+    assert not highest.unknown, highest.unknown
+    kinds = {h.kind: h for h in highest.headers}
+    assert kinds["jax_precision"].precision == "fp32"
+    kernel = next(f for f in highest.figures if (f.method, f.stat) == ("kernel_time", "min"))
+    assert kernel.value == pytest.approx(53.471e-6)
