@@ -69,7 +69,7 @@ def _methods(fig: pd.DataFrame, sets: checks.SampleSets, th: Thresholds) -> Sect
         "Each method timed the same matmul in one process (first call excluded): min and "
         "median of the timed runs, and the 1-minute load average around the runs.",
         [timing_tables.methods_table(rows), energy.energy_table(fig)],
-        env_checks.environment(fig) + checks.odd_times(rows)
+        env_checks.environment(fig) + env_checks.queued_proof(fig) + checks.odd_times(rows)
         + checks.call_overhead(rows, th) + checks.no_time(rows) + checks.short_window(rows, th)
         + checks.spread(rows, sets, th)
         + checks.load(rows, th) + _gpu_warnings(rows), "methods.png", rows)
@@ -88,7 +88,7 @@ def _clocks(fig: pd.DataFrame) -> Section:
          # every other candidate's (JAX) only where it has kernel times beside the reference's
          *(t for t in (clocks.kernel_ratio_table(selected, name) for name in programs.names()
                        if name not in ("torch", "burn")) if not t.frame.empty)],
-        checks.odd_times(selected.kernels) + env_checks.queued_proof(selected.rows)
+        checks.odd_times(selected.kernels)
         + clocks.device_time_excess(selected) + clocks.undivided(selected),
         rows=selected.rows)
 

@@ -40,16 +40,19 @@ def _log(waited_flags: list[bool], blocked: bool) -> str:
     return text[:first.start()] + queued + proof + _QUEUED.sub("", text[first.start():])
 
 
-def _store(tmp: Path, env: dict[str, str], log: str) -> Path:
+def _store(tmp: Path, env: dict[str, str], log: str,
+           *more: tuple[str, dict[str, str], str]) -> Path:
+    """A store of one run per (experiment, env, log): `methods` first, then `more`."""
     folder = tmp / "results"
-    run = RunDef(experiment="methods", program="torch", device="cuda", mode="mm",
-                 shape=(1024, 1024), reps=20, env=tuple(env.items()))
     with Store(folder).writing() as store:
         sweep, _ = store.begin_sweep(write(tmp / "e.yaml", "version: 1\n"), {}, [], True)
-        parsed = parse_text(log, Context(framework="torch"))
-        assert not parsed.unknown
-        store.record_run(sweep, RunRecord(run=run, stdout=log.encode(), role=Role.MEASURE),
-                         parsed)
+        for experiment, run_env, text in [("methods", env, log), *more]:
+            run = RunDef(experiment=experiment, program="torch", device="cuda", mode="mm",
+                         shape=(1024, 1024), reps=20, env=tuple(run_env.items()))
+            parsed = parse_text(text, Context(framework="torch"))
+            assert not parsed.unknown
+            store.record_run(sweep, RunRecord(run=run, stdout=text.encode(),
+                                              role=Role.MEASURE), parsed)
     return folder
 
 
@@ -79,7 +82,7 @@ def test_blocking_store_reports_the_failed_proof_and_the_variable(blocked: Path,
         row["what it holds"]
     writer.write(data, tmp_path / "report")
     md = (tmp_path / "report" / "report.md").read_text()
-    assert "**queued proof failed**: PyTorch cuda 1024x1024" in md
+    assert "**queued proof failed** in methods: PyTorch cuda 1024x1024" in md
     assert "**environment changes the measurement**: CUDA_LAUNCH_BLOCKING=1" in md
     assert "docs.nvidia.com/cuda/cuda-programming-guide" in md  # the source, named
     # the method's premise is never given as the reason for this figure
@@ -109,3 +112,17 @@ def test_a_partly_failed_proof_counts_the_runs(tmp_path: Path) -> None:
     env = env_checks.environment(fig)
     assert len(env) == 1 and env[0].startswith(
         "**environment changes the measurement**: CUBECL_AUTOTUNE_LEVEL=full was set in methods")
+
+
+def test_a_failed_proof_in_another_experiment_is_still_reported(tmp_path: Path) -> None:
+    """As on the H200 (scripts/h200/evidence.sh): the clocks section shows one experiment per
+    target (here the held one), the blocked run is another experiment's: its failed proof is
+    still a warning of the report, named by experiment; the held one gets none."""
+    folder = _store(tmp_path, {}, _log([False] * 20, blocked=False),
+                    ("queued-blocking", {"CUDA_LAUNCH_BLOCKING": "1"},
+                     _log([True] * 20, blocked=True)))
+    warnings = env_checks.queued_proof(prepare(dataset.load(folder)))
+    assert len(warnings) == 1 and warnings[0].startswith(
+        "**queued proof failed** in queued-blocking: PyTorch cuda 1024x1024"), warnings
+    writer.write(dataset.load(folder), tmp_path / "report")
+    assert warnings[0] in (tmp_path / "report" / "report.md").read_text()
