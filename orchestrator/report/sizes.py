@@ -88,6 +88,10 @@ def size_rows(fig: pd.DataFrame) -> pd.DataFrame:
     table["basis"] = basis
     table["time_s"] = [r[m] for (_, r), b in zip(table.iterrows(), basis, strict=True)
                        for m, name in CLOCKS if name == b]
+    # a zero, negative or non-finite time has no throughput and no place on a log axis: the
+    # report's impossible-time checks name it; the growth tables leave it out
+    times = pd.to_numeric(table["time_s"], errors="coerce")
+    table = table[np.isfinite(times) & (times > 0)].copy()
     # the machine's facts a peak needs: the GPU board's power limit, the CPU clock recorded
     facts = [c for c in ("gpu_power_limit_w", "cpu_freq_mhz") if c in rows]
     if facts:

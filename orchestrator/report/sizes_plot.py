@@ -57,6 +57,9 @@ def _panel(ax: object, rows: pd.DataFrame, device: str) -> None:
         ax.plot(grid, roof, ls="--", lw=1, color="black", alpha=0.4 + 0.3 * (len(drawn) % 2),
                 label=f"roofline {r['peak_name']} ({r['peak_flops'] / 1e12:.4g} TFLOP/s)")
     ax.set_xscale("log", base=2)
+    shown = [float(v) for v in (*rows["time_s"], floor) if pd.notna(v) and v > 0]
+    if shown and min(shown) == max(shown):  # one time only: a decade around it, not a 0-height axis
+        ax.set_ylim(shown[0] / 3, shown[0] * 3)
     ax.set_yscale("log")
     ax.set_xticks(n_all, [f"{n:.0f}" for n in n_all], rotation=45)
     ax.yaxis.set_major_formatter(FuncFormatter(_tick))

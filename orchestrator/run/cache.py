@@ -134,22 +134,23 @@ def _store_lock(path: Path) -> bool:
         return False
 
 
-def remove_cache(path: Path, rust_dir: Path, parts: tuple[str, ...] = CACHE_PARTS
-                 ) -> CacheContents:
-    """Remove a cache folder; returns what was there (files, bytes) for the record."""
+def remove_cache(path: Path, rust_dir: Path, parts: tuple[str, ...] = CACHE_PARTS,
+                 owner: str = "burn") -> CacheContents:
+    """Remove a cache folder; returns what was there (files, bytes) for the record. `owner`:
+    whose cache it is, for the reason of a failed run (the program's title)."""
     resolved = check_removable(path, rust_dir, parts)
     before = CacheContents.of(resolved)
     if resolved.exists():
-        _rmtree(resolved)
+        _rmtree(resolved, owner)
     return before
 
 
-def _rmtree(folder: Path) -> None:
+def _rmtree(folder: Path, owner: str) -> None:
     """shutil.rmtree, its error naming the whole path of what could not be removed (an
     immutable or busy file): CacheSafetyError, a failed run with that reason."""
     def failed(_func: object, path: str, exc: BaseException) -> None:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise CacheSafetyError(f"cannot empty the cache {folder}: {path}: {why} "
+        raise CacheSafetyError(f"cannot empty {owner}'s cache {folder}: {path}: {why} "
                                "(the run did not start)")
 
     if sys.version_info >= (3, 12):

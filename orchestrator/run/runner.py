@@ -116,7 +116,8 @@ def prepare_cache(run: RunDef, project: Path, held: ExitStack | None = None,
         held.enter_context(cache_lock.held(path, results))
     info: dict[str, Any] = {"path": str(path), "action": run.cache_action}
     if run.cache_action == CacheAction.DELETE:
-        info["removed"] = asdict(remove_cache(path, rust, parts))
+        info["removed"] = asdict(remove_cache(path, rust, parts,
+                                              programs.get(run.program).title))
     return cache_record.begin(run, path, info)
 
 
