@@ -31,6 +31,9 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     place = tmp_path / "tmp"
     place.mkdir()
     monkeypatch.setattr(cache_lock, "ROOT", place)
+    # the suite's own machine-wide folder (tests/conftest.py) must not take its place, here or
+    # in an orchestrator the test starts
+    monkeypatch.setenv(cache_lock.ROOT_ENV, str(place))
     return place
 
 
@@ -176,6 +179,7 @@ def test_a_lock_folder_others_may_write_is_refused(root: Path, tmp_path: Path) -
 def test_a_lock_folder_of_another_user_is_refused(shared: Path, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cache_lock, "ROOT", shared)  # world-writable: another user came first
+    monkeypatch.setenv(cache_lock.ROOT_ENV, str(shared))
     folder = shared / f"orchestrator-{os.getuid()}-locks"
     subprocess.run([*NOBODY, "mkdir", "-m", "700", str(folder)], check=True)
     with pytest.raises(leftovers.LeftoverError, match="is not a folder of this user"):
