@@ -10,6 +10,8 @@ is one module with a Program subclass, registered in `programs/__init__.py`, plu
 
 from __future__ import annotations
 
+import json
+import subprocess
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,3 +141,21 @@ class Program(ABC):
         if label in self.labels:
             return self.labels[label]
         return next((d for p, d in self.label_prefixes.items() if label.startswith(p)), None)
+
+
+def stdout_of(argv: list[str]) -> str | None:
+    """A probe command's stdout, stripped; None when it cannot start, fails or hangs (120 s)."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def python_facts(python: str, script: str) -> dict[str, Any]:
+    """The JSON object a facts script prints as its last line under `python`; {} if none."""
+    out = stdout_of([python, "-c", script])
+    try:
+        return dict(json.loads(out.splitlines()[-1])) if out else {}
+    except ValueError:
+        return {}

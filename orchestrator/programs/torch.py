@@ -8,16 +8,14 @@ CPU is the reference every build's accuracy is compared with.
 
 from __future__ import annotations
 
-import json
 import platform
 import re
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
 from orchestrator.data.records import Header, RunDef
-from orchestrator.programs.base import Paths, Program
+from orchestrator.programs.base import Paths, Program, python_facts, stdout_of
 
 _HEADER = re.compile(r"torch ([0-9][^\s,]*)(?:, threads ([0-9]{1,9}))?")
 _BLAS_HEADER = re.compile(r"torch BLAS_INFO=(\S*)")
@@ -80,31 +78,14 @@ class Torch(Program):
                      run: Runner | None = None) -> dict[str, str | None]:
         """`torch` (importable by `python`) and `mps` (torch's own answer); `system` and `run`
         (a command's stdout, None when it fails) are this machine's unless a test gives them."""
-        run = run or _stdout
+        run = run or stdout_of
         found = run([python, "-c", _IMPORTABLE]) is not None
         return {"torch": None if found else f"PyTorch is not installed for {python}",
                 "mps": _mps(python, system or platform.system(), found, run)}
 
     def facts(self, project: Path, python: str) -> dict[str, Any]:
         """Version, CUDA, BLAS and default threads of the torch the runs will import."""
-        try:
-            done = subprocess.run([python, "-c", _FACTS], capture_output=True, text=True,
-                                  timeout=120, check=False)
-        except (OSError, subprocess.TimeoutExpired):
-            return {}
-        out = done.stdout.strip() if done.returncode == 0 else ""
-        try:
-            return dict(json.loads(out.splitlines()[-1])) if out else {}
-        except ValueError:
-            return {}
-
-
-def _stdout(argv: list[str]) -> str | None:
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
+        return python_facts(python, _FACTS)
 
 
 def _mps(python: str, system: str, torch_found: bool, run: Runner) -> str | None:

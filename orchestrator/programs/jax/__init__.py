@@ -10,14 +10,12 @@ entries it holds, programs/jax/cache.py). Headers: `jax VERSION, threads N`,
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
 from pathlib import Path
 from typing import Any, ClassVar
 
 from orchestrator.data.records import CacheState, Header, RunDef
-from orchestrator.programs.base import Paths, Program
+from orchestrator.programs.base import Paths, Program, python_facts, stdout_of
 from orchestrator.programs.jax import cache
 
 _HEADER = re.compile(r"jax ([0-9][^\s,]*)(?:, threads ([0-9]{1,9}))?")
@@ -74,23 +72,9 @@ class Jax(Program):
 
     def capabilities(self, python: str) -> dict[str, str | None]:
         """`jax`: importable by the Python the runs use."""
-        try:
-            done = subprocess.run([python, "-c", _IMPORTABLE], capture_output=True, timeout=120,
-                                  check=False)
-            found = done.returncode == 0
-        except (OSError, subprocess.TimeoutExpired):
-            found = False
+        found = stdout_of([python, "-c", _IMPORTABLE]) is not None
         return {"jax": None if found else f"JAX is not installed for {python}"}
 
     def facts(self, project: Path, python: str) -> dict[str, Any]:
         """Version, default backend and device kinds of the JAX the runs will import."""
-        try:
-            done = subprocess.run([python, "-c", _FACTS], capture_output=True, text=True,
-                                  timeout=120, check=False)
-        except (OSError, subprocess.TimeoutExpired):
-            return {}
-        lines = done.stdout.strip().splitlines() if done.returncode == 0 else []
-        try:
-            return dict(json.loads(lines[-1])) if lines else {}
-        except ValueError:
-            return {}
+        return python_facts(python, _FACTS)
