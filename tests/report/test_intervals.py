@@ -66,7 +66,7 @@ def test_holm_is_the_step_down_adjustment() -> None:
 
 
 def _family_verdicts(rng: np.random.Generator, figures: int, effect: float = 1.0,
-                     between: float = 0.08) -> list[str]:
+                     between: float = 0.08, correction: str = "holm") -> list[str]:
     """compare's rule on `figures` figures of 3 vs 3 processes drawn alike (times `effect`)."""
     rows = []
     for _ in range(figures):
@@ -78,7 +78,7 @@ def _family_verdicts(rng: np.random.Generator, figures: int, effect: float = 1.0
                                          0.05).items():
             setattr(row, name, value)
         rows.append(row)
-    compare.finish(rows)
+    compare.finish(rows, correction)
     return [r.verdict for r in rows]
 
 
@@ -197,19 +197,7 @@ def test_benjamini_hochberg_is_the_step_up_adjustment() -> None:
 
 def test_bh_finds_many_real_changes_holm_misses_and_keeps_the_a_and_a_bound() -> None:
     def verdicts(correction: str, effect: float, seed: int) -> list[str]:
-        rng = np.random.default_rng(seed)
-        rows = []
-        for _ in range(12):
-            a = [1e-3 * math.exp(0.3 * rng.standard_normal()) for _ in range(3)]
-            b = [effect * 1e-3 * math.exp(0.3 * rng.standard_normal()) for _ in range(3)]
-            row = compare.Row("CPU", "x", "median", 1.0, 1.0)
-            for name, value in compare.judge({"values": a, "sample_sets": [None] * 3},
-                                             {"values": b, "sample_sets": [None] * 3},
-                                             0.05).items():
-                setattr(row, name, value)
-            rows.append(row)
-        compare.finish(rows, correction)
-        return [r.verdict for r in rows]
+        return _family_verdicts(np.random.default_rng(seed), 12, effect, 0.3, correction)
 
     found = {c: sum(v == "slower" for s in range(10) for v in verdicts(c, 4.0, s))
              for c in ("holm", "bh")}
