@@ -11,6 +11,7 @@ import getpass
 import os
 import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -33,6 +34,18 @@ def need(tool: str, package: str) -> str:
         pytest.fail(f"{tool} is missing: the hosts tests need a real {package} "
                     f"(Debian: {APT}; .ci/run installs it)", pytrace=False)
     return found
+
+
+def runs_in(store: Path) -> int:
+    """How many runs a store being written holds, read without locking it (0 before it exists
+    or while its tables are being created)."""
+    if not store.exists():
+        return 0
+    with sqlite3.connect(f"{store.as_uri()}?mode=ro", uri=True) as db:
+        try:
+            return int(db.execute("SELECT count(*) FROM runs").fetchone()[0])
+        except sqlite3.OperationalError:  # the tables are being created
+            return 0
 
 
 def free_port() -> int:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import time
 from pathlib import Path
 
@@ -14,20 +13,10 @@ import pytest
 
 from orchestrator.cli import main
 
-from .conftest import SlurmCluster, SshServer, hosts_yaml, tiny
+from .conftest import SlurmCluster, SshServer, hosts_yaml, runs_in, tiny
 
 pytestmark = pytest.mark.torch
 PLACED = {"place": "slurm", "slurm": {"partition": "debug", "time": "10"}}
-
-
-def _runs(store: Path) -> int:
-    if not store.exists():
-        return 0
-    with sqlite3.connect(f"{store.as_uri()}?mode=ro", uri=True) as db:
-        try:
-            return int(db.execute("SELECT count(*) FROM runs").fetchone()[0])
-        except sqlite3.OperationalError:
-            return 0
 
 
 def test_a_slurm_host_runs_its_sweep_in_an_exclusive_job(tmp_path: Path, sshd: SshServer,
@@ -45,7 +34,7 @@ def test_a_slurm_host_runs_its_sweep_in_an_exclusive_job(tmp_path: Path, sshd: S
     assert "JobState=COMPLETED" in shown and "OverSubscribe=NO" in shown  # --exclusive
     assert "Partition=debug" in shown and "TimeLimit=00:10:00" in shown
     assert "host cluster: sweep complete; store fetched" in err
-    assert _runs(results / "hosts" / "cluster" / "results.sqlite") == 1
+    assert runs_in(results / "hosts" / "cluster" / "results.sqlite") == 1
 
 
 def test_a_cancelled_job_is_one_line_and_its_finished_runs_are_kept(
@@ -59,13 +48,13 @@ def test_a_cancelled_job_is_one_line_and_its_finished_runs_are_kept(
     job = json.loads((results / "hosts" / "cluster" / "attach.json").read_text())["job"]
     remote = tmp_path / "remote-cluster" / "results" / "results.sqlite"
     deadline = time.monotonic() + 120
-    while _runs(remote) < 1 and time.monotonic() < deadline:
+    while runs_in(remote) < 1 and time.monotonic() < deadline:
         time.sleep(0.3)
-    assert _runs(remote) >= 1
+    assert runs_in(remote) >= 1
     assert slurm.run("scancel", job).returncode == 0  # an admin, or the user elsewhere
     capfd.readouterr()
     assert main(argv) == 1
     err = capfd.readouterr().err
     assert f"host cluster: the Slurm job {job} was cancelled; store fetched" in err
-    assert _runs(results / "hosts" / "cluster" / "results.sqlite") >= 1
-    assert _runs(results / "results.sqlite") >= 1  # merged: nothing fetched is lost
+    assert runs_in(results / "hosts" / "cluster" / "results.sqlite") >= 1
+    assert runs_in(results / "results.sqlite") >= 1  # merged: nothing fetched is lost

@@ -16,19 +16,9 @@ import pytest
 
 from orchestrator.cli import main
 
-from .conftest import PROJECT, SshServer, hosts_yaml, tiny
+from .conftest import PROJECT, SshServer, hosts_yaml, runs_in, tiny
 
 pytestmark = pytest.mark.torch
-
-
-def _runs(store: Path) -> int:
-    if not store.exists():
-        return 0
-    with sqlite3.connect(f"{store.as_uri()}?mode=ro", uri=True) as db:
-        try:
-            return int(db.execute("SELECT count(*) FROM runs").fetchone()[0])
-        except sqlite3.OperationalError:  # the tables are being created
-            return 0
 
 
 def test_detach_then_run_again_reattaches_and_fetches(tmp_path: Path, sshd: SshServer,
@@ -55,8 +45,8 @@ def test_detach_then_run_again_reattaches_and_fetches(tmp_path: Path, sshd: SshS
     assert f"host box: re-attached to its sweep (pid {attached['pid']}" in err
     assert "host box: sweep complete; store fetched" in err
     assert not (results / "hosts" / "box" / "attach.json").exists()
-    assert _runs(results / "hosts" / "box" / "results.sqlite") == 3
-    assert _runs(results / "results.sqlite") == 3  # merged
+    assert runs_in(results / "hosts" / "box" / "results.sqlite") == 3
+    assert runs_in(results / "results.sqlite") == 3  # merged
 
 
 def test_ctrl_c_here_stops_the_sweep_there(tmp_path: Path, sshd: SshServer) -> None:
@@ -69,9 +59,9 @@ def test_ctrl_c_here_stops_the_sweep_there(tmp_path: Path, sshd: SshServer) -> N
                             start_new_session=True)
     remote_store = tmp_path / "remote-box" / "results" / "results.sqlite"
     deadline = time.monotonic() + 120
-    while _runs(remote_store) < 1 and time.monotonic() < deadline and proc.poll() is None:
+    while runs_in(remote_store) < 1 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.3)
-    assert _runs(remote_store) >= 1, "the remote sweep recorded no run"
+    assert runs_in(remote_store) >= 1, "the remote sweep recorded no run"
     pid = json.loads((results / "hosts" / "box" / "attach.json").read_text())["pid"]
     os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole process group
     _out, err = proc.communicate(timeout=120)
