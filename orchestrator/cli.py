@@ -14,7 +14,6 @@ import shutil
 import signal
 import sys
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, get_args
 
@@ -136,8 +135,12 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         return cmd_run_hosts(args, console)
     if args.host or args.detach:
         raise InputError("--host and --detach go with --hosts HOSTS.yaml")
-    partial = None if args.no_partial_report else _partial_report(args.results,
-                                                                   args.partial_report, console)
+    from orchestrator.report import writer as report
+
+    partial = None if args.no_partial_report else report.partial_writer(
+        args.results, args.partial_report,
+        lambda line, warn: console.print(Text(line, style="yellow" if warn else ""),
+                                         highlight=False))
     sweep = Sweep(PROJECT, args.results, args.python, show=not args.quiet, on_partial=partial)
     summary = sweep.run(args.experiments, args.only, new=args.new,
                         retry_failed=args.retry_failed)
@@ -170,28 +173,6 @@ def cmd_merge(args: argparse.Namespace, console: Console) -> int:
     for done in merge.merge(args.out, [merge.Source.parse(s) for s in args.sources]):
         console.print(f"merged {done.line()}", markup=False)
     return 0
-
-
-def _partial_report(results: Path, out: Path,
-                    console: Console) -> Callable[[str, list[str]], None]:
-    """What `run` calls while builds go on: the report of the runs done so far, marked
-    partial; a report that cannot be written is said and the sweep goes on."""
-    def write(sweep_id: str, building: list[str]) -> None:
-        from orchestrator.data import dataset
-        from orchestrator.report import writer as report
-
-        note = (f"partial: {len(building)} build{'s' * (len(building) != 1)} still building "
-                f"({', '.join(building)}); their runs are not in this report yet, which the "
-                "sweep's final report replaces (`python -m orchestrator report`)")
-        try:
-            data = dataset.load(results, sweep_id)
-            written = report.write(data, out, inputs=outputs.Inputs.of([results]), partial=note)
-        except (OrchestratorError, OSError) as exc:
-            console.print(Text.assemble(("partial report not written: ", "yellow"), str(exc)))
-            return
-        console.print(f"wrote a partial report ({len(written)} files) to {out}: {note}",
-                      markup=False, highlight=False)
-    return write
 
 
 def cmd_plan(args: argparse.Namespace, console: Console) -> int:

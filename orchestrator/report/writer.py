@@ -8,14 +8,16 @@ cannot fill is named in report.md with the reason, never silently left out.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from orchestrator import programs
-from orchestrator.data import outputs
+from orchestrator.data import dataset, outputs
 from orchestrator.data.dataset import Dataset
+from orchestrator.errors import OrchestratorError
 from orchestrator.report import plots, tables
 from orchestrator.report.checks import Thresholds
 from orchestrator.report.sections import Section, build_sections
@@ -146,3 +148,22 @@ def markdown_table(frame: pd.DataFrame) -> list[str]:
 def _cell(value: Any) -> str:
     text = "" if value is None or (not isinstance(value, str) and pd.isna(value)) else str(value)
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+def partial_writer(results: Path, out: Path,
+                   say: Callable[[str, bool], None]) -> Callable[[str, list[str]], None]:
+    """What `run` calls while builds go on: the report of the runs done so far, marked
+    partial; a report that cannot be written is said (`say(line, True)`: a warning) and the
+    sweep goes on."""
+    def write_partial(sweep_id: str, building: list[str]) -> None:
+        note = (f"partial: {len(building)} build{'s' * (len(building) != 1)} still building "
+                f"({', '.join(building)}); their runs are not in this report yet, which the "
+                "sweep's final report replaces (`python -m orchestrator report`)")
+        try:
+            data = dataset.load(results, sweep_id)
+            written = write(data, out, inputs=outputs.Inputs.of([results]), partial=note)
+        except (OrchestratorError, OSError) as exc:
+            say(f"partial report not written: {exc}", True)
+            return
+        say(f"wrote a partial report ({len(written)} files) to {out}: {note}", False)
+    return write_partial
