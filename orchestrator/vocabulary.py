@@ -31,7 +31,7 @@ class Method:
     first_call_column: bool = False  # a column of table 2 (first call across processes)
     clock: str = ""  # the clocks section's words for what its clock holds ('': not a clock)
     profiled: bool = False  # a clock per profiler (PROFILERS), its figures name one
-    ratio: bool = False  # its min enters the burn / PyTorch ratio table
+    ratio: bool = False  # its min enters the candidate / reference ratio table
     headline: bool = False  # its min/value is in the progress line a person watching sees
     time: bool = False  # a time of the matmul compared between result sets (compare)
     throughput: bool = False  # a time of the whole matmul: compare gives TFLOP/s from it
@@ -72,7 +72,7 @@ FIRST = "first call"
 METHODS: tuple[Method, ...] = (
     Method("no_sync", "no sync", "host clock around the call alone", "methods", ("no sync",),
            table1=True, clock="the host's call only: the GPU has not run the matmul yet",
-           headline=False, time=True),
+           time=True),
     Method("with_sync", "with sync", "host clock around the call and a sync", "methods",
            ("with sync",), table1=True,
            clock="host clock around matmul + sync: launch, kernel, wake-up", ratio=True,
@@ -81,7 +81,7 @@ METHODS: tuple[Method, ...] = (
            table1=True, clock="the framework's device timer, as the chapter took it",
            ratio=True, headline=True, time=True, throughput=True),
     Method("device_time_no_flush", "device time without flush",
-           "burn's device timer without a flush", "methods", table1=True, time=True,
+           "the device timer without a flush", "methods", table1=True, time=True,
            throughput=True),
     Method("device_time_queued", "device time queued",
            "the device timer with the launch gap kept out", "methods",
@@ -90,7 +90,7 @@ METHODS: tuple[Method, ...] = (
     Method("readback", "read-back", "matmul, sum and the copy of one number to the host",
            "methods", table1=True, clock="matmul + sum + copy of one number to the host",
            ratio=True, time=True, throughput=True),
-    Method("timer", "benchmark.Timer", "torch.utils.benchmark.Timer's time", "methods",
+    Method("timer", "benchmark.Timer", "the benchmark module's own timer", "methods",
            table1=True, time=True, throughput=True),
     Method("kernel_time", "kernel time",
            "the GPU time of the kernels themselves, from a profiler (column `profiler`)",
@@ -104,10 +104,10 @@ METHODS: tuple[Method, ...] = (
     Method("first_call_after_sync", "first call after sync",
            "when a sync after the first call returned", FIRST, first_call_column=True,
            headline=True, time=True),
-    Method("first_call_lower", "trace and lower", "JAX's first call: tracing and lowering",
-           FIRST),
-    Method("first_call_compile", "compile", "JAX's first call: compiling", FIRST),
-    Method("first_call_run", "first run", "JAX's first call: the first run", FIRST),
+    Method("first_call_lower", "trace and lower",
+           "the first call taken apart: tracing and lowering", FIRST),
+    Method("first_call_compile", "compile", "the first call taken apart: compiling", FIRST),
+    Method("first_call_run", "first run", "the first call taken apart: the first run", FIRST),
     Method("warmup_timed_run", "timed run", "a timed run after the warm-up (column `iteration`)",
            "warm-up", headline=True, time=True),
     Method("accuracy", "accuracy", "the accuracy table's errors", "accuracy", unit=""),
@@ -127,9 +127,9 @@ STATS: tuple[Stat, ...] = (
     Stat("kernel_min", "one kernel's minimum (column `kernel`)", time=True),
     Stat("kernel_median", "one kernel's median (column `kernel`)", time=True),
     Stat("max_err_f64_ref", "max|c - f64 ref|", unit=""),
-    Stat("max_diff_torch_cpu", "max|c - torch cpu|", unit=""),
+    Stat("max_diff_torch_cpu", "max|c - the reference build's c|", unit=""),
     Stat("max_abs_ref", "max|ref|", unit=""),
-    Stat("inputs_match_torch_cpu", "the inputs equal torch cpu's", unit=""),
+    Stat("inputs_match_torch_cpu", "the inputs equal the reference build's", unit=""),
     Stat("bitwise_group", "the group of builds with bitwise equal c", unit=""),
     Stat("max_err_tf32_inputs", "max|P - f64 ref|, P from the inputs rounded to TF32", unit=""),
     Stat("max_diff_tf32_product", "max|c - P|", unit=""),
@@ -200,7 +200,7 @@ COLUMNS: tuple[Column, ...] = (
     _text("cpu_governor", "the CPU's frequency governor", "state"),
     Column("cpu_freq_mhz", "float64", "mean current frequency (MHz)", "state"),
     _text("cpu_boost", "boost/turbo on/off", "state"),
-    _text("autotune_kernel", "the kernel cubecl's autotune chose", "cache"),
+    _text("autotune_kernel", "the kernel the autotuner chose", "cache"),
     Column("autotune_median_s", "float64", "that kernel's median as autotune measured it",
            "cache"),
     _text("cache_proof", "what the run's caches were, proven", "cache"),
