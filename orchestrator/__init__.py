@@ -7,10 +7,12 @@ Layers, each a package whose `__init__` says what lives there and what it may im
 - `run`: executing a plan: sweep, processes, burn's cache, machine state, progress.
 - `data`: records, the store (schema, migrations), parsing, the dataset, accuracy.
 - `report`: the chapter's tables, checks, statistics and plots, and the writer.
+- `vocabulary`: every measurement word once (methods, stats, dataset columns).
 - `cli`, `errors`, `signals`: the command line; errors and signal deferral every layer uses.
 
 Import rules (tests/test_layers.py enforces them): cli -> report -> data; cli -> run -> spec
-and data; every layer may use programs; programs use nothing but data's record types.
+and data; every layer may use programs and vocabulary; programs use nothing but data's record
+types.
 
 Python users: `orchestrator.dataset.load(Path("results"))` (the same module as
 `orchestrator.data.dataset`) returns the tidy figures and raw samples of the latest sweep as

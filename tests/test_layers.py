@@ -2,8 +2,8 @@
 every module, imports inside functions included):
 
 cli -> report -> data; cli -> run -> spec and data; every layer may use programs; programs
-use nothing but data's record types; cli -> hosts -> data and spec's YAML loader; errors
-and signals use nothing of the package.
+use nothing but data's record types; cli -> hosts -> data and spec's YAML loader; every layer
+may use the measurement vocabulary; vocabulary, errors and signals use nothing of the package.
 """
 
 from __future__ import annotations
@@ -14,16 +14,17 @@ from pathlib import Path
 from .conftest import PROJECT
 
 PACKAGE = PROJECT / "orchestrator"
-BASE = {"errors", "signals"}
+BASE = {"errors", "signals", "vocabulary"}
 ALLOWED = {
-    "programs": {"programs", "data.records", "errors"},
+    "programs": {"programs", "data.records", "errors", "vocabulary"},
     "data": {"data", "programs", *BASE},
-    "spec": {"spec", "data.records", "programs", "errors"},
+    "spec": {"spec", "data.records", "programs", "errors", "vocabulary"},
     "run": {"run", "spec", "data", "programs", *BASE},
     "report": {"report", "data", "programs", *BASE},
     "hosts": {"hosts", "spec.yamlsource", "spec.messages", "data", *BASE},
     "errors": set(),
     "signals": set(),
+    "vocabulary": set(),
 }
 
 
@@ -68,6 +69,7 @@ def test_the_rule_checker_sees_a_breach(tmp_path: Path) -> None:
     assert _imports(bad) == {"run", "report"}
     assert not _allowed("data", "run") and not _allowed("programs", "data.store")
     assert _allowed("run", "data.store") and _allowed("programs", "data.records")
+    assert _allowed("data", "vocabulary") and not _allowed("vocabulary", "data.records")
 
 
 def test_every_package_says_what_it_may_import() -> None:

@@ -6,5 +6,5 @@ columns, migrations), `store` (the SQLite results store), `parse` (printed lines
 figures), `durations` (Rust's duration format), `dataset` (pandas, CSV), `accuracy`
 (comparing the dumped arrays).
 
-May import: `programs`, `errors`, `signals`. Not `spec`, `run`, `report` or `cli`.
+May import: `programs`, `vocabulary`, `errors`, `signals`. Not `spec`, `run`, `report` or `cli`.
 """

@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-COLUMNS = ["autotune_kernel", "autotune_median_s", "cache_proof"]
+from orchestrator import vocabulary
+
+COLUMNS = vocabulary.column_keys("cache")  # orchestrator/vocabulary.py
 
 
 def columns(cache_json: str | None) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from orchestrator import vocabulary
 from orchestrator.data import (
     accuracy,
     cache_columns,
@@ -32,25 +33,10 @@ from orchestrator.data.records import CacheState, ParseResult, Role, RunDef, Sta
 from orchestrator.data.store import Store, SweepState
 from orchestrator.errors import InputError
 
-COLUMNS = [
-    "run_id", "experiment", "framework", "label", "device", "shape", "op", "method", "stat",
-    "value_s", "runs", "threads", "cache", "process", "warmup", "iteration", "load1_before",
-    "load1_after", "status", "reason", "method_text", "threads_requested", "build", "features",
-    "role", "expect_failure", "sweep_id", "section", "line_no",
-]
-# the machine around each run (gpu_*, cpu_*: data/state_columns.py), after every other column
-COLUMNS += state_columns.COLUMNS
-# what autotune chose and what the run's caches were, proven (data/cache_columns.py)
-COLUMNS += cache_columns.COLUMNS
-# each run's f32 matmul arithmetic, printed or inferred (data/precision.py)
-COLUMNS += precision.COLUMNS
-# a profiler's kernel time (method kernel_time): which profiler, which kernel; a profile
-# run's measured run
-COLUMNS += ["profiler", "kernel", "profile_of"]
-# the host the sweep ran on: a merged store's name for it (data/merge.py), else its hostname
-COLUMNS += ["host"]
-# the run's measurement-changing environment variables, `NAME=VALUE; ...` (data/measure_env.py)
-COLUMNS += ["measure_env"]
+# The figures' columns, in the CSV's order, each with its dtype: the measurement vocabulary's
+# (orchestrator/vocabulary.py: run, state (data/state_columns.py), cache (data/cache_columns.py),
+# precision (data/precision.py), profiler, host, measure_env (data/measure_env.py) columns)
+COLUMNS = vocabulary.column_keys()
 # the samples CSV; the DataFrame adds `summary_line` (the figures' `line_no` it belongs to)
 SAMPLE_CSV_COLUMNS = ["run_id", "experiment", "label", "shape", "method", "idx", "value_s",
                       "sweep_id"]
@@ -87,14 +73,29 @@ class Dataset:
         return {"sweep": facts, "gaps": self.gaps()}
 
 
+_SAMPLE_TYPES = {"idx": "Int64", "summary_line": "Int64"}
+
+
 def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
-    frame = pd.DataFrame(rows, columns=columns)
-    for col in ("runs", "threads", "process", "iteration", "threads_requested", "line_no", "idx",
-                "summary_line", *state_columns.INT_COLUMNS):
-        if col in frame:
-            frame[col] = frame[col].astype("Int64")
-    if "value_s" in frame:  # numbers even when no row has one (a sweep killed before its runs)
-        frame["value_s"] = frame["value_s"].astype("float64")
+    return typed(pd.DataFrame(rows, columns=columns))
+
+
+def typed(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with every known column in its declared dtype (vocabulary.COLUMNS): numbers
+    even when no row has one (a sweep killed before its runs), text as text when every cell
+    is empty (pandas would make it float64, and fill it with '' only with a warning).
+
+    Text that pandas read as text stays as it is (its `str`, or object where a cell holds
+    something else), and so does a flag column some row lacks (a captured log's)."""
+    types = {**vocabulary.dtypes(), **_SAMPLE_TYPES}
+    for col in frame.columns:
+        dtype, column = types.get(col), frame[col]
+        if dtype == "str":  # only where every cell is empty
+            dtype = dtype if column.isna().all() else None
+        elif dtype == "bool":  # only where no cell is
+            dtype = dtype if column.notna().all() else None
+        if dtype is not None and column.dtype != dtype:
+            frame[col] = column.astype(dtype)
     return frame
 
 
@@ -229,8 +230,8 @@ def load(results: Path, sweep: str | None = None) -> Dataset:
                                "returncode": r["returncode"], "unknown_lines": r["unknown_lines"],
                                "cache_record": r["cache_json"] or "null", "gate": r["gate_json"]}
                               for r in runs])
-    return Dataset(_frame(rows, COLUMNS), _frame(samples, SAMPLE_COLUMNS), run_frame, host,
-                   state, damage)
+    return Dataset(_frame(rows, vocabulary.column_keys()), _frame(samples, SAMPLE_COLUMNS),
+                   run_frame, host, state, damage)
 
 
 def _sweep_of(store: Store, sweep: str | None) -> str:
@@ -336,7 +337,8 @@ def from_parse(parsed: ParseResult, source: str) -> Dataset:
                 "shape": s.shape, "method": s.method, "idx": i, "value_s": v,
                 "summary_line": s.summary_line}
                for s in parsed.samples for i, v in enumerate(s.values)]
-    return Dataset(_frame(rows, COLUMNS), _frame(samples, SAMPLE_COLUMNS), pd.DataFrame(), {})
+    return Dataset(_frame(rows, vocabulary.column_keys()), _frame(samples, SAMPLE_COLUMNS),
+                   pd.DataFrame(), {})
 
 
 def csv_paths(out: Path) -> tuple[Path, Path, Path]:
@@ -394,7 +396,8 @@ def export_csv(data: Dataset, out: Path,
         {np.nan: None}).to_csv(p, index=False, float_format="%.9g"))
     outputs.replace_file(samples, "--csv", lambda p: data.samples[SAMPLE_CSV_COLUMNS].to_csv(
         p, index=False, float_format="%.9g"))
-    meta = {"schema_version": schema.VERSION, "figures": {"file": out.name, "columns": COLUMNS},
+    meta = {"schema_version": schema.VERSION,
+            "figures": {"file": out.name, "columns": vocabulary.column_keys()},
             "samples": {"file": samples.name, "columns": SAMPLE_CSV_COLUMNS},
             "written": {p.name: outputs.digest(p) for p in (figures, samples)},
             **data.sweep_facts()}  # whether the sweep is whole: its status, runs, damage

@@ -141,9 +141,11 @@ def figures(launches: list[Launch], reps: int, where: Where) -> list[Figure]:
 
 def _figures(where: Where, stats: tuple[tuple[str, float], ...], runs: int,
              kernel: str) -> list[Figure]:
-    return [Figure(where.framework, where.label, where.device, where.shape, where.op,
-                   "kernel_time", METHOD_TEXT, stat, value, runs, None, CacheState.NONE, None,
-                   None, None, None, 0, "ncu", kernel) for stat, value in stats]
+    return [Figure(framework=where.framework, label=where.label, device=where.device,
+                   shape=where.shape, op=where.op, method="kernel_time", method_text=METHOD_TEXT,
+                   stat=stat, value=value, runs=runs, threads=None, cache=CacheState.NONE,
+                   process=None, warmup=None, iteration=None, section=None, line_no=0,
+                   profiler="ncu", kernel=kernel) for stat, value in stats]
 
 
 def read(data: bytes | None, reps: int, where: Where) -> list[Figure]:

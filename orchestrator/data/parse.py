@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
-from orchestrator import programs
+from orchestrator import programs, vocabulary
 from orchestrator.data.durations import UNIT_EXPONENTS as _EXPONENTS
 from orchestrator.data.records import (
     CacheState,
@@ -122,17 +122,18 @@ _VALUE_FORMS = (
      (("device_init", "device init"),)),
 )
 
-# Printed METHOD -> dataset method, for the methods every program prints; the others are
-# each program's own (programs/*.py: Program.methods), which then also tell the framework.
-_SHARED_METHODS = {"no sync": "no_sync", "with sync": "with_sync"}
+# Printed METHOD -> dataset method: the methods every program prints are the vocabulary's
+# (`Method.printed`); the others are each program's own (programs/*.py: Program.methods), which
+# then also tell the framework.
 
 
 @programs.derived
 @lru_cache(maxsize=256)
 def _method(text: str) -> tuple[str, str | None] | None:
     """(dataset method, the framework that alone prints it or None) of a printed METHOD."""
-    if text in _SHARED_METHODS:
-        return _SHARED_METHODS[text], None
+    shared = vocabulary.printed_methods()
+    if text in shared:
+        return shared[text], None
     return next(((method, p.name) for p in programs.REGISTRY.values()
                  if (method := p.method_of(text)) is not None), None)
 
@@ -344,9 +345,12 @@ class _Parser:
         warmup, section, append = warmup or run_warmup, self.section, self.figures.append
         profiler = _profiler(text) if method == "kernel_time" else ""
         for stat, value in stats:
-            figure = _FigureTwin(framework, label, device, shape, op, method, text, stat, value,
-                                 runs, threads, cache, process, warmup, iteration, section, n,
-                                 profiler, kernel)
+            figure = _FigureTwin(
+                framework=framework, label=label, device=device, shape=shape, op=op,
+                method=method, method_text=text, stat=stat, value=value, runs=runs,
+                threads=threads, cache=cache, process=process, warmup=warmup,
+                iteration=iteration, section=section, line_no=n, profiler=profiler,
+                kernel=kernel)
             figure.__class__ = Figure
             append(figure)
         self.last = (label, shape, op)
@@ -452,9 +456,11 @@ class _Parser:
                value: float, n: int) -> None:
         # The accuracy table compares many builds at once, so one run's threads, cache, process
         # or warm-up would be false for most of its rows: only the section is kept.
-        self.figures.append(Figure(framework, label, device, None, None, "accuracy", text, stat,
-                                   value, None, None, CacheState.NONE, None, None, None,
-                                   self.section, n))
+        self.figures.append(Figure(
+            framework=framework, label=label, device=device, shape=None, op=None,
+            method="accuracy", method_text=text, stat=stat, value=value, runs=None,
+            threads=None, cache=CacheState.NONE, process=None, warmup=None, iteration=None,
+            section=self.section, line_no=n))
 
     def _accuracy(self, n: int, line: str) -> bool:
         match = _ACCURACY.fullmatch(line)

@@ -14,10 +14,11 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from orchestrator import vocabulary
 from orchestrator.data.accuracy import Inference
 from orchestrator.data.records import Figure, Header, RunDef
 
-COLUMNS = ["precision", "precision_source"]
+COLUMNS = vocabulary.column_keys("precision")  # orchestrator/vocabulary.py
 KNOWN = ("fp32", "tf32")
 Key = tuple[str, str | None, str, str | None]
 

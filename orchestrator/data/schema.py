@@ -2,8 +2,8 @@
 
 A figure's fields are named once, by `records.Figure`; `FIGURE_COLUMNS` (SQL name, SQL type,
 dataset column) is derived from them and gives the figures table, its INSERT and the dataset's
-figure columns. A new field is one line in `Figure`, one entry in `_SQL`/`_DATASET` here if its
-name or type differs from the default, and a migration.
+figure columns. A new field is one line in `Figure`, its dataset column in the vocabulary (whose
+dtype gives the SQL type), an entry in `_DATASET` here if its name differs, and a migration.
 
 Versions: 1, the first store (docs/results/h200-2026-11-30 is one); 2 adds
 `samples.summary_line` (the line number of the summary line a sample set belongs to, which the
@@ -26,6 +26,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 
+from orchestrator import vocabulary
 from orchestrator.data.records import Figure
 
 VERSION = 4
@@ -40,12 +41,18 @@ class Column:
     dataset: str  # the dataset's column
 
 
-# Where a column differs from the default: TEXT, same name in the dataset.
-_SQL = {"value": "REAL", "runs": "INTEGER", "threads": "INTEGER", "process": "INTEGER",
-        "iteration": "INTEGER", "line_no": "INTEGER"}
+# Where the dataset's name differs from the field's; the SQL type follows the dataset column's
+# declared dtype (orchestrator/vocabulary.py), TEXT for everything but numbers.
 _DATASET = {"value": "value_s"}
-FIGURE_COLUMNS = tuple(Column(f.name, _SQL.get(f.name, "TEXT"), _DATASET.get(f.name, f.name))
-                       for f in fields(Figure))
+_SQL = {"Int64": "INTEGER", "float64": "REAL"}
+
+
+def _column(name: str) -> Column:
+    dataset = _DATASET.get(name, name)
+    return Column(name, _SQL.get(vocabulary.dtypes().get(dataset, ""), "TEXT"), dataset)
+
+
+FIGURE_COLUMNS = tuple(_column(f.name) for f in fields(Figure))
 FIGURE_FIELDS = tuple(c.name for c in FIGURE_COLUMNS)
 SAMPLE_FIELDS = ("label", "shape", "op", "method", "idx", "value", "summary_line")
 START_COLUMNS = ("sweep_id", "started_at", "config_path", "config_text", "argv_json",

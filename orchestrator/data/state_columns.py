@@ -11,18 +11,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-COLUMNS = [
-    "gpu_sm_clock_mhz", "gpu_sm_clock_max_mhz", "gpu_app_clock_mhz", "gpu_mem_clock_mhz",
-    "gpu_pstate", "gpu_temp_c", "gpu_temp_after_c", "gpu_power_w", "gpu_power_limit_w",
-    "gpu_reasons_before", "gpu_reasons_after", "gpu_energy_j", "gpu_throttle_s",
-    "gpu_other_processes", "gpu_other_pids", "gpu_state_reason",
-    "cpu_governor", "cpu_freq_mhz", "cpu_boost",
-]
-# Columns that hold whole numbers (nullable Int64 in the DataFrame)
-INT_COLUMNS = ("gpu_sm_clock_mhz", "gpu_sm_clock_max_mhz", "gpu_app_clock_mhz",
-               "gpu_mem_clock_mhz", "gpu_pstate", "gpu_temp_c", "gpu_temp_after_c",
-               "gpu_other_processes")
+from orchestrator import vocabulary
 
+# named, in order and with their dtypes, by the measurement vocabulary (orchestrator/vocabulary.py)
+COLUMNS = vocabulary.column_keys("state")
+# Columns that hold whole numbers (nullable Int64 in the DataFrame)
+INT_COLUMNS = tuple(c for c in COLUMNS if vocabulary.dtypes()[c] == "Int64")
 
 def reasons_text(names: list[str] | None) -> str:
     """'gpu_idle', 'sw_power_cap+hw_slowdown', 'none' (no reason set), '' (not read)."""

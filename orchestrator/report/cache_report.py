@@ -13,9 +13,9 @@ import json
 
 import pandas as pd
 
+from orchestrator import vocabulary
 from orchestrator.data.dataset import Dataset
 from orchestrator.report.tables import (
-    FIRST_CALL_METHODS,
     Table,
     column_name,
     duration,
@@ -70,7 +70,7 @@ def cold_spread_table(first_calls: pd.DataFrame) -> Table:
             continue  # one cold series: no spread (it is in the first-call table)
         record = {"experiment": experiment, "framework": framework_name(framework),
                   "device": label, "runs": str(mine["unit"].nunique())}
-        for method, column in FIRST_CALL_METHODS.items():
+        for method, column in vocabulary.first_call_columns().items():
             values = mine.loc[mine["method"] == method, "value_s"].dropna().astype(float)
             record[column] = "" if values.empty else " / ".join(
                 duration(v) for v in (values.min(), values.median(), values.max()))
@@ -91,7 +91,7 @@ def priming_table(data: Dataset) -> Table:
         return empty("priming", title, "no priming runs in this data")
     # prepare() keeps measured runs only: the priming rows go through it as if measured
     fig = prepare(Dataset(priming.assign(role="measure"), data.samples, data.runs, data.host))
-    fig = fig[fig["method"].isin(list(FIRST_CALL_METHODS))]
+    fig = fig[fig["method"].isin(vocabulary.method_keys(first_call_column=True))]
     if fig.empty:
         return empty("priming", title, "the priming runs printed no first call")
     with_cache = has_cache_info(fig)
@@ -103,7 +103,7 @@ def priming_table(data: Dataset) -> Table:
         # a store older than issue 14 says ('warm', its measured run's label)
         record = {"experiment": experiment, "role": "priming",
                   "target": column_name(framework, label), "started": "cold (no cubecl cache)"}
-        for method, column in FIRST_CALL_METHODS.items():
+        for method, column in vocabulary.first_call_columns().items():
             values = mine.loc[mine["method"] == method, "value_s"]
             record[column] = duration(values.iloc[0]) if len(values) else ""
         if with_cache:

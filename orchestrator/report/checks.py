@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from orchestrator import programs
+from orchestrator import programs, vocabulary
 from orchestrator.report.names import column_name, cpu_build_name, threads_column
 from orchestrator.report.spread import iqr, ratio
-from orchestrator.report.tables import METHOD_NAMES, duration, ordered
+from orchestrator.report.tables import duration, ordered
 
 SampleSets = dict[str, np.ndarray]
 UNKNOWN_CORES_LOAD = 4.0  # the load threshold where the data does not say how many cores ran it
@@ -107,15 +107,12 @@ def _per_run(rows: pd.DataFrame) -> list[tuple[pd.DataFrame, pd.Series]]:
 
 # ---- figures no timing can mean -------------------------------------------------------------
 
-_TIME_STATS = ("min", "median", "value", "kernel_min", "kernel_median")
-
-
 def odd_times(rows: pd.DataFrame) -> list[str]:
     """Times the line contract allows but no measurement can mean: zero (`0.000ns`: below the
     clock's resolution, or a timer that did not run), not finite or negative (a store from
     before the parser refused them), a median below its own minimum. They stay in the tables as
     printed; a ratio against one of them is left out ('?'), never divided by zero."""
-    timed = rows[rows["stat"].isin(_TIME_STATS)] if not rows.empty else rows
+    timed = rows[rows["stat"].isin(vocabulary.time_stats())] if not rows.empty else rows
     out = []
     for _line, mine in timed.groupby(["unit", "line_no", "label", "method", "stat"],
                                       sort=False, dropna=False):
@@ -141,12 +138,29 @@ def odd_times(rows: pd.DataFrame) -> list[str]:
 
 def _figure(row: pd.Series) -> str:
     """'torch cpu at 1 thread with sync (line 3)': one printed figure."""
-    method = METHOD_NAMES.get(row["method"], str(row["method"]).replace("_", " "))
+    method = vocabulary.words(row["method"])
     line = f" (line {int(row['line_no'])})" if pd.notna(row.get("line_no")) else ""
     return f"{_target(row)} {method}{line}"
 
 
 # ---- timing methods -------------------------------------------------------------------------
+
+
+def unknown_methods(fig: pd.DataFrame) -> list[str]:
+    """Figures of a method the measurement vocabulary lacks (a program's new line, a store
+    from a newer orchestrator): no table shows them, so the report counts them here rather
+    than letting them vanish from table 1."""
+    if fig.empty:
+        return []
+    rows = fig[(fig["method"] != "") & ~fig["method"].isin([m.key for m in vocabulary.METHODS])]
+    out = []
+    for method, mine in rows.groupby("method", sort=False):
+        count = len(mine)
+        who = ", ".join(sorted(set(map(str, mine["framework"]))))
+        out.append(f"**method not in the vocabulary**: {count} figure{'s' * (count != 1)} of "
+                   f"method `{method}` ({who}) {'is' if count == 1 else 'are'} in no table: "
+                   "orchestrator/vocabulary.py has no entry for it.")
+    return out
 
 
 def call_overhead(rows: pd.DataFrame, th: Thresholds) -> list[str]:
@@ -170,7 +184,7 @@ def no_time(rows: pd.DataFrame) -> list[str]:
                   & (rows["value_s"] < np.inf)]
     for _, row in counts.iterrows():
         of = f" of {int(row['runs'])}" if pd.notna(row["runs"]) else ""
-        out.append(f"**profile read no time**: {_target(row)} {METHOD_NAMES[row['method']]}: "
+        out.append(f"**profile read no time**: {_target(row)} {vocabulary.words(row['method'])}: "
                    f"{int(row['value_s'])}{of} runs read as no time; the work was still "
                    "queued when the profile window closed (use ProfileOptions flush).")
     return out
@@ -202,7 +216,7 @@ def spread(rows: pd.DataFrame, sets: SampleSets, th: Thresholds) -> list[str]:
         if median.empty or not _above(median["value_s"].iloc[0], row["value_s"], th.spread):
             continue
         med = float(median["value_s"].iloc[0])
-        text = (f"**wide spread**: {_target(row)} {METHOD_NAMES.get(row['method'], row['method'])}"
+        text = (f"**wide spread**: {_target(row)} {vocabulary.words(row['method'])}"
                 f": median {duration(med)} is {_times(med, row['value_s'])}× the min "
                 f"{duration(row['value_s'])}")
         values = sets.get(row["sample_key"])

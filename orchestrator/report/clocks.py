@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from orchestrator import programs
+from orchestrator import programs, vocabulary
 from orchestrator.report import env_checks
 from orchestrator.report.spread import ratio
 from orchestrator.report.tables import (
@@ -34,19 +34,6 @@ from orchestrator.report.tables import (
     ordered,
 )
 
-# (method, profiler, row name, what the window holds)
-CLOCKS = [
-    ("no_sync", "", "no sync", "the host's call only: the GPU has not run the matmul yet"),
-    ("with_sync", "", "with sync", "host clock around matmul + sync: launch, kernel, wake-up"),
-    ("device_time", "", "device time", "the framework's device timer, as the chapter took it"),
-    ("device_time_queued", "", "device time queued",
-     "the same timer with the launch gap kept out (stream held busy before the start)"),
-    ("readback", "", "read-back", "matmul + sum + copy of one number to the host"),
-    ("kernel_time", "cupti", "kernel time (CUPTI)",
-     "GPU time of the matmul's kernels, torch.profiler (bench_py's own block)"),
-    ("kernel_time", "ncu", "kernel time (ncu)",
-     "GPU time of the matmul's kernels, Nsight Compute (a profile run)"),
-]
 KEYS = ["framework", "label", "shape"]
 EXCESS = 0.05  # a device time this far above the kernel time holds more than the kernels
 _STATS = ("min", "median")
@@ -78,7 +65,7 @@ def _kernels(rows: pd.DataFrame) -> pd.Series:
 
 def clock_rows(fig: pd.DataFrame) -> pd.DataFrame:
     """Per-matmul figures of every clock on accelerators, one run per clock and target."""
-    methods = {method for method, *_ in CLOCKS}
+    methods = {method for method, *_ in vocabulary.clocks()}
     # the queued proof (`queued_waited`) rides along: same run, same unit as its min/median
     rows = fig[(fig["device"] != "cpu") & fig["method"].isin(methods)
                & fig["stat"].isin([*_STATS, env_checks.PROOF_STAT])].copy()
@@ -120,7 +107,7 @@ def _table(rows: pd.DataFrame, kernels: pd.DataFrame, target: tuple[str, str, st
     mine = lookup(rows, framework=framework, label=label, shape=shape)
     records = []
     proof = env_checks.proof(mine)
-    for method, profiler, name, what in CLOCKS:
+    for method, profiler, name, what in vocabulary.clocks():
         cells = [_value(mine, method, profiler, stat) for stat in _STATS]
         if method == "device_time_queued" and proof is not None and proof.failed:
             name = f"{name} (proof failed)"
@@ -189,7 +176,9 @@ def undivided(selected: ClockRows) -> list[str]:
 def clock_tables(selected: ClockRows) -> list[Table]:
     """One table per GPU target that has a kernel time or the queued device time."""
     rows, kernels = selected
-    beyond = rows[rows["method"].isin(["kernel_time", "device_time_queued"])]
+    # the clocks beyond table 1 (the kernel time, the queued device time) make a target's table
+    beyond = rows[rows["method"].isin([m for m, *_ in vocabulary.clocks()
+                                       if m not in vocabulary.method_keys(table1=True)])]
     # sets and groups made once: a set per target, or a mask of all rows per target, made
     # this quadratic in the targets (bench figure 6: 500 runs of distinct shapes)
     in_beyond = set(ordered(beyond, KEYS)) if not beyond.empty else set()

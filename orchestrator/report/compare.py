@@ -34,11 +34,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from orchestrator import vocabulary
 from orchestrator.errors import InputError
 from orchestrator.report import intervals, sizes
 from orchestrator.report.compare_match import (
     SECTIONS,
-    TIME_METHODS,
     describe,
     match,
     measurements,
@@ -53,8 +53,6 @@ __all__ = ["SECTIONS", "Comparison", "InputError", "Row", "Side", "compare", "ju
 
 DEFAULT_MIN_EFFECT = 0.05
 # the clocks of one steady matmul: a throughput means something (not a first call, no sync)
-THROUGHPUT_METHODS = frozenset({"with_sync", "device_time", "device_time_no_flush",
-                                "device_time_queued", "kernel_time", "readback", "timer"})
 ONE_VALUE = "no verdict (one value)"
 VERDICTS = ("same", "faster", "slower", "inconclusive", ONE_VALUE)
 FAMILY_ALPHA = 0.05  # Holm: the chance of any false slower/faster among all figures
@@ -173,9 +171,9 @@ def _apart(a: dict[str, Any], b: dict[str, Any]) -> str:
 def _row(a: dict[str, Any], b: dict[str, Any], note: str, min_effect: float) -> Row:
     row = Row(section_of(a), describe(a, b), a["stat"], a["value"], b["value"], a["min"],
               b["min"], note=note)
-    if a["method"] not in TIME_METHODS or a["stat"] not in ("median", "value"):
+    if not vocabulary.is_time(a["method"]) or a["stat"] not in ("median", "value"):
         return row  # a count or an accuracy statistic: plain values
-    if a["method"] in THROUGHPUT_METHODS:
+    if (entry := vocabulary.method(a["method"])) is not None and entry.throughput:
         row.a_tflops = _tflops(a["shape"], a["value"])
         row.b_tflops = _tflops(b["shape"], b["value"])
     row.apart = _apart(a, b)

@@ -24,18 +24,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from orchestrator import programs
+from orchestrator import programs, vocabulary
 from orchestrator.report.compare_sides import Side
 from orchestrator.report.spread import sample_sets, summary_keys
 
 SECTIONS = ("methods", "first call", "CPU", "warm-up", "accuracy")
-TIME_METHODS = frozenset({
-    "no_sync", "with_sync", "device_time", "device_time_no_flush", "device_time_queued",
-    "kernel_time", "readback", "timer", "first_call", "first_call_returned",
-    "first_call_after_sync", "device_init", "warmup_timed_run",
-})
-FIRST_CALL_METHODS = frozenset({"device_init", "first_call", "first_call_returned",
-                                "first_call_after_sync"})
 # The match key. Fields in WILDCARD may be unrecorded ('') on one side and match anything.
 KEY = ("framework", "label", "device", "shape", "method", "stat", "threads_key", "cache",
        "process", "warmup", "iteration", "precision")
@@ -296,23 +289,12 @@ def _unrecorded(a: dict[str, Any], b: dict[str, Any]) -> str:
 
 
 def section_of(row: dict[str, Any]) -> str:
-    if row["method"] == "accuracy":
-        return "accuracy"
-    if row["method"] == "warmup_timed_run":
-        return "warm-up"
+    entry = vocabulary.method(row["method"])
+    if entry is not None and entry.section in ("accuracy", "warm-up"):
+        return entry.section
     if row["device"] == "cpu":
         return "CPU"
-    return "first call" if row["method"] in FIRST_CALL_METHODS else "methods"
-
-
-METHOD_WORDS = {
-    "no_sync": "no sync", "with_sync": "with sync", "device_time": "device time",
-    "device_time_no_flush": "device time without flush", "device_time_queued":
-    "device time (queued)", "kernel_time": "kernel time", "readback": "read-back",
-    "timer": "benchmark.Timer", "first_call": "first call", "first_call_returned":
-    "first call returned", "first_call_after_sync": "first call after sync",
-    "device_init": "device init", "warmup_timed_run": "timed run", "accuracy": "accuracy",
-}
+    return "first call" if vocabulary.is_first_call(row["method"]) else "methods"
 
 
 def describe(a: dict[str, Any], b: dict[str, Any]) -> str:
@@ -331,10 +313,10 @@ def describe(a: dict[str, Any], b: dict[str, Any]) -> str:
     for k in ("cache", "warmup"):
         if v(k):
             words.append(f"{v(k)} {'cache' if k == 'cache' else 'warm-up'}")
-    if v("process") and (v("process") != "1" or a["method"] in FIRST_CALL_METHODS
-                         - {"first_call"}):
+    if v("process") and (v("process") != "1" or (a["method"] != "first_call"
+                                                 and vocabulary.is_first_call(a["method"]))):
         words.append(f"process {v('process')}")  # a log's process (a store pools them)
-    words.append(METHOD_WORDS.get(a["method"], a["method"]))
+    words.append(vocabulary.words(a["method"]))
     if a["iteration"]:
         words.append(a["iteration"])
     if a["stat"] not in ("median", "value"):

@@ -20,11 +20,10 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+from orchestrator import vocabulary
 from orchestrator.report.names import group_name
 from orchestrator.report.tables import (
-    METHOD_NAMES,
     TEMPLATE_LABEL,
-    TIMING_METHODS,
     column_name,
     cpu_build_name,
     duration,
@@ -136,7 +135,8 @@ def _methods(rows: pd.DataFrame, sets: SampleSets) -> Figure | str:
     # A method whose every run read no time has no point, but still gets its place and a note.
     counted = rows.loc[(rows["stat"] == "no_time_count") & (rows["value_s"] > 0)
                        & (rows["value_s"] < np.inf), "method"]
-    methods = [m for m in TIMING_METHODS if m in set(timed["method"]) | set(counted)]
+    seen = set(timed["method"]) | set(counted)
+    methods = [m for m in vocabulary.method_keys(table1=True) if m in seen]
     targets = ordered(timed, ["framework", "label"])
     figure, ax = _figure(max(7.0, 1.9 * len(methods) + 1.5), 5.0)
     width = 0.8 / len(targets)
@@ -150,7 +150,7 @@ def _methods(rows: pd.DataFrame, sets: SampleSets) -> Figure | str:
                                            color)
         ax.scatter([], [], color=color, s=40, label=column_name(framework, label))
     _no_time_notes(ax, rows, methods)
-    ax.set_xticks(range(len(methods)), [METHOD_NAMES[m].replace(" without", "\nwithout")
+    ax.set_xticks(range(len(methods)), [vocabulary.words(m).replace(" without", "\nwithout")
                                         for m in methods])
     ax.set_xlim(-0.6, len(methods) - 0.4)
     _time_axis(ax, timed["value_s"].tolist())

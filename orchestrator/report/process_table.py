@@ -16,13 +16,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from orchestrator import vocabulary
 from orchestrator.report import intervals
 from orchestrator.report.names import run_name
-from orchestrator.report.tables import FIRST_CALL_METHODS, METHOD_NAMES, Table, duration, empty
+from orchestrator.report.tables import Table, duration, empty
 
 SampleSets = dict[str, np.ndarray]
-TIME_METHODS = {**METHOD_NAMES, **FIRST_CALL_METHODS, "device_time_queued":
-                "device time (queued)", "kernel_time": "kernel time"}
 FIGURE = ["experiment", "framework", "label", "device", "shape", "threads_key", "cache",
           "warmup", "iteration", "method", "precision"]
 TITLE = "Every time figure over its processes: median [95% interval], processes × reps"
@@ -30,7 +29,9 @@ TITLE = "Every time figure over its processes: median [95% interval], processes 
 
 def pooled(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
     """One record per figure: its identity, the `intervals.Estimate`, and a first row."""
-    rows = fig[fig["method"].isin(list(TIME_METHODS)) & fig["stat"].isin(["median", "value"])]
+    # every time of the matmul but the warm-up puzzle's timed runs (section 5 has those)
+    methods = [m.key for m in vocabulary.METHODS if m.time and m.section != "warm-up"]
+    rows = fig[fig["method"].isin(methods) & fig["stat"].isin(["median", "value"])]
     rows = rows[rows["value_s"].notna()]
     if rows.empty:
         return []
@@ -62,7 +63,7 @@ def figures_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
             f" [{duration(e.lo)} – {duration(e.hi)}] (±{100 * (e.half_width or 0):.1f}%)"
         records.append({
             "experiment": row["experiment"], "run": run_name(row, context=True),
-            "method": TIME_METHODS[row["method"]],
+            "method": vocabulary.words(row["method"]),
             "median [95% interval]": duration(e.value) + interval,
             "processes × reps": f"{e.processes} × {item['reps']}", "interval": e.method,
         })

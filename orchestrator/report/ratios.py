@@ -15,13 +15,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from orchestrator import programs
+from orchestrator import programs, vocabulary
 from orchestrator.report import arithmetic, intervals, process_table
 from orchestrator.report.names import run_name
 from orchestrator.report.spread import LEVEL, iqr, median_ci, ratio, ratio_ci
 from orchestrator.report.tables import (
-    METHOD_NAMES,
-    TIMING_METHODS,
     Table,
     duration,
     empty,
@@ -32,7 +30,6 @@ from orchestrator.report.timing_tables import cpu_rows, methods_rows
 SampleSets = dict[str, np.ndarray]
 # Accelerators that PyTorch and burn reach under different labels, by platform.
 PLATFORMS = {"mps": "apple", "metal": "apple", "cuda": "cuda"}
-RATIO_METHODS = ["with_sync", "device_time", "readback"]  # no sync times only the call
 
 
 def _pct(part: float, whole: float) -> str:
@@ -46,7 +43,7 @@ def _pct(part: float, whole: float) -> str:
 def spread_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
     """One row per summary line with raw samples: n, min, median, its 95% CI, IQR."""
     title = f"Spread of the raw samples, with {LEVEL:.0%} CI of each median"
-    mins = fig[(fig["stat"] == "min") & fig["method"].isin(TIMING_METHODS)]
+    mins = fig[(fig["stat"] == "min") & fig["method"].isin(vocabulary.method_keys(table1=True))]
     mins = mins[mins["sample_key"].isin(list(sets))]
     if mins.empty:
         return empty("spread", title, "no raw samples in this data (`# samples` lines)")
@@ -58,7 +55,7 @@ def spread_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
         median, ci = float(np.median(values)), median_ci(values)
         record = {"experiment": row["experiment"]} if from_store else {}
         record.update({
-            "run": run_name(row, context=True), "method": METHOD_NAMES[row["method"]],
+            "run": run_name(row, context=True), "method": vocabulary.words(row["method"]),
             "n": len(values),
             "min": duration(values.min()), "median": duration(median),
             "median 95% CI": f"{duration(ci[0])} – {duration(ci[1])}" if ci else
@@ -143,7 +140,7 @@ def _accelerator_ratios(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, A
     out = []
     for platform, shape in ordered(rows, ["platform", "shape"]):
         mine = rows[(rows["platform"] == platform) & (rows["shape"] == shape)]
-        for method in RATIO_METHODS:
+        for method in vocabulary.method_keys(ratio=True):  # no sync times only the call
             of = mine[mine["method"] == method]
             out += _against_reference(of, sets)
     return out
@@ -201,7 +198,7 @@ def _ratio_record(torch: pd.DataFrame, burn: pd.DataFrame,
         "_mixed": mixed, "_b_prec": b_prec, "_t_prec": t_prec,
         "_candidate": _title(b_min["framework"]), "_reference": _title(t_min["framework"]),
         "candidate": run_name(b_min), "reference": run_name(t_min),
-        "method": METHOD_NAMES[b_min["method"]],
+        "method": vocabulary.words(b_min["method"]),
         "min ratio": _times(ratio(b_min["value_s"], t_min["value_s"])),
         "median ratio": _times(ratio(b_med["value_s"], t_med["value_s"]))
         if t_med is not None and b_med is not None else "",

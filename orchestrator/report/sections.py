@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from orchestrator import programs
+from orchestrator import programs, vocabulary
 from orchestrator.data.dataset import Dataset
 from orchestrator.report import (
     cache_report,
@@ -69,7 +69,8 @@ def _methods(fig: pd.DataFrame, sets: checks.SampleSets, th: Thresholds) -> Sect
         "Each method timed the same matmul in one process (first call excluded): min and "
         "median of the timed runs, and the 1-minute load average around the runs.",
         [timing_tables.methods_table(rows), energy.energy_table(fig)],
-        env_checks.environment(fig) + env_checks.queued_proof(fig) + checks.odd_times(rows)
+        checks.unknown_methods(fig) + env_checks.environment(fig) + env_checks.queued_proof(fig)
+        + checks.odd_times(rows)
         + checks.call_overhead(rows, th) + checks.no_time(rows) + checks.short_window(rows, th)
         + checks.spread(rows, sets, th)
         + checks.load(rows, th) + _gpu_warnings(rows), "methods.png", rows)
@@ -113,7 +114,7 @@ def _first_call(fig: pd.DataFrame, th: Thresholds, data: Dataset) -> Section:
 def _cpu(fig: pd.DataFrame, sets: checks.SampleSets, host: dict[str, Any],
          th: Thresholds) -> Section:
     cpu = timing_tables.cpu_figures(fig)  # selected once: tables, checks and plot
-    rows = cpu[cpu["method"].isin(tables.TIMING_METHODS)]
+    rows = cpu[cpu["method"].isin(vocabulary.method_keys(table1=True))]
     return Section(
         "3. CPU builds and threads",
         "Minimum time of `with sync` (else `no sync`) per build and thread count; the BLAS "

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from orchestrator.data.dataset import Dataset
+from orchestrator.data.dataset import Dataset, typed
 from orchestrator.data.durations import format_duration
 from orchestrator.report import arithmetic
 from orchestrator.report.names import (  # re-exported: tables, plots and ratios name runs so
@@ -41,15 +41,6 @@ __all__ = [
     "threads_column",
 ]
 
-TIMING_METHODS = ["no_sync", "with_sync", "device_time", "device_time_no_flush", "readback",
-                  "timer"]
-METHOD_NAMES = {
-    "no_sync": "no sync", "with_sync": "with sync", "device_time": "device time",
-    "device_time_no_flush": "device time without flush", "readback": "read-back",
-    "timer": "benchmark.Timer", "first_call": "first call",
-}
-FIRST_CALL_METHODS = {"device_init": "device init", "first_call_returned": "first call returned",
-                      "first_call_after_sync": "first call after sync"}
 MISSING = "—"
 _YEAR = 365 * 86400.0  # longer than any timed run: printed in plain seconds
 
@@ -74,7 +65,7 @@ def prepare(data: Dataset) -> pd.DataFrame:
     `unit` tells one program run from another: run_id alone does in a results store, but a
     captured log has one run_id for all its sections. `sample_key` points at the raw samples.
     """
-    fig = data.figures.copy()
+    fig = typed(data.figures.copy())  # a frame built by hand gets the dataset's dtypes too
     fig["sample_key"] = summary_keys(fig) if not fig.empty else pd.Series(dtype=object)
     for col in ("framework", "label", "device", "shape", "cache", "warmup", "experiment",
                 "section", "role", "status", "method", "stat"):

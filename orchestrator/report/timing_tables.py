@@ -12,13 +12,11 @@ from typing import Any
 
 import pandas as pd
 
+from orchestrator import vocabulary
 from orchestrator.report import cache_report
 from orchestrator.report.tables import (
-    FIRST_CALL_METHODS,
-    METHOD_NAMES,
     MISSING,
     TEMPLATE_LABEL,
-    TIMING_METHODS,
     Table,
     column_name,
     cpu_build_name,
@@ -37,7 +35,7 @@ from orchestrator.report.tables import (
 
 def methods_rows(fig: pd.DataFrame) -> pd.DataFrame:
     """The accelerator figures of table 1, one run per framework, device, shape and method."""
-    rows = fig[(fig["device"] != "cpu") & fig["method"].isin(TIMING_METHODS)]
+    rows = fig[(fig["device"] != "cpu") & fig["method"].isin(vocabulary.method_keys(table1=True))]
     return one_unit_per(rows, ["framework", "label", "shape", "method"])
 
 
@@ -49,9 +47,9 @@ def methods_table(rows: pd.DataFrame) -> Table:
     targets = ordered(rows, ["framework", "label", "shape"])
     several_shapes = len({t[2] for t in targets}) > 1
     table: dict[str, list[str]] = {"method": []}
-    methods = [m for m in TIMING_METHODS if m in set(rows["method"])]
+    methods = [m for m in vocabulary.method_keys(table1=True) if m in set(rows["method"])]
     for method in methods:
-        table["method"].append(METHOD_NAMES[method])
+        table["method"].append(vocabulary.words(method))
     table["method"].append("1-min load before → after")
     # grouped once: a mask of all rows per target is quadratic in the targets (bench fig. 6)
     groups = {key: group for key, group in rows.groupby(["framework", "label", "shape"],
@@ -94,7 +92,8 @@ def _load(value: Any) -> str:
 
 def first_call_rows(fig: pd.DataFrame) -> pd.DataFrame:
     """The accelerator first-call figures of table 2."""
-    return fig[(fig["device"] != "cpu") & fig["method"].isin(list(FIRST_CALL_METHODS))]
+    first_call = vocabulary.method_keys(first_call_column=True)
+    return fig[(fig["device"] != "cpu") & fig["method"].isin(first_call)]
 
 
 def first_call_table(rows: pd.DataFrame) -> Table:
@@ -113,7 +112,7 @@ def first_call_table(rows: pd.DataFrame) -> Table:
         record = {"experiment": experiment} if from_store else {}
         record.update({"framework": framework_name(framework), "device": label,
                        "process": "" if pd.isna(process) else str(process), "cache": cache})
-        for method, column in FIRST_CALL_METHODS.items():
+        for method, column in vocabulary.first_call_columns().items():
             record[column] = first_value(mine, method=method)
         if with_cache:
             record.update(cache_report.cells(mine))

@@ -13,21 +13,20 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.progress import Progress as RichProgress
 from rich.text import Text
 
+from orchestrator import vocabulary
 from orchestrator.data.durations import format_duration
 from orchestrator.data.records import BuildResult, ParseResult, Role, RunDef, RunRecord, Status
 
 STYLE = {Status.OK: "green", Status.FAILED: "red", Status.SKIPPED: "yellow"}
-HEADLINE_METHODS = ("with_sync", "device_time", "first_call_after_sync", "first_call",
-                    "warmup_timed_run")
 
 
 def headline(parsed: ParseResult | None) -> str:
     """The one or two figures a person watching wants to see."""
     if parsed is None:
         return ""
-    shown = []
+    shown, methods = [], vocabulary.method_keys(headline=True)
     for fig in parsed.figures:
-        if fig.method in HEADLINE_METHODS and fig.stat in ("min", "value"):
+        if fig.method in methods and fig.stat in ("min", "value"):
             shown.append(f"{fig.method_text} {format_duration(fig.value)}")
     return "; ".join(shown[:3])
 

@@ -425,8 +425,10 @@ def test_parse_lines_reads_a_file_like_object() -> None:
 def test_figures_are_real_frozen_figures() -> None:
     fig = parse_text("mps: device init 1ms").figures[0]
     assert type(fig) is Figure
-    assert fig == Figure("torch", "mps", "mps", None, None, "device_init", "device init", "value",
-                         1e-3, None, None, CacheState.NONE, None, None, None, None, 1)
+    assert fig == Figure(framework="torch", label="mps", device="mps", shape=None, op=None,
+                         method="device_init", method_text="device init", stat="value",
+                         value=1e-3, runs=None, threads=None, cache=CacheState.NONE,
+                         process=None, warmup=None, iteration=None, section=None, line_no=1)
     assert hash(fig) == hash(dataclasses.replace(fig))
     with pytest.raises(dataclasses.FrozenInstanceError):
         fig.value = 2.0  # type: ignore[misc]

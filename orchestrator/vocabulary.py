@@ -1,0 +1,286 @@
+"""The measurement vocabulary: every timing method, stat and dataset column, each named once.
+
+A self-describing registry in the manner of nvbench's summaries (tag, name, description,
+formatting hint) and pyperf's `_metadata.py`: the parser, the programs, the dataset, the
+report's tables, clocks, ratios and checks, compare, the progress headline, the CSV sidecar and
+the README's data dictionary all read these entries, so a new method is one `Method` here (plus
+the line of the program that prints it) and a new dataset column is one `Column` here.
+
+Order is meaning: table 1 lists its methods, the clocks section its clocks and the dataset its
+columns in the order of these tuples.
+
+Imports nothing of the package: every layer may use it (tests/test_layers.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Method:
+    """One timing method (the dataset's `method`): what it is and where it is shown."""
+
+    key: str  # the dataset's `method`
+    words: str  # how every table, warning and comparison names it (one spelling)
+    description: str  # what it measures: the data dictionary's words
+    section: str  # the report section that shows it (compare's section of its figures)
+    printed: tuple[str, ...] = ()  # the METHOD text every program prints for it (parse)
+    unit: str = "s"  # its figures' unit: 's' (Rust's `{:.3?}` duration) or '' (counts, errors)
+    table1: bool = False  # a row of table 1 (the chapter's timing methods)
+    first_call_column: bool = False  # a column of table 2 (first call across processes)
+    clock: str = ""  # the clocks section's words for what its clock holds ('': not a clock)
+    profiled: bool = False  # a clock per profiler (PROFILERS), its figures name one
+    ratio: bool = False  # its min enters the candidate / reference ratio table
+    headline: bool = False  # its min/value is in the progress line a person watching sees
+    time: bool = False  # a time of the matmul compared between result sets (compare)
+    throughput: bool = False  # a time of the whole matmul: compare gives TFLOP/s from it
+
+
+@dataclass(frozen=True)
+class Profiler:
+    """A profiler whose figures are method `kernel_time` (column `profiler`)."""
+
+    key: str  # the dataset's `profiler`
+    words: str  # 'CUPTI': the clocks table's 'kernel time (CUPTI)'
+    clock: str  # what its clock holds
+
+
+@dataclass(frozen=True)
+class Stat:
+    """One statistic (the dataset's `stat`): what `value_s` holds for it."""
+
+    key: str
+    description: str
+    unit: str = "s"  # 's': a duration; 'count', 'J', '': a plain number
+    time: bool = False  # a time the checks can find impossible (zero, negative, not finite)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the dataset's figures (DataFrame and CSV), in the CSV's order."""
+
+    key: str
+    # its pandas dtype: 'str' (text), 'Int64' (whole numbers), 'float64', 'bool' (object
+    # where a row has none: a captured log's figures)
+    dtype: str
+    description: str
+    group: str = "figure"  # figure, run, state (data/state_columns), cache, precision, ...
+
+
+FIRST = "first call"
+METHODS: tuple[Method, ...] = (
+    Method("no_sync", "no sync", "host clock around the call alone", "methods", ("no sync",),
+           table1=True, clock="the host's call only: the GPU has not run the matmul yet",
+           time=True),
+    Method("with_sync", "with sync", "host clock around the call and a sync", "methods",
+           ("with sync",), table1=True,
+           clock="host clock around matmul + sync: launch, kernel, wake-up", ratio=True,
+           headline=True, time=True, throughput=True),
+    Method("device_time", "device time", "the framework's device timer", "methods",
+           table1=True, clock="the framework's device timer, as the chapter took it",
+           ratio=True, headline=True, time=True, throughput=True),
+    Method("device_time_no_flush", "device time without flush",
+           "the device timer without a flush", "methods", table1=True, time=True,
+           throughput=True),
+    Method("device_time_queued", "device time queued",
+           "the device timer with the launch gap kept out", "methods",
+           clock="the same timer with the launch gap kept out (stream held busy before the "
+                 "start)", time=True, throughput=True),
+    Method("readback", "read-back", "matmul, sum and the copy of one number to the host",
+           "methods", table1=True, clock="matmul + sum + copy of one number to the host",
+           ratio=True, time=True, throughput=True),
+    Method("timer", "benchmark.Timer", "the benchmark module's own timer", "methods",
+           table1=True, time=True, throughput=True),
+    Method("kernel_time", "kernel time",
+           "the GPU time of the kernels themselves, from a profiler (column `profiler`)",
+           "methods", profiled=True, time=True, throughput=True),
+    Method("first_call", "first call", "the first matmul of a process", FIRST, headline=True,
+           time=True),
+    Method("device_init", "device init", "the device's initialisation", FIRST,
+           first_call_column=True, time=True),
+    Method("first_call_returned", "first call returned", "when the first call returned", FIRST,
+           first_call_column=True, time=True),
+    Method("first_call_after_sync", "first call after sync",
+           "when a sync after the first call returned", FIRST, first_call_column=True,
+           headline=True, time=True),
+    Method("first_call_lower", "trace and lower",
+           "the first call taken apart: tracing and lowering", FIRST),
+    Method("first_call_compile", "compile", "the first call taken apart: compiling", FIRST),
+    Method("first_call_run", "first run", "the first call taken apart: the first run", FIRST),
+    Method("warmup_timed_run", "timed run", "a timed run after the warm-up (column `iteration`)",
+           "warm-up", headline=True, time=True),
+    Method("accuracy", "accuracy", "the accuracy table's errors", "accuracy", unit=""),
+    Method("energy", "energy", "the GPU's energy over a block of matmuls", "methods", unit="J"),
+)
+PROFILERS: tuple[Profiler, ...] = (
+    Profiler("cupti", "CUPTI",
+             "GPU time of the matmul's kernels, torch.profiler (bench_py's own block)"),
+    Profiler("ncu", "ncu", "GPU time of the matmul's kernels, Nsight Compute (a profile run)"),
+)
+STATS: tuple[Stat, ...] = (
+    Stat("min", "the minimum of the timed runs", time=True),
+    Stat("median", "the median of the timed runs", time=True),
+    Stat("value", "one duration (first call, device init, a warm-up's timed run)", time=True),
+    Stat("no_time_count", "the runs a profile read as no time", unit="count"),
+    Stat("queued_waited", "the runs whose start event the spin still held", unit="count"),
+    Stat("kernel_min", "one kernel's minimum (column `kernel`)", time=True),
+    Stat("kernel_median", "one kernel's median (column `kernel`)", time=True),
+    Stat("max_err_f64_ref", "max|c - f64 ref|", unit=""),
+    Stat("max_diff_torch_cpu", "max|c - the reference build's c|", unit=""),
+    Stat("max_abs_ref", "max|ref|", unit=""),
+    Stat("inputs_match_torch_cpu", "the inputs equal the reference build's", unit=""),
+    Stat("bitwise_group", "the group of builds with bitwise equal c", unit=""),
+    Stat("max_err_tf32_inputs", "max|P - f64 ref|, P from the inputs rounded to TF32", unit=""),
+    Stat("max_diff_tf32_product", "max|c - P|", unit=""),
+    Stat("max_err_f32_numpy", "numpy's own f32 product's error", unit=""),
+    Stat("joules", "the energy of an energy block", unit="J"),
+    Stat("seconds", "the energy block's wall time"),
+)
+
+
+def _int(key: str, description: str, group: str = "figure") -> Column:
+    return Column(key, "Int64", description, group)
+
+
+def _text(key: str, description: str, group: str = "figure") -> Column:
+    return Column(key, "str", description, group)
+
+
+def _float(key: str, description: str, group: str = "figure") -> Column:
+    return Column(key, "float64", description, group)
+
+
+COLUMNS: tuple[Column, ...] = (
+    _text("run_id", "the run's id"),
+    _text("experiment", "the experiment's name"),
+    _text("framework", "the program"),
+    _text("label", "the label as printed"),
+    _text("device", "what the label runs on"),
+    _text("shape", "the matrices' shape"),
+    _text("op", "the operation"),
+    _text("method", "the timing method (METHODS)"),
+    _text("stat", "the statistic (STATS)"),
+    _float("value_s", "the figure: seconds, or the stat's unit"),
+    _int("runs", "the timed runs (kernel figures: launches)"),
+    _int("threads", "the threads the line reported"),
+    _text("cache", "the cache state"),
+    _int("process", "the process of a repeated run"),
+    _text("warmup", "the warm-up kind"),
+    _int("iteration", "the warm-up puzzle's timed run"),
+    Column("load1_before", "float64", "1-minute load before the run", "run"),
+    Column("load1_after", "float64", "1-minute load after the run", "run"),
+    _text("status", "the run's status", "run"),
+    _text("reason", "why it failed or was skipped", "run"),
+    _text("method_text", "the method as printed"),
+    _int("threads_requested", "the threads asked for", "run"),
+    _text("build", "the build", "run"),
+    _text("features", "the build's features", "run"),
+    _text("role", "measure, priming or profile", "run"),
+    Column("expect_failure", "bool", "the run is expected to fail", "run"),
+    _text("sweep_id", "the sweep's id", "run"),
+    _text("section", "the captured log's last ### header"),
+    _int("line_no", "the line of the figure"),
+    _int("gpu_sm_clock_mhz", "SM clock before the run", "state"),
+    _int("gpu_sm_clock_max_mhz", "its max", "state"),
+    _int("gpu_app_clock_mhz", "the application clock", "state"),
+    _int("gpu_mem_clock_mhz", "memory clock before the run", "state"),
+    _int("gpu_pstate", "performance state before the run", "state"),
+    _int("gpu_temp_c", "GPU temperature before (°C)", "state"),
+    _int("gpu_temp_after_c", "GPU temperature after (°C)", "state"),
+    Column("gpu_power_w", "float64", "power draw before the run (W)", "state"),
+    Column("gpu_power_limit_w", "float64", "the enforced power limit (W)", "state"),
+    _text("gpu_reasons_before", "clock-event reasons before", "state"),
+    _text("gpu_reasons_after", "clock-event reasons after", "state"),
+    Column("gpu_energy_j", "float64", "energy between the snapshots (J)", "state"),
+    Column("gpu_throttle_s", "float64", "time the clocks were held down (s)", "state"),
+    _int("gpu_other_processes", "other compute processes on the GPU", "state"),
+    _text("gpu_other_pids", "their pids", "state"),
+    _text("gpu_state_reason", "why the GPU values are empty", "state"),
+    _text("cpu_governor", "the CPU's frequency governor", "state"),
+    Column("cpu_freq_mhz", "float64", "mean current frequency (MHz)", "state"),
+    _text("cpu_boost", "boost/turbo on/off", "state"),
+    _text("autotune_kernel", "the kernel the autotuner chose", "cache"),
+    Column("autotune_median_s", "float64", "that kernel's median as autotune measured it",
+           "cache"),
+    _text("cache_proof", "what the run's caches were, proven", "cache"),
+    _text("precision", "the run's f32 matmul arithmetic", "precision"),
+    _text("precision_source", "printed or inferred", "precision"),
+    _text("profiler", "the profiler of a kernel_time figure"),
+    _text("kernel", "the kernel of a kernel_min/kernel_median figure"),
+    _text("profile_of", "a profile run's measured run", "run"),
+    _text("host", "the host the sweep ran on", "run"),
+    _text("measure_env", "the run's measurement-changing environment variables", "run"),
+)
+
+
+
+_index: tuple[tuple[Method, ...], dict[str, Method]] = ((), {})
+
+
+def method(key: str) -> Method | None:
+    """The catalogue's entry for a dataset method, None when the vocabulary lacks it."""
+    global _index
+    if _index[0] is not METHODS:  # indexed again when METHODS is replaced (a test's entry)
+        _index = (METHODS, {m.key: m for m in METHODS})
+    return _index[1].get(key)
+
+
+def is_time(key: str) -> bool:
+    """A time of the matmul (compare judges it, gives a ratio)."""
+    entry = method(key)
+    return entry is not None and entry.time
+
+
+def is_first_call(key: str) -> bool:
+    """A time of section 2, the first call across processes."""
+    entry = method(key)
+    return entry is not None and entry.time and entry.section == FIRST
+
+
+def words(key: str) -> str:
+    """How the report names a method: its catalogue words, else its key as words."""
+    entry = method(key)
+    return entry.words if entry is not None else str(key).replace("_", " ")
+
+
+def method_keys(**flags: bool | str) -> list[str]:
+    """The methods whose fields equal `flags` (`table1=True`, `section='first call'`), in
+    catalogue order."""
+    return [m.key for m in METHODS if all(getattr(m, k) == v for k, v in flags.items())]
+
+
+def printed_methods() -> dict[str, str]:
+    """Printed METHOD -> dataset method, for what every program prints alike."""
+    return {text: m.key for m in METHODS for text in m.printed}
+
+
+def clocks() -> list[tuple[str, str, str, str]]:
+    """The clocks section's rows: (method, profiler, row name, what the clock holds); a
+    profiled method (kernel_time) has one row per profiler."""
+    rows = []
+    for m in METHODS:
+        if m.profiled:
+            rows += [(m.key, p.key, f"{m.words} ({p.words})", p.clock) for p in PROFILERS]
+        elif m.clock:
+            rows.append((m.key, "", m.words, m.clock))
+    return rows
+
+
+def time_stats() -> list[str]:
+    return [s.key for s in STATS if s.time]
+
+
+def column_keys(group: str | None = None) -> list[str]:
+    """The dataset's columns (of one group), in the CSV's order."""
+    return [c.key for c in COLUMNS if group is None or c.group == group]
+
+
+def dtypes() -> dict[str, str]:
+    """Column -> pandas dtype."""
+    return {c.key: c.dtype for c in COLUMNS}
+
+
+def first_call_columns() -> dict[str, str]:
+    """Table 2's first-call methods -> their column words, in catalogue order."""
+    return {m.key: m.words for m in METHODS if m.first_call_column}

@@ -1,0 +1,190 @@
+"""The measurement vocabulary (orchestrator/vocabulary.py) is the one list of methods, stats and
+dataset columns: the programs and the parser name only its methods, the docs' data dictionary
+equals it, a figure of a method it lacks is a counted warning, and adding a method or a column
+is its catalogue entry (plus the program's line) with no other edit: the stand-ins below show up
+in table 1, the clocks, the process table, compare and the CSV export."""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from orchestrator import programs, vocabulary
+from orchestrator.data import dataset, parse, schema
+from orchestrator.data.parse import parse_text
+from orchestrator.data.records import Context
+from orchestrator.report import clocks, compare, process_table, timing_tables, writer
+from orchestrator.report.compare_sides import load_side
+from orchestrator.report.tables import prepare
+
+from .conftest import PROJECT, write
+
+# the files that may hold the data dictionary (README.md today; docs/ pages when it moves)
+DICTIONARY_FILES = [PROJECT / "README.md", *sorted((PROJECT / "docs").glob("*.md"))]
+STAND_IN = vocabulary.Method(
+    "graph_time", "graph time", "a stand-in: the matmul replayed from a captured graph",
+    "methods", table1=True, clock="a stand-in clock", time=True, throughput=True)
+PRINTED = "cuda graph time"  # the stand-in program line's METHOD
+
+
+def _log(path: Path, scale: float = 1.0) -> Path:
+    lines = ["### torch cuda", "torch 2.15.0, threads 8",
+             "cuda 1024x1024 matmul with sync, 20 runs: min 100µs median 110µs",
+             "cuda 1024x1024 matmul cuda.Event time (queued), 20 runs: min 30µs median 31µs",
+             f"cuda 1024x1024 matmul {PRINTED}, 20 runs: min {20 * scale:.0f}µs "
+             f"median {22 * scale:.0f}µs"]
+    return write(path, "\n".join(lines) + "\n")
+
+
+@pytest.fixture
+def program_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The program's line of a new method: torch prints `cuda graph time`."""
+    monkeypatch.setitem(programs.get("torch").methods, PRINTED, STAND_IN.key)
+    parse._method.cache_clear()
+    yield
+    parse._method.cache_clear()
+
+
+@pytest.fixture
+def stand_in(monkeypatch: pytest.MonkeyPatch, program_line: None) -> None:
+    """The catalogue entry of the new method."""
+    monkeypatch.setattr(vocabulary, "METHODS", (*vocabulary.METHODS, STAND_IN))
+
+
+def _figures(path: Path) -> pd.DataFrame:
+    parsed = parse_text(path.read_text(), Context(framework="torch"))
+    return prepare(dataset.from_parse(parsed, str(path)))
+
+
+# ---- one list ---------------------------------------------------------------------------------
+
+
+def test_every_method_a_program_or_the_parser_names_is_in_the_vocabulary() -> None:
+    known = {m.key for m in vocabulary.METHODS}
+    for program in programs.REGISTRY.values():
+        assert set(program.methods.values()) <= known, program.name
+    parsed = {method for _n, _p, methods in parse._VALUE_FORMS for method, _t in methods}
+    assert parsed <= known
+    assert set(vocabulary.printed_methods().values()) <= known
+
+
+def test_each_word_is_spelled_once() -> None:
+    for entries in (vocabulary.METHODS, vocabulary.STATS, vocabulary.COLUMNS):
+        keys = [e.key for e in entries]
+        assert len(keys) == len(set(keys))
+    spelled = [m.words for m in vocabulary.METHODS]
+    assert len(spelled) == len(set(spelled))
+    assert vocabulary.words("device_time_queued") == "device time queued"  # clocks and compare
+    assert vocabulary.words("some_new_thing") == "some new thing"  # unknown: its key as words
+
+
+def test_every_stored_figure_field_is_a_dataset_column_whose_dtype_gives_its_sql_type() -> None:
+    assert {c.dataset for c in schema.FIGURE_COLUMNS} <= set(vocabulary.column_keys())
+    assert vocabulary.column_keys() == dataset.COLUMNS
+    sql = {c.name: c.sql for c in schema.FIGURE_COLUMNS}
+    assert (sql["value"], sql["runs"], sql["line_no"], sql["method"], sql["cache"]) == \
+        ("REAL", "INTEGER", "INTEGER", "TEXT", "TEXT")
+
+
+def test_declared_dtypes_leave_no_pandas_warning_on_an_empty_text_column() -> None:
+    frame = dataset.typed(pd.DataFrame([{"run_id": "r", "value_s": None}],
+                                       columns=["run_id", "value_s", "cache_proof", "runs"]))
+    assert str(frame["value_s"].dtype) == "float64" and str(frame["runs"].dtype) == "Int64"
+    assert str(frame["cache_proof"].dtype) == "str"  # pandas alone: float64
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        assert frame["cache_proof"].fillna("").eq("").all()
+
+
+# ---- the docs' data dictionary ------------------------------------------------------------------
+
+
+def _dictionary() -> str:
+    """The paragraph that lists the dataset's methods and stats, wherever the docs keep it."""
+    for path in DICTIONARY_FILES:
+        text = path.read_text(encoding="utf-8")
+        start = text.find("`method` is one of")
+        if start >= 0:
+            return text[start:text.find("\n\n", start)]
+    raise AssertionError("no data dictionary ('`method` is one of ...') in README.md or docs/")
+
+
+def _state_table() -> list[str]:
+    for path in DICTIONARY_FILES:
+        text = path.read_text(encoding="utf-8")
+        start = text.find("The machine's state around each run")
+        if start >= 0:
+            table = text[start:text.find("\n\n", text.find("| column |", start))]
+            return [w for row in table.splitlines()[3:]
+                    for w in re.findall(r"`([a-z0-9_]+)`", row.split("|")[1])]
+    raise AssertionError("no table of the machine-state columns in README.md or docs/")
+
+
+def test_the_docs_data_dictionary_equals_the_vocabulary() -> None:
+    text = _dictionary()
+    methods, _, stats = re.sub(r"\s+", " ", text).partition("`stat` is")
+    listed = re.findall(r"`([a-z0-9_]+)`", methods.removeprefix("`method`"))
+    assert sorted(listed) == sorted(m.key for m in vocabulary.METHODS)
+    named = set(re.findall(r"`([a-z0-9_]+)`", stats))
+    assert {s.key for s in vocabulary.STATS} <= named
+    assert _state_table() == vocabulary.column_keys("state")
+
+
+# ---- a method the vocabulary lacks --------------------------------------------------------------
+
+
+def test_a_figure_of_an_unknown_method_is_a_counted_warning(program_line: None,
+                                                            tmp_path: Path) -> None:
+    log = _log(tmp_path / "a.log")
+    parsed = parse_text(log.read_text(), Context(framework="torch"))
+    assert {f.method for f in parsed.figures} == {"with_sync", "device_time_queued", STAND_IN.key}
+    out = tmp_path / "report"
+    writer.write(dataset.from_parse(parsed, str(log)), out)
+    report = (out / "report.md").read_text()
+    assert ("**method not in the vocabulary**: 2 figures of method `graph_time` (torch) are "
+            "in no table: orchestrator/vocabulary.py has no entry for it.") in report
+    assert "graph time" not in report
+
+
+# ---- contracts: a new method, a new column ------------------------------------------------------
+
+
+def test_adding_a_method_is_its_catalogue_entry_plus_the_programs_line(
+        stand_in: None, tmp_path: Path) -> None:
+    fig = _figures(_log(tmp_path / "a.log"))
+    table1 = timing_tables.methods_table(timing_tables.methods_rows(fig)).frame
+    assert list(table1["method"])[:2] == ["with sync", "graph time"]
+    assert "20.000µs" in table1[table1["method"] == "graph time"].iloc[0].tolist()
+    (clock,) = clocks.clock_tables(clocks.select(fig))
+    row = clock.frame[clock.frame["clock"] == "graph time"].iloc[0]
+    assert (row["min"], row["what it holds"]) == ("20.000µs", "a stand-in clock")
+    pooled = process_table.figures_table(fig, {}).frame
+    assert "graph time" in set(pooled["method"])
+    result = compare.compare(load_side(str(_log(tmp_path / "a.log"))),
+                             load_side(str(_log(tmp_path / "b.log", scale=2.0))))
+    (graph,) = [r for r in result.rows if r.figure.endswith("graph time")]
+    assert graph.section == "methods" and graph.ratio == pytest.approx(2.0)
+    assert graph.a_tflops is not None  # a throughput method: TFLOP/s beside it
+    report = tmp_path / "report"
+    writer.write(dataset.from_parse(parse_text(_log(tmp_path / "c.log").read_text(),
+                                               Context(framework="torch")), "c.log"), report)
+    assert "method not in the vocabulary" not in (report / "report.md").read_text()
+
+
+def test_adding_a_column_is_its_catalogue_entry(monkeypatch: pytest.MonkeyPatch,
+                                                tmp_path: Path) -> None:
+    column = vocabulary.Column("graph_nodes", "Int64", "a stand-in: nodes of the graph", "run")
+    monkeypatch.setattr(vocabulary, "COLUMNS", (*vocabulary.COLUMNS, column))
+    log = _log(tmp_path / "a.log")
+    data = dataset.from_parse(parse_text(log.read_text(), Context(framework="torch")), "a.log")
+    assert list(data.figures.columns)[-1] == "graph_nodes"
+    assert str(data.figures["graph_nodes"].dtype) == "Int64"
+    figures, _samples = dataset.export_csv(data, tmp_path / "out.csv")
+    sidecar = tmp_path / "out.schema.json"
+    assert figures.read_text().splitlines()[0].endswith(",measure_env,graph_nodes")
+    assert json.loads(sidecar.read_text())["figures"]["columns"][-1] == "graph_nodes"
