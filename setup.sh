@@ -24,6 +24,6 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
 fi
 if ! command -v cargo >/dev/null 2>&1; then
     echo "setup.sh: cargo not found: burn experiments will be recorded as failed builds" \
-         "unless binaries built elsewhere are in build/bin (README: Running on an NVIDIA GPU)" >&2
+         "unless binaries built elsewhere are in build/bin (docs/gpu.md)" >&2
 fi
 echo "setup.sh: ready (.venv/bin/python -m orchestrator --help)"

@@ -88,7 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--assume", **assume)
     plan.add_argument("--assume", **assume)
     bundle = sub.add_parser("bundle", help="binaries and wheels for a GPU machine without "
-                                           "cargo or network (README: Running on an NVIDIA GPU)")
+                                           "cargo or network (docs/gpu.md)")
     experiments(bundle)
     bundle.add_argument("--assume", **{**assume, "default": ["cuda"]})
     bundle.add_argument("--python-version", default="3.12", help="the other machine's Python")
@@ -107,7 +107,7 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--out", type=Path, default=Path("report"))
     report.add_argument("--sweep", help="sweep id (default: the latest)")
     comp = sub.add_parser("compare", help="a verdict per figure between two result sets "
-                                          "(README: Comparing two result sets)")
+                                          "(docs/compare.md)")
     for side in ("a", "b"):
         comp.add_argument(side, metavar=side.upper(),
                           help="results folder (latest sweep), FOLDER@SWEEP, or a captured log")

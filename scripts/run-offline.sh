@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Run a sweep on a machine with a GPU but without cargo or network (README: Running on an
-# NVIDIA GPU). Needs what `python -m orchestrator bundle` left in build/bundle.tar.xz,
+# Run a sweep on a machine with a GPU but without cargo or network (docs/gpu.md).
+# Needs what `python -m orchestrator bundle` left in build/bundle.tar.xz,
 # and a Python with torch, pandas, numpy, psutil and PyYAML already installed (and JAX, for
 # the jax targets: the machine's own JAX, with its CUDA plugin, is the one the runs import).
 #   scripts/run-offline.sh [EXPERIMENTS.yaml] [RESULTS_DIR] [extra `run` options...]

@@ -1,8 +1,9 @@
-"""Every command the README's "Running on a Mac" section tells a user to run, run here.
+"""Every command the manual's Mac page (docs/mac.md, once the README's "Running on a Mac"
+section) tells a user to run, run here.
 
 No Mac here, so each command is run in its Linux form: the same command line, on this machine's
-data. The section's command lines are read from README.md and each must be one of `LINUX_FORM`'s
-keys: a new command in the section without a test here fails. `./setup.sh` and `pytest` are what
+data. The page's command lines are read from docs/mac.md and each must be one of `LINUX_FORM`'s
+keys: a new command on the page without a test here fails. `./setup.sh` and `pytest` are what
 CI runs (`.ci/run`); `run` on a small experiments file is tests/run/test_sweep.py (real builds).
 """
 
@@ -18,7 +19,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 H200 = ROOT / "docs" / "results" / "h200"
-SECTION = "## Running on a Mac"
+PAGE = ROOT / "docs" / "mac.md"
+SECTION = "# Running on a Mac"
 
 # command as the README writes it -> where its Linux form runs
 LINUX_FORM = {
@@ -39,9 +41,9 @@ LINUX_FORM = {
 
 
 def section_commands() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert SECTION in text, f"README.md has no '{SECTION}' section"
-    body = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
+    text = PAGE.read_text(encoding="utf-8")
+    assert text.startswith(SECTION), f"docs/mac.md does not begin '{SECTION}'"
+    body = text.split(SECTION, 1)[1]
     lines = [line.strip() for line in body.splitlines() if line.startswith("    ")]
     return [part.strip() for line in lines for part in line.split("&&")]
 
@@ -57,8 +59,8 @@ def test_every_command_of_the_section_has_a_linux_form_here() -> None:
     commands = section_commands()
     assert commands, "the section shows no commands"
     unknown = [command for command in commands if command not in LINUX_FORM]
-    assert not unknown, f"commands in the README's Mac section that no test runs: {unknown}"
-    assert set(commands) == set(LINUX_FORM), "LINUX_FORM lists commands the section lost"
+    assert not unknown, f"commands on the Mac page that no test runs: {unknown}"
+    assert set(commands) == set(LINUX_FORM), "LINUX_FORM lists commands the page lost"
 
 
 def test_plan_of_the_experiments_file(tmp_path: Path) -> None:

@@ -114,15 +114,14 @@ def _dictionary() -> str:
     raise AssertionError("no data dictionary ('`method` is one of ...') in README.md or docs/")
 
 
-def _state_table() -> list[str]:
+def _dictionary_columns() -> list[str]:
+    """The columns the data dictionary's table names, in its order (docs/results.md)."""
     for path in DICTIONARY_FILES:
         text = path.read_text(encoding="utf-8")
-        start = text.find("The machine's state around each run")
-        if start >= 0:
-            table = text[start:text.find("\n\n", text.find("| column |", start))]
-            return [w for row in table.splitlines()[3:]
-                    for w in re.findall(r"`([a-z0-9_]+)`", row.split("|")[1])]
-    raise AssertionError("no table of the machine-state columns in README.md or docs/")
+        if "## Data dictionary" in text:
+            table = text.split("## Data dictionary", 1)[1].split("\n#", 1)[0]
+            return re.findall(r"^\| `([a-z_0-9]+)` \|", table, re.MULTILINE)
+    raise AssertionError("no '## Data dictionary' table in README.md or docs/")
 
 
 def test_the_docs_data_dictionary_equals_the_vocabulary() -> None:
@@ -132,7 +131,7 @@ def test_the_docs_data_dictionary_equals_the_vocabulary() -> None:
     assert sorted(listed) == sorted(m.key for m in vocabulary.METHODS)
     named = set(re.findall(r"`([a-z0-9_]+)`", stats))
     assert {s.key for s in vocabulary.STATS} <= named
-    assert _state_table() == vocabulary.column_keys("state")
+    assert _dictionary_columns() == [c.key for c in vocabulary.COLUMNS]
 
 
 # ---- a method the vocabulary lacks --------------------------------------------------------------

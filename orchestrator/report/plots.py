@@ -12,6 +12,7 @@ rows the section's tables and checks read; a plot only narrows them to what it s
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -37,23 +38,24 @@ COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17
 DPI = 120
 # A plot that cannot be drawn: its file name and why, for report.md.
 Skipped = tuple[str, str]
+# a plot drawn from its section's rows, or why it cannot be
+Drawer = Callable[[pd.DataFrame, SampleSets], Figure | str]
 
 
-def write_plots(section_rows: dict[str, pd.DataFrame], sets: SampleSets,
+def write_plots(wanted: list[tuple[str, Drawer, pd.DataFrame]], sets: SampleSets,
                 out: Path) -> tuple[list[Path], list[Skipped]]:
-    """Draw each plot from its section's rows (plot name -> rows) where the rows allow it.
+    """Draw each section's plot (its file name, its drawer, the rows it selected: the section
+    registry in report/sections.py names them) where the rows allow it.
 
     Returns the files and the plots skipped, with why, in a fixed order (report.md lists them).
     """
     from orchestrator.report import sizes_plot  # it draws with this module's pieces
 
+    order = [draw_methods, draw_cpu, draw_first_call, draw_warmup, sizes_plot.draw]
     written, skipped = [], []
-    for name, draw in (("methods.png", _methods), ("cpu_threads.png", _cpu),
-                       ("first_call.png", _first_call), ("warmup.png", _warmup),
-                       ("sizes.png", sizes_plot.draw)):
-        if name not in section_rows:
-            continue
-        figure = draw(section_rows[name], sets)
+    for name, draw, rows in sorted(wanted, key=lambda w: order.index(w[1])
+                                   if w[1] in order else len(order)):
+        figure = draw(rows, sets)
         if isinstance(figure, str):
             skipped.append((name, figure))
             continue
@@ -127,7 +129,7 @@ def _shape_text(rows: pd.DataFrame) -> str:
 # ---- 1. timing methods ----------------------------------------------------------------------
 
 
-def _methods(rows: pd.DataFrame, sets: SampleSets) -> Figure | str:
+def draw_methods(rows: pd.DataFrame, sets: SampleSets) -> Figure | str:
     """From the section's rows (timing_tables.methods_rows)."""
     timed = rows[rows["stat"].isin(["min", "median"])]
     if timed.empty:
@@ -198,7 +200,7 @@ def _no_time_notes(ax: Axes, rows: pd.DataFrame, methods: list[str]) -> None:
 # ---- 3. CPU builds x threads ----------------------------------------------------------------
 
 
-def _cpu(cpu: pd.DataFrame, sets: SampleSets) -> Figure | str:
+def draw_cpu(cpu: pd.DataFrame, sets: SampleSets) -> Figure | str:
     """From the section's CPU figures (timing_tables.cpu_figures), as table 3 picks them."""
     rows = cpu_rows(cpu, ["with_sync", "no_sync"])
     rows = rows[rows["stat"] == "min"].dropna(subset=["threads_key"]) if not rows.empty else rows
@@ -238,7 +240,7 @@ def _cpu(cpu: pd.DataFrame, sets: SampleSets) -> Figure | str:
 FIRST_BARS = {"first_call_returned": "call returned", "first_call_after_sync": "after sync"}
 
 
-def _first_call(section_rows: pd.DataFrame, sets: SampleSets) -> Figure | str:
+def draw_first_call(section_rows: pd.DataFrame, sets: SampleSets) -> Figure | str:
     """From the section's rows (timing_tables.first_call_rows): two of its three methods."""
     rows = section_rows[section_rows["method"].isin(list(FIRST_BARS))]
     if rows.empty:
@@ -274,7 +276,7 @@ def _first_call(section_rows: pd.DataFrame, sets: SampleSets) -> Figure | str:
 # ---- 5. warm-up puzzle ----------------------------------------------------------------------
 
 
-def _warmup(section_rows: pd.DataFrame, sets: SampleSets) -> Figure | str:
+def draw_warmup(section_rows: pd.DataFrame, sets: SampleSets) -> Figure | str:
     """From the section's rows (timing_tables.warmup_rows) that name their timed run."""
     rows = section_rows.dropna(subset=["iteration"])
     if rows.empty:

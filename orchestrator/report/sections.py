@@ -1,16 +1,21 @@
-"""The report's sections, in the chapter's order: what each shows, its tables, its checks.
+"""The report's sections, in the chapter's order, registered: each owns its rows, tables,
+findings (checks) and plot.
 
-A section builder selects its rows from the prepared figures (tables.prepare) ONCE and hands
-that selection to its tables, its measurement warnings (checks) and, through `Section.rows`, to
-the plot the writer draws for it (plots). A check that compares across sections (a first call
-against the steady figure of table 1, threads asked for in any run) still reads all figures.
-A new report section is one builder here and one entry in `build_sections`.
+A section is one function under `@section(...)`: the registration names its row selection
+(`select`, run ONCE per report), its plot (the PNG's file name and its drawer in plots.py) and
+the tables `report A B` joins across sides; the function turns the selected rows into its
+tables and measurement warnings. `report` (writer.py) and `report A B` (side_by_side.py) read
+this one registry, and Markdown, CSV and PNG are exporters over the sections it builds. A check
+that compares across sections (a first call against the steady figure of table 1, threads asked
+for in any run) still reads all figures (`Context.fig`). A new report section is one registered
+function here (`test_contract_section*` adds one from a test).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import pandas as pd
@@ -24,14 +29,17 @@ from orchestrator.report import (
     energy,
     env_checks,
     first_call_breakdown,
+    plots,
     process_table,
     ratios,
+    sizes_plot,
     sizes_report,
     state_checks,
     tables,
     timing_tables,
 )
 from orchestrator.report.checks import Thresholds
+from orchestrator.report.spread import sample_sets
 from orchestrator.report.tables import Table
 
 
@@ -46,24 +54,85 @@ class Section:
     plot: str | None = None  # the PNG shown under the section, when it was drawn
     # the figures the section selected: its tables, its checks and its plot read these
     rows: pd.DataFrame = field(default_factory=pd.DataFrame)
+    draw: plots.Drawer | None = None  # the plot's drawer (the registration's)
+
+
+@dataclass
+class Context:
+    """What a section may read: the dataset, its prepared figures (tables.prepare), the
+    thresholds; the raw sample sets are computed on first use (`report A B` needs none)."""
+
+    data: Dataset
+    fig: pd.DataFrame
+    th: Thresholds = field(default_factory=Thresholds)
+    given_sets: checks.SampleSets | None = None
+
+    @cached_property
+    def sets(self) -> checks.SampleSets:
+        return self.given_sets if self.given_sets is not None else sample_sets(self.data.samples)
+
+
+@dataclass(frozen=True)
+class SideTable:
+    """A table `report A B` joins across sides: its CSV name, its heading there, its builder
+    from the section's selected rows, and the columns that say what a row stands for."""
+
+    name: str
+    title: str
+    build: Callable[[pd.DataFrame, Dataset], Table]
+    keys: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Registered:
+    """One registered section: its row selection, its builder, its plot, its side tables."""
+
+    name: str
+    select: Callable[[Context], Any]  # a frame, or a bundle of frames (clocks.ClockRows)
+    build: Callable[[Context, Any], Section]
+    plot: tuple[str, plots.Drawer] | None = None  # the PNG's file name and its drawer
+    side_by_side: tuple[SideTable, ...] = ()
+
+    def section(self, ctx: Context) -> Section:
+        rows = self.select(ctx)  # selected once: the tables, the checks and the plot read it
+        built = self.build(ctx, rows)
+        if self.plot is not None:
+            built.plot, built.draw = self.plot
+        return built
+
+
+REGISTRY: list[Registered] = []  # in the report's order, the order of registration
+
+
+Builder = Callable[[Context, Any], Section]
+
+
+def section(name: str, select: Callable[[Context], Any], *,
+            plot: tuple[str, plots.Drawer] | None = None,
+            side_by_side: tuple[SideTable, ...] = ()) -> Callable[[Builder], Builder]:
+    """Register the decorated builder as the report's next section."""
+    def register(build: Builder) -> Builder:
+        if any(r.name == name for r in REGISTRY):
+            raise ValueError(f"report section {name!r} registered twice")
+        REGISTRY.append(Registered(name, select, build, plot, side_by_side))
+        return build
+    return register
 
 
 def build_sections(data: Dataset, fig: pd.DataFrame, sets: checks.SampleSets,
                    th: Thresholds) -> list[Section]:
     """The report's sections in the chapter's order, then what goes beyond it."""
-    builders: list[Callable[[], Section]] = [
-        lambda: _methods(fig, sets, th), lambda: _clocks(fig),
-        lambda: _first_call(fig, th, data),
-        lambda: _cpu(fig, sets, data.host, th), lambda: _accuracy(fig, th),
-        lambda: _warmup(fig, th, data), lambda: _statistics(fig, sets),
-        lambda: _sizes(fig, data.host),
-        lambda: _failures(data.figures), lambda: _machine(fig, data.host),
-    ]
-    return [build() for build in builders]
+    ctx = Context(data, fig, th, sets)
+    return [entry.section(ctx) for entry in REGISTRY]
 
 
-def _methods(fig: pd.DataFrame, sets: checks.SampleSets, th: Thresholds) -> Section:
-    rows = timing_tables.methods_rows(fig)  # selected once: the table and checks use them
+@section("methods", lambda ctx: timing_tables.methods_rows(ctx.fig),
+         plot=("methods.png", plots.draw_methods),
+         side_by_side=(SideTable("methods", "1. Timing methods on the accelerator",
+                                 lambda rows, d: timing_tables.methods_table(rows),
+                                 ("method",)),))
+def _methods(ctx: Context, rows: pd.DataFrame) -> Section:
+    fig, sets, th = ctx.fig, ctx.sets, ctx.th
     return Section(
         "1. Timing methods on the accelerator",
         "Each method timed the same matmul in one process (first call excluded): min and "
@@ -73,11 +142,11 @@ def _methods(fig: pd.DataFrame, sets: checks.SampleSets, th: Thresholds) -> Sect
         + checks.odd_times(rows)
         + checks.call_overhead(rows, th) + checks.no_time(rows) + checks.short_window(rows, th)
         + checks.spread(rows, sets, th)
-        + checks.load(rows, th) + _gpu_warnings(rows), "methods.png", rows)
+        + checks.load(rows, th) + _gpu_warnings(rows), rows=rows)
 
 
-def _clocks(fig: pd.DataFrame) -> Section:
-    selected = clocks.select(fig)  # selected once: every clock table and check
+@section("clocks", lambda ctx: clocks.select(ctx.fig))
+def _clocks(ctx: Context, selected: clocks.ClockRows) -> Section:
     return Section(
         "1b. Beyond the chapter: what each clock measured",
         "Per GPU target, every clock beside the kernels' own GPU time from a profiler that is "
@@ -94,8 +163,13 @@ def _clocks(fig: pd.DataFrame) -> Section:
         rows=selected.rows)
 
 
-def _first_call(fig: pd.DataFrame, th: Thresholds, data: Dataset) -> Section:
-    rows = timing_tables.first_call_rows(fig)  # selected once: tables, checks and plot
+@section("first_call", lambda ctx: timing_tables.first_call_rows(ctx.fig),
+         plot=("first_call.png", plots.draw_first_call),
+         side_by_side=(SideTable("first_call", "2. First call across processes",
+                                 lambda rows, d: timing_tables.first_call_table(rows),
+                                 ("framework", "process")),))
+def _first_call(ctx: Context, rows: pd.DataFrame) -> Section:
+    fig, th, data = ctx.fig, ctx.th, ctx.data
     # the spread only where a cold series was repeated; priming runs where there were any
     spread, priming = cache_report.cold_spread_table(rows), cache_report.priming_table(data)
     breakdown = first_call_breakdown.breakdown_table(fig)  # jax: only where it was printed
@@ -108,12 +182,19 @@ def _first_call(fig: pd.DataFrame, th: Thresholds, data: Dataset) -> Section:
         checks.odd_times(rows)
         + checks.first_call_cost(fig[fig["device"] != "cpu"], th) + checks.load(rows, th)
         + cache_report.unproven_warnings(rows) + cache_report.settings_warnings(data),
-        "first_call.png", rows)
+        rows=rows)
 
 
-def _cpu(fig: pd.DataFrame, sets: checks.SampleSets, host: dict[str, Any],
-         th: Thresholds) -> Section:
-    cpu = timing_tables.cpu_figures(fig)  # selected once: tables, checks and plot
+@section("cpu", lambda ctx: timing_tables.cpu_figures(ctx.fig),
+         plot=("cpu_threads.png", plots.draw_cpu),
+         side_by_side=(SideTable("cpu_threads", "3. CPU builds and threads (min, with sync)",
+                                 lambda cpu, d: timing_tables.cpu_table(cpu, d.host),
+                                 ("build",)),
+                       SideTable("cpu_first_call", "3. CPU builds: first call",
+                                 lambda cpu, d: timing_tables.cpu_first_call_table(cpu),
+                                 ("build",))))
+def _cpu(ctx: Context, cpu: pd.DataFrame) -> Section:
+    fig, sets, host, th = ctx.fig, ctx.sets, ctx.data.host, ctx.th
     rows = cpu[cpu["method"].isin(vocabulary.method_keys(table1=True))]
     return Section(
         "3. CPU builds and threads",
@@ -125,11 +206,14 @@ def _cpu(fig: pd.DataFrame, sets: checks.SampleSets, host: dict[str, Any],
             timing_tables.cpu_rows(cpu, ["with_sync", "no_sync"]), th)
         + checks.spread(rows, sets, th) + checks.load(rows, th)
         + tables.unexpected_successes(rows)  # beside its figures
-        + state_checks.cpu_governor(rows, host), "cpu_threads.png", cpu)
+        + state_checks.cpu_governor(rows, host), rows=cpu)
 
 
-def _accuracy(fig: pd.DataFrame, th: Thresholds) -> Section:
-    rows = tables.accuracy_rows(fig)  # selected once: the table and the checks
+@section("accuracy", lambda ctx: tables.accuracy_rows(ctx.fig),
+         side_by_side=(SideTable("accuracy", "4. Same numbers from every build",
+                                 lambda rows, d: tables.accuracy_table(rows), ("build",)),))
+def _accuracy(ctx: Context, rows: pd.DataFrame) -> Section:
+    th = ctx.th
     notes = checks.bitwise_summary(rows) + checks.accuracy(rows, th)
     max_ref = tables.global_max_ref(rows)
     if max_ref:
@@ -141,8 +225,13 @@ def _accuracy(fig: pd.DataFrame, th: Thresholds) -> Section:
         [tables.accuracy_table(rows)], notes, rows=rows)
 
 
-def _warmup(fig: pd.DataFrame, th: Thresholds, data: Dataset) -> Section:
-    rows = timing_tables.warmup_rows(fig)  # selected once: the table, checks and plot
+@section("warmup", lambda ctx: timing_tables.warmup_rows(ctx.fig),
+         plot=("warmup.png", plots.draw_warmup),
+         side_by_side=(SideTable("warmup", "5. The warm-up puzzle",
+                                 lambda rows, d: timing_tables.warmup_table(rows),
+                                 ("cache", "warm-up")),))
+def _warmup(ctx: Context, rows: pd.DataFrame) -> Section:
+    th = ctx.th
     return Section(
         "5. The warm-up puzzle",
         "burn: one warm-up without sync (result dropped, or kept alive unread), then timed "
@@ -150,10 +239,12 @@ def _warmup(fig: pd.DataFrame, th: Thresholds, data: Dataset) -> Section:
         [timing_tables.warmup_table(rows)],
         checks.odd_times(rows)
         + checks.warmup_first_run(rows, th) + checks.load(rows, th)
-        + cache_report.unproven_warnings(rows), "warmup.png", rows)
+        + cache_report.unproven_warnings(rows), rows=rows)
 
 
-def _statistics(fig: pd.DataFrame, sets: checks.SampleSets) -> Section:
+@section("statistics", lambda ctx: ctx.fig)
+def _statistics(ctx: Context, fig: pd.DataFrame) -> Section:
+    sets = ctx.sets
     pairs = ratios.pairs(fig, sets)  # paired (and bootstrapped) once: both tables and checks
     return Section(
         "6. Beyond the chapter: spread, confidence and ratios",
@@ -168,8 +259,13 @@ def _statistics(fig: pd.DataFrame, sets: checks.SampleSets) -> Section:
         ratios.arithmetic_checks(pairs))
 
 
-def _sizes(fig: pd.DataFrame, host: dict[str, Any]) -> Section:
-    rows = sizes_report.with_peaks(fig, host)  # selected once: the tables, findings and plot
+@section("sizes", lambda ctx: sizes_report.with_peaks(ctx.fig, ctx.data.host),
+         plot=("sizes.png", sizes_plot.draw),
+         side_by_side=(SideTable("sizes", "6b. How cost grows: time, TFLOP/s and % of peak "
+                                 "per size", lambda rows, d: sizes_report.summary_table(rows),
+                                 ("target", "size")),))
+def _sizes(ctx: Context, rows: pd.DataFrame) -> Section:
+    host = ctx.data.host
     return Section(
         "6b. Beyond the chapter: how cost grows",
         "Per target, the matmul's time at each size (the smallest min over its runs) by three "
@@ -179,10 +275,11 @@ def _sizes(fig: pd.DataFrame, host: dict[str, Any]) -> Section:
         "none is known), and at least the three f32 matrices moved once, 4·(2·M·N + M·M) "
         "bytes. Then where the launch gap equals the kernel time, where burn / PyTorch crosses "
         "1, and the cost model t ≈ a + b·n³ fitted per target, with where it stops holding.",
-        sizes_report.size_tables(rows, host), sizes_report.findings(rows), "sizes.png", rows)
+        sizes_report.size_tables(rows, host), sizes_report.findings(rows), rows=rows)
 
 
-def _failures(figures: pd.DataFrame) -> Section:
+@section("failures", lambda ctx: ctx.data.figures)
+def _failures(ctx: Context, figures: pd.DataFrame) -> Section:
     return Section("7. Runs skipped or failed",
                    "Runs that measured nothing, with the reason recorded for them.",
                    [tables.failures_table(figures)], tables.unexpected_successes(figures),
@@ -195,7 +292,9 @@ def _gpu_warnings(rows: pd.DataFrame) -> list[str]:
             + state_checks.gpu_others(rows))
 
 
-def _machine(fig: pd.DataFrame, host: dict[str, Any]) -> Section:
+@section("machine", lambda ctx: ctx.fig)
+def _machine(ctx: Context, fig: pd.DataFrame) -> Section:
+    host = ctx.data.host
     return Section(
         "8. The machine around the runs",
         "What was recorded before and after every run: for GPU runs NVML's SM clock (and its "

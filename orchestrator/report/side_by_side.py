@@ -5,47 +5,28 @@ gets the same tables as a one-side report; they are then joined on what a row st
 method, the build, the framework and process, the cache state and warm-up kind), and each
 side's value columns carry its letter: `A: PyTorch mps min` beside `B: PyTorch cuda min`. A row
 only one side has keeps empty cells for the other. Above the tables, one machine line per side
-(from compare's facts: what a log did not record reads 'not recorded').
+(from compare's facts: what a log did not record reads 'not recorded'). The tables are the
+registered sections' own (report/sections.py, `side_by_side=`), each side's rows selected as
+the section selects them for a one-side report.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
 from orchestrator.data import outputs
-from orchestrator.data.dataset import Dataset
 from orchestrator.errors import InputError
-from orchestrator.report import sizes_report, tables, timing_tables, writer
+from orchestrator.report import tables, writer
 from orchestrator.report.compare_match import accuracy_label
 from orchestrator.report.compare_sides import FACTS, NOT_RECORDED, Side, load_side
+from orchestrator.report.sections import REGISTRY, Context, Registered, SideTable
 from orchestrator.report.tables import Table
 from orchestrator.report.writer import markdown_table
 
 REPORT_NAME = "report.md"
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-# table name -> (section title, its builder, the columns that say what a row stands for)
-TABLES: list[tuple[str, str, Callable[[pd.DataFrame, Dataset], Table], list[str]]] = [
-    ("methods", "1. Timing methods on the accelerator",
-     lambda fig, d: timing_tables.methods_table(timing_tables.methods_rows(fig)), ["method"]),
-    ("first_call", "2. First call across processes",
-     lambda fig, d: timing_tables.first_call_table(
-         timing_tables.first_call_rows(fig)), ["framework", "process"]),
-    ("cpu_threads", "3. CPU builds and threads (min, with sync)",
-     lambda fig, d: timing_tables.cpu_table(fig, d.host), ["build"]),
-    ("cpu_first_call", "3. CPU builds: first call",
-     lambda fig, d: timing_tables.cpu_first_call_table(fig), ["build"]),
-    ("accuracy", "4. Same numbers from every build",
-     lambda fig, d: tables.accuracy_table(tables.accuracy_rows(fig)), ["build"]),
-    ("warmup", "5. The warm-up puzzle",
-     lambda fig, d: timing_tables.warmup_table(timing_tables.warmup_rows(fig)),
-     ["cache", "warm-up"]),
-    ("sizes", "6b. How cost grows: time, TFLOP/s and % of peak per size",
-     lambda fig, d: sizes_report.summary_table(sizes_report.with_peaks(fig, d.host)),
-     ["target", "size"]),
-]
 MACHINE_FACTS = ("accelerators (devices of the figures)", "GPU", "CPU", "OS", "torch", "burn",
                  "jax")
 OPTIONAL_FACTS = ("jax",)  # shown only where the side recorded it (older sweeps have none)
@@ -106,6 +87,11 @@ def merge(name: str, keys: list[str], parts: list[tuple[str, Table]]) -> pd.Data
     return merged[lead + [c for c in merged.columns if c not in lead]].fillna("")
 
 
+def tables_side_by_side() -> list[tuple[Registered, SideTable]]:
+    """The tables `report A B` joins, section by section, from the report's registry."""
+    return [(entry, table) for entry in REGISTRY for table in entry.side_by_side]
+
+
 def write_many(specs: list[str], out: Path,
                inputs: outputs.Inputs = outputs.NO_INPUTS) -> list[Path]:
     """report.md and one CSV per table, the sides' columns side by side; files in `out` an
@@ -126,11 +112,13 @@ def _render(sides: list[Side], out: Path) -> list[Path]:
              *(f"- **Warning: {LETTERS[i]}**: {gap}." for i, s in enumerate(sides)
                for gap in s.data.gaps()), ""]
     written = []
-    for name, title, build, keys in TABLES:
-        parts = [(LETTERS[i], build(fig, side.data))
+    for entry, table in tables_side_by_side():
+        # each side's rows as the section selects them for its one-side report
+        parts = [(LETTERS[i], table.build(entry.select(Context(side.data, fig)), side.data))
                  for i, (fig, side) in enumerate(zip(prepared, sides, strict=True))]
-        merged = merge(name, keys, parts)
-        lines += [f"## {title}", ""]
+        name = table.name
+        merged = merge(name, list(table.keys), parts)
+        lines += [f"## {table.title}", ""]
         if merged is None:
             lines += ["_No side has data for this table._", ""]
             continue

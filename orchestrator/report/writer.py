@@ -45,7 +45,8 @@ def _render(data: Dataset, out: Path, thresholds: Thresholds | None,
     sets = sample_sets(data.samples)
     sections = build_sections(data, fig, sets, th)
     # each plot from the rows its section selected, the rows of its tables and checks
-    written, skipped = plots.write_plots({s.plot: s.rows for s in sections if s.plot}, sets, out)
+    written, skipped = plots.write_plots(
+        [(s.plot, s.draw, s.rows) for s in sections if s.plot and s.draw], sets, out)
     drawn = {p.name for p in written}
     for section in sections:
         section.plot = section.plot if section.plot in drawn else None

@@ -5,7 +5,7 @@
 # .venv/bin/python -m orchestrator bundle experiments.yaml) and runs offline
 # (scripts/run-offline.sh). Bounded to about 6 minutes: each step has its own timeout, a step
 # cut short keeps every finished run (the store commits each run as it ends), and running the
-# script again resumes each sweep where it stopped (README: resume is automatic).
+# script again resumes each sweep where it stopped (docs/running.md: resume is automatic).
 #   OUT=/some/dir scripts/h200/sizes.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."

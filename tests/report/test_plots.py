@@ -32,7 +32,8 @@ def draw(data: Dataset, out: Path) -> tuple[list[Path], list[plots.Skipped]]:
     sets = sample_sets(data.samples)
     th = Thresholds().for_host(data.host)
     sections = build_sections(data, tables.prepare(data), sets, th)
-    return plots.write_plots({s.plot: s.rows for s in sections if s.plot}, sets, out)
+    return plots.write_plots([(s.plot, s.draw, s.rows) for s in sections if s.plot and s.draw],
+                             sets, out)
 
 
 @pytest.mark.parametrize("which", ["chapter", "synthetic"])

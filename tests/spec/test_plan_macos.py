@@ -103,7 +103,7 @@ def test_the_mac_plan_is_the_chapters_runs() -> None:
 
 
 def test_the_plan_command_prints_the_same_rows(tmp_path: Path) -> None:
-    """The command itself, as the README's Mac section says to run it, in a folder of its own:
+    """The command itself, as the Mac page (docs/mac.md) says to run it, in a folder of its own:
     the project's ./results (README command 1's sweep) would show its runs as `done`."""
     cores = cpu_count()
     if cores == 1:

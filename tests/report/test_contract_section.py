@@ -1,0 +1,101 @@
+"""The README's recipe "a new report section = one registered section" (issue 22), as a contract.
+
+A stand-in section registered from this test, and nothing else, appears in `report` (its
+heading, its table as Markdown and CSV, its finding, its plot as PNG) and in `report A B` (its
+side table joined across the sides), in registry order. The plot file names live in the
+registry alone.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from matplotlib.figure import Figure
+
+from orchestrator.data.dataset import Dataset
+from orchestrator.report import sections, side_by_side, writer
+from orchestrator.report.sections import Context, Section, SideTable, section
+from orchestrator.report.tables import Table
+
+from ..conftest import PROJECT
+from .test_writer import chapter_dataset
+
+LOG = PROJECT / "tests" / "data" / "chapter_listings.log"
+TITLE = "9. A stand-in section"
+
+
+def _labels(rows: pd.DataFrame, _data: Dataset) -> Table:
+    counts = rows.groupby("label").size().reset_index(name="figures")
+    return Table("stand_in", "Figures with sync per label", counts)
+
+
+def _draw(rows: pd.DataFrame, _sets: object) -> Figure | str:
+    figure = Figure(figsize=(3, 2))
+    figure.add_subplot().bar(range(len(rows)), rows["value_s"].astype(float))
+    return figure
+
+
+@pytest.fixture
+def stand_in() -> Iterator[None]:
+    before = list(sections.REGISTRY)
+
+    @section("stand_in", lambda ctx: ctx.fig[ctx.fig["method"] == "with_sync"],
+             plot=("stand_in.png", _draw),
+             side_by_side=(SideTable("stand_in", f"{TITLE} (side by side)", _labels,
+                                     ("label",)),))
+    def _stand_in(ctx: Context, rows: pd.DataFrame) -> Section:
+        return Section(TITLE, "Every figure timed with sync, counted per label.",
+                       [_labels(rows, ctx.data)], [f"stand-in finding: {len(rows)} rows"],
+                       rows=rows)
+
+    yield
+    sections.REGISTRY[:] = before
+
+
+def test_contract_section_one_registration_reaches_report(stand_in: None,
+                                                          tmp_path: Path) -> None:
+    written = writer.write(chapter_dataset(), tmp_path)
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert f"## {TITLE}" in text
+    after = text.split(f"## {TITLE}", 1)[1]
+    assert "CSV: `stand_in.csv`" in after and "- stand-in finding: " in after
+    assert f"![{TITLE}](stand_in.png)" in after
+    assert {tmp_path / "stand_in.csv", tmp_path / "stand_in.png"} <= set(written)
+    frame = pd.read_csv(tmp_path / "stand_in.csv")
+    assert list(frame.columns) == ["label", "figures"] and frame["figures"].sum() > 0
+    # registered last, so the last section of the report
+    assert text.index("## 8. The machine around the runs") < text.index(f"## {TITLE}")
+
+
+def test_contract_section_one_registration_reaches_report_a_b(stand_in: None,
+                                                              tmp_path: Path) -> None:
+    side_by_side.write_many([str(LOG), str(LOG)], tmp_path)
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert f"## {TITLE} (side by side)" in text
+    frame = pd.read_csv(tmp_path / "stand_in.csv")
+    assert list(frame.columns) == ["label", "A: figures", "B: figures"]
+    assert (frame["A: figures"] == frame["B: figures"]).all()
+
+
+def test_a_section_name_is_registered_once(stand_in: None) -> None:
+    with pytest.raises(ValueError, match="registered twice"):
+        section("stand_in", lambda ctx: ctx.fig)(lambda ctx, rows: Section("", "", []))
+
+
+def test_plot_file_names_live_in_the_registry_alone() -> None:
+    """No module of the report but sections.py writes a report plot's file name."""
+    registered = {entry.plot[0] for entry in sections.REGISTRY if entry.plot}
+    assert registered == {"methods.png", "first_call.png", "cpu_threads.png", "warmup.png",
+                          "sizes.png"}
+    elsewhere = []
+    for module in (PROJECT / "orchestrator" / "report").glob("*.py"):
+        if module.name == "sections.py":
+            continue
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in registered:
+                elsewhere.append(f"{module.name}: {node.value}")
+    assert elsewhere == []
