@@ -33,9 +33,12 @@ TIME_METHODS = frozenset({
     "no_sync", "with_sync", "device_time", "device_time_no_flush", "device_time_queued",
     "kernel_time", "readback", "timer", "first_call", "first_call_returned",
     "first_call_after_sync", "device_init", "warmup_timed_run",
+    # the first call taken apart (JAX's trace and lower, compile, first run)
+    "first_call_lower", "first_call_compile", "first_call_run",
 })
 FIRST_CALL_METHODS = frozenset({"device_init", "first_call", "first_call_returned",
-                                "first_call_after_sync"})
+                                "first_call_after_sync", "first_call_lower",
+                                "first_call_compile", "first_call_run"})
 # The match key. Fields in WILDCARD may be unrecorded ('') on one side and match anything.
 KEY = ("framework", "label", "device", "shape", "method", "stat", "threads_key", "cache",
        "process", "warmup", "iteration", "precision")
@@ -312,6 +315,8 @@ METHOD_WORDS = {
     "timer": "benchmark.Timer", "first_call": "first call", "first_call_returned":
     "first call returned", "first_call_after_sync": "first call after sync",
     "device_init": "device init", "warmup_timed_run": "timed run", "accuracy": "accuracy",
+    "first_call_lower": "first call: trace and lower", "first_call_compile":
+    "first call: compile", "first_call_run": "first call: first run",
 }
 
 
