@@ -20,8 +20,8 @@ from orchestrator.programs.burn import Burn
 from orchestrator.programs.jax import Jax
 from orchestrator.programs.torch import Torch
 
-__all__ = ["REGISTRY", "Paths", "Program", "derived", "get", "names", "reference", "register",
-           "unregister"]
+__all__ = ["REGISTRY", "Paths", "Program", "candidates", "cpu_devices", "derived", "get", "names",
+           "reference", "register", "unregister"]
 
 REGISTRY: dict[str, Program] = {}
 
@@ -54,6 +54,18 @@ def reference() -> tuple[Program, str] | None:
     """The program and device every build's accuracy is compared with ('torch', 'cpu')."""
     return next(((p, p.reference_device) for p in REGISTRY.values()
                  if p.reference_device is not None), None)
+
+
+def candidates() -> tuple[Program, ...]:
+    """Every program but the reference, in registry order: what the report sets against it."""
+    found = reference()
+    return tuple(p for p in REGISTRY.values() if found is None or p is not found[0])
+
+
+def cpu_devices() -> frozenset[str]:
+    """The devices that run on the CPU under any program's name ('cpu', burn's 'flex')."""
+    return frozenset({"cpu"} | {d for p in REGISTRY.values() for d in p.devices
+                                if p.device_of(d) == "cpu"})
 
 
 F = TypeVar("F", bound=Callable[..., Any])

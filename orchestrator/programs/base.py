@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import subprocess
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -27,6 +28,23 @@ class Paths:
     project: Path
     python: str  # the interpreter for Python programs
     binaries: dict[str, Path]  # build name -> binary, for programs that are built
+
+
+@dataclass(frozen=True)
+class FactRow:
+    """One machine-fact row of `compare` (`torch CUDA`): read from a side's printed headers,
+    else from the sweep's recorded facts of this program (`host[name]`)."""
+
+    name: str
+    read: Callable[[Sequence[Header], dict[str, Any]], str | None]
+    always: bool = False  # shown as 'not recorded' when absent (else left out: older sweeps)
+    in_line: bool = True  # also in the side-by-side report's one-line machine summary
+
+
+def join(values: Any) -> str | None:
+    """Distinct values, sorted and ', '-joined (compare's facts); None when there are none."""
+    found = sorted({str(v) for v in values if v is not None and str(v) not in ("", "nan")})
+    return ", ".join(found) if found else None
 
 
 class Program(ABC):
@@ -44,8 +62,8 @@ class Program(ABC):
     # a program that dispatches asynchronously there too (JAX), so no sync != with sync is right
     async_cpu: ClassVar[bool] = False
     # the cache's folder, project-relative ('bench_py', 'target', 'jax-cache'): a cold run
-    # removes it, and only a folder of that name inside project/<first part>; () = cubecl's rule
-    # (the outermost Cargo.toml above the working folder, run/cache.py)
+    # removes it, and only a folder of that name inside project/<first part>; a program whose
+    # folder follows another rule overrides `cache_place` (burn: cubecl's)
     cache_home: ClassVar[tuple[str, ...]] = ()
     # devices whose runs go through the CUDA driver: each gets its own CUDA_CACHE_PATH
     driver_cache_devices: ClassVar[tuple[str, ...]] = ()
@@ -67,6 +85,18 @@ class Program(ABC):
     precisions: ClassVar[dict[str, tuple[str, ...]]] = {}
     # why a program with no `precisions` takes none (the experiments file's error says it)
     no_precision: ClassVar[str] = "this program cannot choose its arithmetic"
+    # capabilities (config.Capability) only this program's probe reports ('torch', 'jax')
+    provides: ClassVar[tuple[str, ...]] = ()
+    # files above the working folder that may move the on-disk cache (a cache sweep refuses)
+    cache_overrides: ClassVar[tuple[str, ...]] = ()
+    # why a CUDA run with no on-disk cache of its own gets its program's driver JIT cache
+    # folder (`<results>/driver-cache/<name>`); the run's record says it
+    driver_cache_why: ClassVar[str] = ("its CUDA kernels are not autotuned into a cache of "
+                                       "its own: the driver JIT cache is recorded to show it")
+    # CPU build labels -> the chapter's row names ('flex' -> 'burn Flex, default features'),
+    # and label prefix -> row-name prefix ('flex+' -> 'burn Flex + ')
+    build_names: ClassVar[dict[str, str]] = {}
+    build_prefixes: ClassVar[dict[str, str]] = {}
 
     @abstractmethod
     def command(self, run: RunDef, paths: Paths) -> list[str]:
@@ -112,6 +142,12 @@ class Program(ABC):
         return (f"{self.name} on {device} computes only {' or '.join(choices) or 'its default'}"
                 + (f" ('{precision}' needs device {' or '.join(where)})" if where else ""))
 
+    def cache_place(self, project: Path, cwd: Path) -> tuple[Path, Path, tuple[str, ...]]:
+        """(its cache folder, the folder that must hold it, the names it must end with) for a
+        run started in `cwd`: by default its project-relative `cache_home`."""
+        home = self.cache_home
+        return project.joinpath(*home), project / home[0], home[1:]
+
     def store_look(self, run: RunDef, cache_dir: Path, env: dict[str, str]) -> Any:
         """What the on-disk cache holds for this run (JSON-able), when the program can tell."""
         return None
@@ -135,6 +171,21 @@ class Program(ABC):
     def facts(self, project: Path, python: str) -> Any:
         """What a sweep records about this program once (its version, its BLAS)."""
         return None
+
+    def fact_rows(self) -> list[FactRow]:
+        """Its rows of compare's machine facts: by default its version, from its own header
+        (kind = name), else its recorded facts (`{'version': ...}` or the version itself)."""
+        return [FactRow(self.name, self.header_version)]
+
+    def header_version(self, headers: Sequence[Header], host: dict[str, Any]) -> str | None:
+        printed = join(h.version for h in headers if h.kind == self.name)
+        fact = host.get(self.name)
+        return printed or (fact.get("version") if isinstance(fact, dict) else fact)
+
+    def source_facts(self, host: dict[str, Any]) -> list[tuple[str, Any]]:
+        """The report's `Source` lines for this program ('JAX: 0.4.30.')."""
+        fact = host.get(self.name)
+        return [(self.title, fact.get("version"))] if isinstance(fact, dict) else []
 
     def device_of(self, label: str) -> str | None:
         """The device a label only this program prints runs on, else None."""

@@ -39,6 +39,7 @@ class Jax(Program):
     cache_env = cache.CACHE_ENV
     modes = ("mm", "warm", "accuracy")
     thread_flag = True
+    provides = ("jax",)
     async_cpu = True  # jax_cpu_enable_async_dispatch: the CPU returns before the work is done
     precisions: ClassVar[dict[str, tuple[str, ...]]] = {
         "cpu": ("default", "highest"), "cuda": ("default", "highest")}
