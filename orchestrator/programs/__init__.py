@@ -12,6 +12,7 @@ May import: `data.records` (record types) and `errors`, nothing else of the pack
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -62,6 +63,7 @@ def candidates() -> tuple[Program, ...]:
     return tuple(p for p in REGISTRY.values() if found is None or p is not found[0])
 
 
+@functools.cache
 def cpu_devices() -> frozenset[str]:
     """The devices that run on the CPU under any program's name ('cpu', burn's 'flex')."""
     return frozenset({"cpu"} | {d for p in REGISTRY.values() for d in p.devices
@@ -83,6 +85,7 @@ def _changed() -> None:
         function.cache_clear()
 
 
+derived(cpu_devices)
 register(Torch())
 register(Burn())
 register(Jax())

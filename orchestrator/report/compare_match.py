@@ -115,7 +115,7 @@ def _centre(values: list[float]) -> float:
 def _measurement(r: dict[str, Any], mins: dict[str, float], sets: dict[str, np.ndarray],
                  reps: pd.Series) -> dict[str, Any]:
     device = _text(r["device"])
-    device = "cpu" if device == "flex" else device
+    device = "cpu" if device in programs.cpu_devices() else device
     threads = _int_or_none(r.get("threads_requested"))
     threads = _int_or_none(r["threads"]) if threads is None else threads
     label, method = _text(r["label"]), _text(r["method"])

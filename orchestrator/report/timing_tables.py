@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from orchestrator import programs
 from orchestrator.report import cache_report
 from orchestrator.report.tables import (
     FIRST_CALL_METHODS,
@@ -149,9 +150,12 @@ def cpu_table(cpu: pd.DataFrame, host: dict[str, Any]) -> Table:
     if rows.empty:
         return empty("cpu_threads", title, "no CPU runs in this data")
     frame = thread_pivot(rows[rows["stat"] == "min"])
-    # machine.py's BLAS_INFO regex keeps the comma that follows the name in torch's config.
-    blas = ((host.get("torch") or {}).get("blas") or "").rstrip(",")
-    frame["BLAS"] = ["" if b != "PyTorch CPU" else blas for b in frame["build"]]
+    # the reference's BLAS (torch's facts) on its CPU row; machine.py's BLAS_INFO regex keeps
+    # the comma that follows the name in torch's config
+    found = programs.reference()
+    ref = cpu_build_name(found[0].name, str(found[1])) if found else None
+    blas = ((host.get(found[0].name) if found else None) or {}).get("blas") or ""
+    frame["BLAS"] = ["" if b != ref else blas.rstrip(",") for b in frame["build"]]
     return Table("cpu_threads", title, frame)
 
 

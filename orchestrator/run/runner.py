@@ -114,7 +114,8 @@ def prepare_cache(run: RunDef, project: Path, held: ExitStack | None = None,
     if run.cache_action == CacheAction.DELETE:
         check_removable(path, rust, parts)  # refused before the lock, whose key is the real path
     if held is not None:
-        held.enter_context(cache_lock.held(path, results))
+        held.enter_context(cache_lock.held(path, results,
+                                           owner=programs.get(run.program).title))
     info: dict[str, Any] = {"path": str(path), "action": run.cache_action}
     if run.cache_action == CacheAction.DELETE:
         info["removed"] = asdict(remove_cache(path, rust, parts,
