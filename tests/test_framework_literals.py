@@ -21,42 +21,44 @@ NAMES = re.compile(r"torch|burn|pytorch|flex|cubecl|jax", re.IGNORECASE)
 # module -> (why its constants stay, the first 40 characters of each allowed constant)
 ALLOWED: dict[str, tuple[str, tuple[str, ...]]] = {
     "data/dataset.py": (
-        ('stored dataset column names (max_diff_torch_cpu, inputs_match_torch_cpu): the export'
-         ' format, unchanged by rule'),
+        ('stored dataset column names (max_diff_torch_cpu, inputs_match_torch_cpu): the '
+         'export format, unchanged by rule'),
         (
             'inputs_match_torch_cpu',
             'max_diff_torch_cpu',
-    )),
+        ),
+    ),
     "data/measure_env.py": (
         ('the catalogue of documented environment variables, named as their libraries name '
-         'them with their sources; data/ may not import programs/ (its entries could move to '
-         'each Program later)'),
+         'them with their sources; data/ may not import programs/ (its entries could move to'
+         ' each Program later)'),
         (
-        (", 'Techniques to Set the Number of Threa"),
-        ("1 turns off torch's caching allocator: e"),
+            ", 'Techniques to Set the Number of Threa",
+            "1 turns off torch's caching allocator: e",
             'CUBECL_*',
-        ("JAX docs, 'GPU memory allocation'"),
+            "JAX docs, 'GPU memory allocation'",
             'JAX docs, jax.default_matmul_precision',
-        ("JAX's GPU memory preallocation"),
+            "JAX's GPU memory preallocation",
             'JAX_DEFAULT_MATMUL_PRECISION',
-        ("OpenMP specification, 'Environment Varia"),
-        ("OpenMP's threads: torch's intra-op pool "),
+            "OpenMP specification, 'Environment Varia",
+            "OpenMP's threads: torch's intra-op pool ",
             'PYTORCH_ALLOC_CONF',
             'PYTORCH_CUDA_ALLOC_CONF',
             'PYTORCH_NO_CUDA_MEMORY_CACHING',
-        ("PyTorch docs, 'CUDA Environment Variable"),
+            "PyTorch docs, 'CUDA Environment Variable",
             'PyTorch source, aten/src/ATen/native/Dis',
             'TORCH_ALLOW_TF32_CUBLAS_OVERRIDE',
             'TORCH_BLAS_PREFER_CUBLASLT',
             'TORCH_CUBLAS_WORKSPACE_CACHE',
-        ("burn's CPU threads; the orchestrator set"),
+            "burn's CPU threads; the orchestrator set",
             'cubecl docs, GlobalConfig (cubecl.toml a',
-        ("cubecl's runtime settings (autotune leve"),
-        ("oneMKL's threads; torch's --threads (set"),
-        ("the precision of JAX's f32 matmuls (TF32"),
-        ("torch's CUDA allocator behaviour"),
-        ("torch's allocator behaviour"),
-    )),
+            "cubecl's runtime settings (autotune leve",
+            "oneMKL's threads; torch's --threads (set",
+            "the precision of JAX's f32 matmuls (TF32",
+            "torch's CUDA allocator behaviour",
+            "torch's allocator behaviour",
+        ),
+    ),
     "data/parse.py": (
         ("the accuracy line's printed text (docs/LINES.md: 'max|x - torch cpu|') and its "
          'stored column name'),
@@ -64,7 +66,8 @@ ALLOWED: dict[str, tuple[str, tuple[str, ...]]] = {
             '(?: +max\\|x - torch cpu\\| = ',
             'max_diff_torch_cpu',
             'max|x - torch cpu|',
-    )),
+        ),
+    ),
     "report/arithmetic.py": (
         ("the mixed-arithmetic note's printed wording (golden), which names the reference's "
          'precision key'),
@@ -72,7 +75,8 @@ ALLOWED: dict[str, tuple[str, tuple[str, ...]]] = {
             ' (a torch target with `precision: tf32`)',
             ': these ratios compare two computations,',
             '; no PyTorch ',
-    )),
+        ),
+    ),
     "report/cache_report.py": (
         ("printed wording of the cache tables (golden): what 'cold' means for cubecl's "
          'autotune cache'),
@@ -80,19 +84,22 @@ ALLOWED: dict[str, tuple[str, tuple[str, ...]]] = {
             'A priming run is the first process of a ',
             'Each cell: min / median / max over the c',
             'cold (no cubecl cache)',
-    )),
+        ),
+    ),
     "report/checks.py": (
-        ('the stored column inputs_match_torch_cpu and its printed finding'),
+        'the stored column inputs_match_torch_cpu and its printed finding',
         (
             ': sin/cos inputs not bit-equal to torch ',
             'inputs_match_torch_cpu',
-    )),
+        ),
+    ),
     "report/clocks.py": (
-        ("the CUPTI clock's printed description (the method vocabulary, voc's module, will own"
-         ' it)'),
+        ("the CUPTI clock's printed description (the method vocabulary, voc's module, will "
+         'own it)'),
         (
-        ("GPU time of the matmul's kernels, torch."),
-    )),
+            "GPU time of the matmul's kernels, torch.",
+        ),
+    ),
     "report/compare_match.py": (
         ("burn's printed accuracy/CPU-build label grammar ('flex template' in a log, "
          "'flex(template)' in a store): a Program label-grammar hook is the next step"),
@@ -103,60 +110,68 @@ ALLOWED: dict[str, tuple[str, tuple[str, ...]]] = {
             'flex template',
             'flex(template)',
             'flex+',
-    )),
+        ),
+    ),
     "report/first_call_breakdown.py": (
         ("the printed note naming JAX's jit/lower/compile calls (the table's only program "
          'today)'),
         (
             'JAX: `jax.jit(f).lower(a, b)`, `.compile',
-    )),
+        ),
+    ),
     "report/names.py": (
         ("TEMPLATE_LABEL, burn's one-thread CPU build label, read by "
          'tables/plots/timing_tables'),
         (
             'flex(template)',
-    )),
+        ),
+    ),
     "report/sections.py": (
-        ("printed section descriptions (golden prose, the docs engineer's section model)"),
+        "printed section descriptions (golden prose, the docs engineer's section model)",
         (
             'Every time figure over its processes, th',
             'Minimum time of `with sync` (else `no sy',
             'Per GPU target, every clock beside the k',
-        ("Per target, the matmul's time at each si"),
+            "Per target, the matmul's time at each si",
             'The first matmul of each process: when t',
             'burn: one warm-up without sync (result d',
             'c = a @ b with a = sin(k), b = cos(k) in',
-    )),
+        ),
+    ),
     "report/tables.py": (
         ("stored accuracy column names and their printed headers; burn's CPU-build label "
          'grammar (as compare_match)'),
         (
             'flex',
             'flex+',
-        ("inputs = torch cpu's"),
+            "inputs = torch cpu's",
             'inputs_match_torch_cpu',
             'max_diff_torch_cpu',
             'max|x - torch cpu|',
-    )),
+        ),
+    ),
     "run/cache_lock.py": (
-        ('the on-disk lock file name: renaming it would let an older orchestrator and this one'
-         ' hold the same cache at once'),
+        ('the on-disk lock file name: renaming it would let an older orchestrator and this '
+         'one hold the same cache at once'),
         (
             'cubecl-cache-',
-    )),
+        ),
+    ),
     "run/driver_cache.py": (
         ("the recorded 'why' of a cold driver cache (stored in run records), citing "
          "docs/CACHES.md's cubecl measurement"),
         (
             'docs/CACHES.md: a warm driver JIT cache ',
-    )),
+        ),
+    ),
     "spec/config.py": (
-        ('JSON-schema descriptions (the schema output stays byte-identical)'),
+        'JSON-schema descriptions (the schema output stays byte-identical)',
         (
             'burn cache sweep',
-        ("name under 'builds' (burn only)"),
-        ("torch: the f32 matmul arithmetic, 'fp32'"),
-    )),
+            "name under 'builds' (burn only)",
+            "torch: the f32 matmul arithmetic, 'fp32'",
+        ),
+    ),
 }
 
 
