@@ -1,11 +1,14 @@
-"""The benchmark programs, one module per framework, behind one interface.
+"""The benchmark programs, one folder per framework, behind one interface.
 
-`base` (the `Program` interface and `Paths`), `torch` (bench_py/exec_gpu.py), `burn` (the
-bench_rust crates), `jax` (bench_py/exec_jax.py; its compilation cache in `jax/cache`),
-`cargo` (building burn's crates). The registry here (`REGISTRY`, `get`,
-`register`) is what the experiments file's `program` key and its JSON Schema, the plan, the
-runner, the machine facts, the parser and the report read. Adding a framework: one module
-with a `Program` subclass, one `register(...)` line below, and its benchmark program.
+`base` (the `Program` interface and `Paths`), `torch/` (bench_py/exec_gpu.py), `burn/` (the
+bench_rust crates: `burn/cargo` builds them, `burn/cubecl_store` and `burn/cubecl_proof` read
+and prove cubecl's autotune cache), `jax/` (bench_py/exec_jax.py; its compilation cache in
+`jax/cache`). The registry here (`REGISTRY`, `get`, `register`, `reference`, `candidates`) is
+what the experiments file's `program` key and its JSON Schema, the plan, the runner, the
+machine facts, the parser and the report read. Adding a framework: one folder with a
+`Program` subclass (its devices, build, caches, driver-cache policy, header facts, display
+names and machine-fact rows), one `register(...)` line below, and its benchmark program
+(tests/programs/test_fourth_framework.py does it with a stand-in).
 
 May import: `data.records` (record types) and `errors`, nothing else of the package.
 """

@@ -17,7 +17,7 @@ TEMPLATE_LABEL = "flex(template)"  # exec-cpu without rayon: one thread, whateve
 
 
 def framework_name(framework: str) -> str:
-    """'PyTorch' for torch: each program's own title (programs/*.py)."""
+    """'PyTorch' for torch: each program's own title (programs/)."""
     program = programs.REGISTRY.get(framework)
     return program.title if program is not None else framework
 

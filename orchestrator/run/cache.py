@@ -1,7 +1,7 @@
 """A program's on-disk cache: where it is, removing it safely, and whether a run wrote it.
 
 Where the folder is, is the program's rule (`Program.cache_place`: a project-relative
-`cache_home`, or a rule of its own, as cubecl's above the working folder in programs/burn.py).
+`cache_home`, or a rule of its own, as cubecl's above the working folder in programs/burn/).
 A cold run must remove exactly that folder and nothing else: anything outside the folder the
 program names, reached through a symlink, or not named like the cache is refused before a
 single file is touched.

@@ -36,7 +36,7 @@ from orchestrator.data.records import (
 )
 from orchestrator.data.store import Store
 from orchestrator.errors import CacheSafetyError, InputError, StoreError
-from orchestrator.programs.cargo import Builder
+from orchestrator.programs.burn.cargo import Builder
 from orchestrator.run import driver_cache, leftovers, profile, results_place, resume
 from orchestrator.run.background import BackgroundBuilds
 from orchestrator.run.cache import CacheContents, cache_home, config_override

@@ -16,8 +16,8 @@ from typing import Any, ClassVar
 
 from orchestrator.data.records import Header, RunDef
 from orchestrator.errors import CacheSafetyError
-from orchestrator.programs import cubecl_proof
 from orchestrator.programs.base import FactRow, Paths, Program
+from orchestrator.programs.burn import cubecl_proof
 
 _HEADER = re.compile(
     r"burn ([0-9][^\s,]*)(?:, features \[([^\]]*)\])?(?:, rayon threads ([0-9]{1,9}))?")
