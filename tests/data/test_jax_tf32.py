@@ -10,7 +10,9 @@ label the run `cuda [tf32]` and pair it only with PyTorch's TF32 run.
 from __future__ import annotations
 
 import io
+import shutil
 import sqlite3
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,8 +26,17 @@ STORE = PROJECT / "docs" / "results" / "h200-2026-12-02" / "methods-accuracy"
 RUNS = {"jax default": "cab8a89fad1ed9c9", "jax highest": "6c5599c868ca5423"}
 
 
-def _arrays(run_id: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    db = sqlite3.connect(f"file:{STORE / 'results.sqlite'}?mode=ro", uri=True)
+@pytest.fixture(scope="module")
+def copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the store: a reader of a WAL store makes its -shm file beside it, and the
+    committed folder must stay as it is (tests/data/test_store_readonly)."""
+    folder = tmp_path_factory.mktemp("store")
+    shutil.copy2(STORE / "results.sqlite", folder / "results.sqlite")
+    return folder
+
+
+def _arrays(store: Path, run_id: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    db = sqlite3.connect(f"file:{store / 'results.sqlite'}?mode=ro", uri=True)
     try:
         found = {name: np.load(io.BytesIO(data)) for name, data in db.execute(
             "SELECT name, data FROM artifacts WHERE run_id=? AND name LIKE '%.npy'", (run_id,))}
@@ -34,8 +45,8 @@ def _arrays(run_id: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return found["a.npy"], found["b.npy"], found["c.npy"]
 
 
-def test_jax_default_is_tf32_rounded_ties_away() -> None:
-    a, b, c = _arrays(RUNS["jax default"])
+def test_jax_default_is_tf32_rounded_ties_away(copy: Path) -> None:
+    a, b, c = _arrays(copy, RUNS["jax default"])
     found = accuracy.infer_precision(a, b, c)
     assert found.precision == "tf32"
     assert found.from_tf32 < 1e-6  # c is the ties-away TF32 product, to f32 rounding
@@ -45,14 +56,14 @@ def test_jax_default_is_tf32_rounded_ties_away() -> None:
     assert even.precision == "" and 4e-4 < even.from_tf32 < 5e-4
 
 
-def test_jax_highest_is_fp32() -> None:
-    found = accuracy.infer_precision(*_arrays(RUNS["jax highest"]))
+def test_jax_highest_is_fp32(copy: Path) -> None:
+    found = accuracy.infer_precision(*_arrays(copy, RUNS["jax highest"]))
     assert found.precision == "fp32" and found.max_err < 2e-6
 
 
 @pytest.fixture(scope="module")
-def rows() -> object:
-    return tables.prepare(dataset.load(STORE))
+def rows(copy: Path) -> object:
+    return tables.prepare(dataset.load(copy))
 
 
 def test_the_accuracy_table_names_both_jax_cuda_runs(rows: object) -> None:
