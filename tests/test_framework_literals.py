@@ -100,30 +100,11 @@ ALLOWED: dict[str, tuple[str, tuple[str, ...]]] = {
             "GPU time of the matmul's kernels, torch.",
         ),
     ),
-    "report/compare_match.py": (
-        ("burn's printed accuracy/CPU-build label grammar ('flex template' in a log, "
-         "'flex(template)' in a store): a Program label-grammar hook is the next step"),
-        (
-            'flex',
-            'flex ',
-            'flex default',
-            'flex template',
-            'flex(template)',
-            'flex+',
-        ),
-    ),
     "report/first_call_breakdown.py": (
         ("the printed note naming JAX's jit/lower/compile calls (the table's only program "
          'today)'),
         (
             'JAX: `jax.jit(f).lower(a, b)`, `.compile',
-        ),
-    ),
-    "report/names.py": (
-        ("TEMPLATE_LABEL, burn's one-thread CPU build label, read by "
-         'tables/plots/timing_tables'),
-        (
-            'flex(template)',
         ),
     ),
     "report/sections.py": (
@@ -139,11 +120,8 @@ ALLOWED: dict[str, tuple[str, tuple[str, ...]]] = {
         ),
     ),
     "report/tables.py": (
-        ("stored accuracy column names and their printed headers; burn's CPU-build label "
-         'grammar (as compare_match)'),
+        "stored accuracy column names and their printed headers (golden)",
         (
-            'flex',
-            'flex+',
             "inputs = torch cpu's",
             'inputs_match_torch_cpu',
             'max_diff_torch_cpu',

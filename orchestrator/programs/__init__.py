@@ -25,7 +25,7 @@ from orchestrator.programs.jax import Jax
 from orchestrator.programs.torch import Torch
 
 __all__ = ["REGISTRY", "Paths", "Program", "candidates", "cpu_devices", "derived", "get", "names",
-           "reference", "register", "unregister"]
+           "one_thread_labels", "reference", "register", "unregister"]
 
 REGISTRY: dict[str, Program] = {}
 
@@ -73,6 +73,12 @@ def cpu_devices() -> frozenset[str]:
                                 if p.device_of(d) == "cpu"})
 
 
+@functools.cache
+def one_thread_labels() -> frozenset[str]:
+    """Labels of builds that run one thread whatever is asked (burn's 'flex(template)')."""
+    return frozenset(label for p in REGISTRY.values() for label in p.one_thread_labels)
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 _derived: list[Any] = []  # caches of what is computed from the registry
 
@@ -89,6 +95,7 @@ def _changed() -> None:
 
 
 derived(cpu_devices)
+derived(one_thread_labels)
 register(Torch())
 register(Burn())
 register(Jax())

@@ -97,6 +97,14 @@ class Program(ABC):
     # and label prefix -> row-name prefix ('flex+' -> 'burn Flex + ')
     build_names: ClassVar[dict[str, str]] = {}
     build_prefixes: ClassVar[dict[str, str]] = {}
+    # CPU build label -> the `builds` entry it implies ('flex' -> 'default'); a label with one
+    # of `build_prefixes` implies the rest of it ('flex+x86-v4' -> 'x86-v4')
+    label_builds: ClassVar[dict[str, str]] = {}
+    # labels of builds that run one thread whatever is asked (burn's template: no rayon)
+    one_thread_labels: ClassVar[tuple[str, ...]] = ()
+    # an accuracy line's build words as a log prints them -> the stored label ('flex
+    # template' -> 'flex(template)'); a word with a `build_prefixes` key's stem, +rest
+    accuracy_labels: ClassVar[dict[str, str]] = {}
 
     @abstractmethod
     def command(self, run: RunDef, paths: Paths) -> list[str]:
@@ -186,6 +194,24 @@ class Program(ABC):
         """The report's `Source` lines for this program ('JAX: 0.4.30.')."""
         fact = host.get(self.name)
         return [(self.title, fact.get("version"))] if isinstance(fact, dict) else []
+
+    def expected_build(self, label: str) -> str | None:
+        """The build a CPU label of this program implies; None: not one of its labels."""
+        if label in self.label_builds:
+            return self.label_builds[label]
+        return next((label.removeprefix(p) for p in self.build_prefixes if label.startswith(p)),
+                    None)
+
+    def accuracy_label(self, words: str) -> str | None:
+        """A log's accuracy build words ('flex template', 'flex x86-v4') as the store's label
+        ('flex(template)', 'flex+x86-v4'); None: not one of its builds' words."""
+        if words in self.accuracy_labels:
+            return self.accuracy_labels[words]
+        for prefix in self.build_prefixes:  # 'flex+' -> a log's 'flex x86-v4'
+            stem = prefix.rstrip("+") + " "
+            if words.startswith(stem):
+                return prefix + words.removeprefix(stem)
+        return None
 
     def device_of(self, label: str) -> str | None:
         """The device a label only this program prints runs on, else None."""

@@ -13,8 +13,6 @@ import pandas as pd
 
 from orchestrator import programs
 
-TEMPLATE_LABEL = "flex(template)"  # exec-cpu without rayon: one thread, whatever is asked
-
 
 def framework_name(framework: str) -> str:
     """'PyTorch' for torch: each program's own title (programs/)."""

@@ -20,10 +20,10 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+from orchestrator import programs
 from orchestrator.report.names import group_name
 from orchestrator.report.tables import (
     METHOD_NAMES,
-    TEMPLATE_LABEL,
     TIMING_METHODS,
     column_name,
     cpu_build_name,
@@ -217,7 +217,7 @@ def _cpu(cpu: pd.DataFrame, sets: SampleSets) -> Figure | str:
             if not found.empty:
                 values.append(float(found["value_s"].iloc[0]))
                 xs.append(x)
-            elif label == TEMPLATE_LABEL:  # no rayon: the missing bar is by design, say so
+            elif label in programs.one_thread_labels():  # the missing bar is by design: say so
                 ax.annotate("single\nthread\nonly", (x, 0.02), xycoords=("data", "axes fraction"),
                             ha="center", va="bottom", fontsize=8, color="dimgray")
         bars = ax.bar(xs, values, width * 0.95, color=COLORS[c % len(COLORS)],

@@ -18,7 +18,6 @@ from orchestrator.report.tables import (
     FIRST_CALL_METHODS,
     METHOD_NAMES,
     MISSING,
-    TEMPLATE_LABEL,
     TIMING_METHODS,
     Table,
     column_name,
@@ -184,7 +183,7 @@ def thread_pivot(rows: pd.DataFrame) -> pd.DataFrame:
         for threads, column in columns:
             mine = rows[(rows["build"] == build) & _threads_match(rows, threads)]
             cell = duration(mine["value_s"].iloc[0]) if not mine.empty else MISSING
-            if mine.empty and label == TEMPLATE_LABEL:
+            if mine.empty and label in programs.one_thread_labels():
                 cell = "single thread only"  # no rayon in the template: the chapter's 只有单线程
             record[column] = cell
         records.append(record)

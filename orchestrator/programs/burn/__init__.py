@@ -77,6 +77,10 @@ class Burn(Program):
     build_names: ClassVar[dict[str, str]] = {
         "flex(template)": "burn Flex, template", "flex": "burn Flex, default features"}
     build_prefixes: ClassVar[dict[str, str]] = {"flex+": "burn Flex + "}
+    label_builds: ClassVar[dict[str, str]] = {"flex(template)": "template", "flex": "default"}
+    one_thread_labels = ("flex(template)",)  # exec-cpu without rayon
+    accuracy_labels: ClassVar[dict[str, str]] = {"flex template": "flex(template)",
+                                                 "flex default": "flex"}
     no_precision = ("burn's arithmetic is chosen by cubecl's autotune (on CUDA it may pick TF32 "
                     "tensor cores); the report infers it from the accuracy arrays")
 
