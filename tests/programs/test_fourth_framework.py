@@ -50,9 +50,9 @@ class Quill(Program):
 
     def parse_header(self, line, line_no):
         if (found := re.fullmatch(r"quill precision (fp32|tf32)", line)) is not None:
-            return Header("quill_precision", None, None, (), None, line_no, found.group(1))
+            return Header("quill_precision", None, None, line_no, found.group(1))
         if (found := re.fullmatch(r"quill ([0-9][^ ,]*)", line)) is not None:
-            return Header("quill", found.group(1), None, (), None, line_no)
+            return Header("quill", found.group(1), None, line_no)
         return None
 '''
 TORCH_LOG = PROJECT / "tests" / "data" / "h200" / "torch_cuda_fp32.log"

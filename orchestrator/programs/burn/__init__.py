@@ -105,14 +105,14 @@ class Burn(Program):
 
     def parse_header(self, line: str, line_no: int) -> Header | None:
         if (found := _PRECISION_HEADER.fullmatch(line)) is not None:
-            return Header("burn_precision", None, None, (), None, line_no, found.group(1))
+            return Header("burn_precision", None, None, line_no, found.group(1))
         match = _HEADER.fullmatch(line)
         if match is None:
             return None
         version, features, threads = match.groups()
         names = tuple(name.strip() for name in (features or "").split(",") if name.strip())
-        return Header("burn", version, None if threads is None else int(threads), names, None,
-                      line_no)
+        return Header("burn", version, None if threads is None else int(threads), line_no,
+                      facts={"features": names} if names else {})
 
     def fact_rows(self) -> list[FactRow]:
         """Version (header, else Cargo.lock's) and the feature sets its builds printed."""
@@ -132,5 +132,6 @@ class Burn(Program):
 
 
 def _features(headers: Sequence[Header], host: dict[str, Any]) -> str | None:
-    sets = {", ".join(h.features) for h in headers if h.kind == "burn" and h.features}
+    sets = {", ".join(h.facts["features"]) for h in headers
+            if h.kind == "burn" and h.facts.get("features")}
     return " | ".join(f"[{s}]" for s in sorted(sets)) or None

@@ -68,13 +68,12 @@ class Torch(Program):
 
     def parse_header(self, line: str, line_no: int) -> Header | None:
         if (match := _BLAS_HEADER.fullmatch(line)) is not None:  # a torch program's 2nd header
-            return Header("torch_blas", None, None, (), match.group(1), line_no)
+            return Header("torch_blas", None, None, line_no, facts={"blas": match.group(1)})
         if (match := _PRECISION_HEADER.fullmatch(line)) is not None:
-            return Header("torch_precision", None, None, (), None, line_no, match.group(1))
+            return Header("torch_precision", None, None, line_no, match.group(1))
         if (match := _HEADER.fullmatch(line)) is not None:
             version, threads = match.groups()
-            return Header("torch", version, None if threads is None else int(threads), (), None,
-                          line_no)
+            return Header("torch", version, None if threads is None else int(threads), line_no)
         return None
 
     def fact_rows(self) -> list[FactRow]:
@@ -105,7 +104,7 @@ def _fact(key: str) -> Callable[[Sequence[Header], dict[str, Any]], str | None]:
 
 
 def _blas(headers: Sequence[Header], host: dict[str, Any]) -> str | None:
-    printed = join(h.blas for h in headers if h.kind == "torch_blas")
+    printed = join(h.facts.get("blas") for h in headers if h.kind == "torch_blas")
     return printed or (host.get("torch") or {}).get("blas")
 
 
