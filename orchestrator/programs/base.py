@@ -1,11 +1,15 @@
 """The interface of a benchmark program: what the orchestrator must know about a framework.
 
-A `Program` says which devices it runs on and what capabilities each needs, which devices keep
-an on-disk cache, how a run becomes argv, environment and working folder (thread settings
-included), which header and method line forms only it prints (docs/LINES.md), which labels
-imply it, and what facts about it a sweep records. Everything else (the line grammar shared by
-all programs, the run's record, the store) is the same for every framework. Adding a framework
-is one module with a Program subclass, registered in `programs/__init__.py`, plus its program.
+A `Program` says which devices it runs on and what capabilities each needs (and which it
+probes), how a run becomes argv, environment and working folder (thread settings included),
+its build, its caches (where: `cache_place`; what may move them: `cache_overrides`; what a
+cold run removes and how a run's store looks prove cold or warm), its driver-cache policy,
+which header and method line forms only it prints (docs/LINES.md; a header's own facts in
+`Header.facts`), which labels imply it and how the report names its builds, its rows of the
+machine facts and the report's Source lines, and what facts about it a sweep records.
+Everything else (the line grammar shared by all programs, the run's record, the store) is the
+same for every framework. Adding a framework is one folder with a Program subclass,
+registered in `programs/__init__.py`, plus its program.
 """
 
 from __future__ import annotations
