@@ -25,7 +25,7 @@ from orchestrator.data import outputs
 from orchestrator.data.parse import parse_text, read_log
 from orchestrator.data.records import BuildResult, Status
 from orchestrator.errors import InputError, OrchestratorError
-from orchestrator.programs.cargo import Builder
+from orchestrator.programs.burn.cargo import Builder
 from orchestrator.run import carry
 from orchestrator.run.machine import cpu_count
 from orchestrator.run.sweep import Interrupted, Sweep, plan, reparse

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.data.records import BuildResult
-from orchestrator.programs.cargo import CACHE_ENV, Builder, cache_root
+from orchestrator.programs.burn.cargo import CACHE_ENV, Builder, cache_root
 from orchestrator.run import cache_lock
 from orchestrator.spec.config import Build
 
@@ -27,7 +27,7 @@ CPU_BUILDS = {
 
 
 # The user's build cache as the session found it: the real builds below share it (warm); every
-# test gets its own empty one (programs/cargo.py), so that a fake cargo's "binary" of the real
+# test gets its own empty one (programs/burn/cargo.py), so that a fake cargo's "binary" of the real
 # sources never lands where a real run would take it.
 USER_BUILD_CACHE = cache_root()
 

@@ -34,7 +34,7 @@ import yaml
 
 from orchestrator.cli import main
 from orchestrator.data.parse import parse_text
-from orchestrator.programs.cargo import Builder
+from orchestrator.programs.burn.cargo import Builder
 from orchestrator.run import process
 from orchestrator.spec.config import Build
 

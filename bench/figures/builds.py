@@ -18,7 +18,7 @@ from figures.common import (
     orchestrator,
     say,
 )
-from orchestrator.programs.cargo import Builder
+from orchestrator.programs.burn.cargo import Builder
 from orchestrator.run.sweep import plan
 from orchestrator.spec.plan import builds_needed
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -151,6 +152,16 @@ def round_tf32(x: np.ndarray) -> np.ndarray:
     return bits.astype(np.uint32).view(np.float32)
 
 
+def round_tf32_away(x: np.ndarray) -> np.ndarray:
+    """f32 values rounded to TF32 to nearest with ties away from zero (PTX `cvt.rna.tf32.f32`):
+    XLA's conversion (JAX on the H200: its default-precision product is this one to f32
+    rounding, 7.9e-7, while ties-to-even misses by one TF32 step, 4.9e-4, on 1.4% of the
+    elements: docs/results/h200-2026-12-02), where cuBLAS's own (torch, burn) ties to even."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + (1 << (_TF32_DROP - 1))) >> _TF32_DROP << _TF32_DROP
+    return bits.astype(np.uint32).view(np.float32)
+
+
 def truncate_tf32(x: np.ndarray) -> np.ndarray:
     """f32 values with the low 13 mantissa bits cut (the other conversion a GPU might use)."""
     bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
@@ -189,12 +200,23 @@ def evidence(precision: str, max_err: float, tf32_err: float, fp32_err: float) -
             f"({short(tf32_err)})")
 
 
+_ROUNDINGS = {"even": (round_tf32,), "away": (round_tf32_away,), "truncate": (truncate_tf32,),
+              "nearest": (round_tf32, round_tf32_away)}  # either tie rule of to-nearest
+
+
 def infer_precision(a: np.ndarray, b: np.ndarray, c: np.ndarray,
                     rounding: str = "nearest") -> Inference:
     """fp32, tf32 or '' for a product c of a and b. TF32 is claimed only when c is, to f32
-    rounding, the product of the TF32-rounded inputs and that is far above f32's own error."""
+    rounding, the product of the TF32-rounded inputs and that is far above f32's own error.
+    `rounding`: the f32 -> TF32 conversion; 'nearest' tries ties to even, then ties away (the
+    first that shows TF32 tells; else the ties-to-even figures)."""
+    found = [_infer(a, b, c, to) for to in _ROUNDINGS[rounding]]
+    return next((f for f in found if f.precision == "tf32"), found[0])
+
+
+def _infer(a: np.ndarray, b: np.ndarray, c: np.ndarray,
+           to_tf32: Callable[[np.ndarray], np.ndarray]) -> Inference:
     ref = a.astype(np.float64) @ b.astype(np.float64)
-    to_tf32 = round_tf32 if rounding == "nearest" else truncate_tf32
     tf32 = to_tf32(a).astype(np.float64) @ to_tf32(b).astype(np.float64)
     f32 = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float64)
     c64 = c.astype(np.float64)

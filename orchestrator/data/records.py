@@ -375,17 +375,25 @@ class Samples:
 @dataclass(frozen=True, slots=True)
 class Header:
     """A program header: `torch 2.15.0, threads 8`, `torch BLAS_INFO=mkl`, `burn ...`,
-    `torch precision fp32`."""
+    `torch precision fp32`. What every program's header may say is a field; what only one
+    program's says is in `facts`, in its own words (torch's `{'blas': 'mkl'}`, burn's
+    `{'features': ('std', 'flex')}`), read back by that program (Program.fact_rows).
 
-    kind: str  # 'torch' | 'burn' | 'torch_blas' | 'torch_precision' | 'burn_precision'
+    Stored as `runs.headers_json` (asdict); rows written before `facts` carry `blas` and
+    `features` flat instead. Only `precision` is read from the store (data/precision.py):
+    everything else is parsed again from the run's stdout, so both shapes open."""
+
+    kind: str  # '<program>' or '<program>_<what>': 'torch', 'torch_blas', 'burn_precision'
     version: str | None
     threads: int | None
-    features: tuple[str, ...]
-    blas: str | None
     line_no: int
     # `torch precision tf32` / `burn precision unknown (why)`: fp32, tf32 or unknown; None: not
     # a precision line
     precision: str | None = None
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    def __hash__(self) -> int:  # facts is a dict: hash what identifies the line
+        return hash((self.kind, self.version, self.threads, self.line_no, self.precision))
 
 
 @dataclass(slots=True)

@@ -1,17 +1,21 @@
-"""The benchmark programs, one module per framework, behind one interface.
+"""The benchmark programs, one folder per framework, behind one interface.
 
-`base` (the `Program` interface and `Paths`), `torch` (bench_py/exec_gpu.py), `burn` (the
-bench_rust crates), `jax` (bench_py/exec_jax.py; its compilation cache in `jax/cache`),
-`cargo` (building burn's crates). The registry here (`REGISTRY`, `get`,
-`register`) is what the experiments file's `program` key and its JSON Schema, the plan, the
-runner, the machine facts, the parser and the report read. Adding a framework: one module
-with a `Program` subclass, one `register(...)` line below, and its benchmark program.
+`base` (the `Program` interface and `Paths`), `torch/` (bench_py/exec_gpu.py), `burn/` (the
+bench_rust crates: `burn/cargo` builds them, `burn/cubecl_store` and `burn/cubecl_proof` read
+and prove cubecl's autotune cache), `jax/` (bench_py/exec_jax.py; its compilation cache in
+`jax/cache`). The registry here (`REGISTRY`, `get`, `register`, `reference`, `candidates`) is
+what the experiments file's `program` key and its JSON Schema, the plan, the runner, the
+machine facts, the parser and the report read. Adding a framework: one folder with a
+`Program` subclass (its devices, build, caches, driver-cache policy, header facts, display
+names and machine-fact rows), one `register(...)` line below, and its benchmark program
+(tests/programs/test_fourth_framework.py does it with a stand-in).
 
 May import: `data.records` (record types) and `errors`, nothing else of the package.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -20,8 +24,8 @@ from orchestrator.programs.burn import Burn
 from orchestrator.programs.jax import Jax
 from orchestrator.programs.torch import Torch
 
-__all__ = ["REGISTRY", "Paths", "Program", "derived", "get", "names", "reference", "register",
-           "unregister"]
+__all__ = ["REGISTRY", "Paths", "Program", "candidates", "cpu_devices", "derived", "get", "names",
+           "one_thread_labels", "reference", "register", "unregister"]
 
 REGISTRY: dict[str, Program] = {}
 
@@ -56,6 +60,25 @@ def reference() -> tuple[Program, str] | None:
                  if p.reference_device is not None), None)
 
 
+def candidates() -> tuple[Program, ...]:
+    """Every program but the reference, in registry order: what the report sets against it."""
+    found = reference()
+    return tuple(p for p in REGISTRY.values() if found is None or p is not found[0])
+
+
+@functools.cache
+def cpu_devices() -> frozenset[str]:
+    """The devices that run on the CPU under any program's name ('cpu', burn's 'flex')."""
+    return frozenset({"cpu"} | {d for p in REGISTRY.values() for d in p.devices
+                                if p.device_of(d) == "cpu"})
+
+
+@functools.cache
+def one_thread_labels() -> frozenset[str]:
+    """Labels of builds that run one thread whatever is asked (burn's 'flex(template)')."""
+    return frozenset(label for p in REGISTRY.values() for label in p.one_thread_labels)
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 _derived: list[Any] = []  # caches of what is computed from the registry
 
@@ -71,6 +94,8 @@ def _changed() -> None:
         function.cache_clear()
 
 
+derived(cpu_devices)
+derived(one_thread_labels)
 register(Torch())
 register(Burn())
 register(Jax())

@@ -1,11 +1,15 @@
 """The interface of a benchmark program: what the orchestrator must know about a framework.
 
-A `Program` says which devices it runs on and what capabilities each needs, which devices keep
-an on-disk cache, how a run becomes argv, environment and working folder (thread settings
-included), which header and method line forms only it prints (docs/LINES.md), which labels
-imply it, and what facts about it a sweep records. Everything else (the line grammar shared by
-all programs, the run's record, the store) is the same for every framework. Adding a framework
-is one module with a Program subclass, registered in `programs/__init__.py`, plus its program.
+A `Program` says which devices it runs on and what capabilities each needs (and which it
+probes), how a run becomes argv, environment and working folder (thread settings included),
+its build, its caches (where: `cache_place`; what may move them: `cache_overrides`; what a
+cold run removes and how a run's store looks prove cold or warm), its driver-cache policy,
+which header and method line forms only it prints (docs/LINES.md; a header's own facts in
+`Header.facts`), which labels imply it and how the report names its builds, its rows of the
+machine facts and the report's Source lines, and what facts about it a sweep records.
+Everything else (the line grammar shared by all programs, the run's record, the store) is the
+same for every framework. Adding a framework is one folder with a Program subclass,
+registered in `programs/__init__.py`, plus its program.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import json
 import subprocess
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -27,6 +32,23 @@ class Paths:
     project: Path
     python: str  # the interpreter for Python programs
     binaries: dict[str, Path]  # build name -> binary, for programs that are built
+
+
+@dataclass(frozen=True)
+class FactRow:
+    """One machine-fact row of `compare` (`torch CUDA`): read from a side's printed headers,
+    else from the sweep's recorded facts of this program (`host[name]`)."""
+
+    name: str
+    read: Callable[[Sequence[Header], dict[str, Any]], str | None]
+    always: bool = False  # shown as 'not recorded' when absent (else left out: older sweeps)
+    in_line: bool = True  # also in the side-by-side report's one-line machine summary
+
+
+def join(values: Any) -> str | None:
+    """Distinct values, sorted and ', '-joined (compare's facts); None when there are none."""
+    found = sorted({str(v) for v in values if v is not None and str(v) not in ("", "nan")})
+    return ", ".join(found) if found else None
 
 
 class Program(ABC):
@@ -44,8 +66,8 @@ class Program(ABC):
     # a program that dispatches asynchronously there too (JAX), so no sync != with sync is right
     async_cpu: ClassVar[bool] = False
     # the cache's folder, project-relative ('bench_py', 'target', 'jax-cache'): a cold run
-    # removes it, and only a folder of that name inside project/<first part>; () = cubecl's rule
-    # (the outermost Cargo.toml above the working folder, run/cache.py)
+    # removes it, and only a folder of that name inside project/<first part>; a program whose
+    # folder follows another rule overrides `cache_place` (burn: cubecl's)
     cache_home: ClassVar[tuple[str, ...]] = ()
     # devices whose runs go through the CUDA driver: each gets its own CUDA_CACHE_PATH
     driver_cache_devices: ClassVar[tuple[str, ...]] = ()
@@ -67,6 +89,26 @@ class Program(ABC):
     precisions: ClassVar[dict[str, tuple[str, ...]]] = {}
     # why a program with no `precisions` takes none (the experiments file's error says it)
     no_precision: ClassVar[str] = "this program cannot choose its arithmetic"
+    # capabilities (config.Capability) only this program's probe reports ('torch', 'jax')
+    provides: ClassVar[tuple[str, ...]] = ()
+    # files above the working folder that may move the on-disk cache (a cache sweep refuses)
+    cache_overrides: ClassVar[tuple[str, ...]] = ()
+    # why a CUDA run with no on-disk cache of its own gets its program's driver JIT cache
+    # folder (`<results>/driver-cache/<name>`); the run's record says it
+    driver_cache_why: ClassVar[str] = ("its CUDA kernels are not autotuned into a cache of "
+                                       "its own: the driver JIT cache is recorded to show it")
+    # CPU build labels -> the chapter's row names ('flex' -> 'burn Flex, default features'),
+    # and label prefix -> row-name prefix ('flex+' -> 'burn Flex + ')
+    build_names: ClassVar[dict[str, str]] = {}
+    build_prefixes: ClassVar[dict[str, str]] = {}
+    # CPU build label -> the `builds` entry it implies ('flex' -> 'default'); a label with one
+    # of `build_prefixes` implies the rest of it ('flex+x86-v4' -> 'x86-v4')
+    label_builds: ClassVar[dict[str, str]] = {}
+    # labels of builds that run one thread whatever is asked (burn's template: no rayon)
+    one_thread_labels: ClassVar[tuple[str, ...]] = ()
+    # an accuracy line's build words as a log prints them -> the stored label ('flex
+    # template' -> 'flex(template)'); a word with a `build_prefixes` key's stem, +rest
+    accuracy_labels: ClassVar[dict[str, str]] = {}
 
     @abstractmethod
     def command(self, run: RunDef, paths: Paths) -> list[str]:
@@ -112,6 +154,12 @@ class Program(ABC):
         return (f"{self.name} on {device} computes only {' or '.join(choices) or 'its default'}"
                 + (f" ('{precision}' needs device {' or '.join(where)})" if where else ""))
 
+    def cache_place(self, project: Path, cwd: Path) -> tuple[Path, Path, tuple[str, ...]]:
+        """(its cache folder, the folder that must hold it, the names it must end with) for a
+        run started in `cwd`: by default its project-relative `cache_home`."""
+        home = self.cache_home
+        return project.joinpath(*home), project / home[0], home[1:]
+
     def store_look(self, run: RunDef, cache_dir: Path, env: dict[str, str]) -> Any:
         """What the on-disk cache holds for this run (JSON-able), when the program can tell."""
         return None
@@ -134,6 +182,39 @@ class Program(ABC):
 
     def facts(self, project: Path, python: str) -> Any:
         """What a sweep records about this program once (its version, its BLAS)."""
+        return None
+
+    def fact_rows(self) -> list[FactRow]:
+        """Its rows of compare's machine facts: by default its version, from its own header
+        (kind = name), else its recorded facts (`{'version': ...}` or the version itself)."""
+        return [FactRow(self.name, self.header_version)]
+
+    def header_version(self, headers: Sequence[Header], host: dict[str, Any]) -> str | None:
+        printed = join(h.version for h in headers if h.kind == self.name)
+        fact = host.get(self.name)
+        return printed or (fact.get("version") if isinstance(fact, dict) else fact)
+
+    def source_facts(self, host: dict[str, Any]) -> list[tuple[str, Any]]:
+        """The report's `Source` lines for this program ('JAX: 0.4.30.')."""
+        fact = host.get(self.name)
+        return [(self.title, fact.get("version"))] if isinstance(fact, dict) else []
+
+    def expected_build(self, label: str) -> str | None:
+        """The build a CPU label of this program implies; None: not one of its labels."""
+        if label in self.label_builds:
+            return self.label_builds[label]
+        return next((label.removeprefix(p) for p in self.build_prefixes if label.startswith(p)),
+                    None)
+
+    def accuracy_label(self, words: str) -> str | None:
+        """A log's accuracy build words ('flex template', 'flex x86-v4') as the store's label
+        ('flex(template)', 'flex+x86-v4'); None: not one of its builds' words."""
+        if words in self.accuracy_labels:
+            return self.accuracy_labels[words]
+        for prefix in self.build_prefixes:  # 'flex+' -> a log's 'flex x86-v4'
+            stem = prefix.rstrip("+") + " "
+            if words.startswith(stem):
+                return prefix + words.removeprefix(stem)
         return None
 
     def device_of(self, label: str) -> str | None:

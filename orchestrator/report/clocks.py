@@ -235,14 +235,16 @@ def _plain(quotient: float | None) -> str:
     return "?" if quotient is None else f"{quotient:.2f}"
 
 
-def kernel_ratio_table(selected: ClockRows, candidate: str = "burn") -> Table:
+def kernel_ratio_table(selected: ClockRows, candidate: str | None = None) -> Table:
     """candidate / reference (burn / PyTorch, JAX / PyTorch) on kernel time (the per-matmul
-    figure of each), min and median."""
+    figure of each), min and median; the first candidate's table is `kernel_ratio`."""
     found = programs.reference()
-    reference = found[0] if found is not None else programs.get("torch")
+    first = programs.candidates()[0].name
+    candidate = candidate or first
+    reference = found[0] if found is not None else programs.get(candidate)
     mine, ref = programs.get(candidate).title, reference.title
     title = f"{mine} / {ref} on kernel time"
-    name = "kernel_ratio" if candidate == "burn" else f"kernel_ratio_{candidate}"
+    name = "kernel_ratio" if candidate == first else f"kernel_ratio_{candidate}"
     rows = selected.rows
     rows = rows[rows["method"] == "kernel_time"]
     records = []

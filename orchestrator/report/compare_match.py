@@ -105,7 +105,7 @@ def _centre(values: list[float]) -> float:
 def _measurement(r: dict[str, Any], mins: dict[str, float], sets: dict[str, np.ndarray],
                  reps: pd.Series) -> dict[str, Any]:
     device = _text(r["device"])
-    device = "cpu" if device == "flex" else device
+    device = "cpu" if device in programs.cpu_devices() else device
     threads = _int_or_none(r.get("threads_requested"))
     threads = _int_or_none(r["threads"]) if threads is None else threads
     label, method = _text(r["label"]), _text(r["method"])
@@ -136,16 +136,13 @@ def _threads_key(device: str, threads: int | None) -> str:
     return "1" if threads == 1 else "N"
 
 
-_ACCURACY_BUILDS = {"flex template": "flex(template)", "flex default": "flex"}
-
-
 def accuracy_label(label: str) -> str:
+    """A log's 'burn flex template' as a store's 'flex(template)' (Program.accuracy_label)."""
     first, _, rest = label.partition(" ")
     if first not in programs.names() or not rest:
         return label
-    if rest.startswith("flex ") and rest not in _ACCURACY_BUILDS:
-        return "flex+" + rest.removeprefix("flex ")
-    return _ACCURACY_BUILDS.get(rest, rest)
+    found = programs.get(first).accuracy_label(rest)
+    return rest if found is None else found
 
 
 # ---- pairing labels across machines -----------------------------------------------------------
@@ -171,7 +168,9 @@ def _is_accelerator(m: pd.DataFrame) -> pd.Series:
 
 
 def _is_fast_cpu(m: pd.DataFrame) -> pd.Series:
-    return (m["device"] == "cpu") & m["label"].str.startswith("flex+") & (m["method"] != "accuracy")
+    prefixes = tuple(x for p in programs.REGISTRY.values() for x in p.build_prefixes)
+    return ((m["device"] == "cpu") & m["label"].str.startswith(prefixes)
+            & (m["method"] != "accuracy"))
 
 
 def _labels(m: pd.DataFrame, framework: str, pick: Any) -> set[tuple[str, str]]:

@@ -16,9 +16,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from orchestrator import programs
 from orchestrator.data import dataset
 from orchestrator.data.damage import run_problem
 from orchestrator.data.dataset import Dataset
@@ -27,6 +29,7 @@ from orchestrator.data.parse import parse_text, read_log
 from orchestrator.data.records import Header
 from orchestrator.data.store import Store
 from orchestrator.errors import InputError
+from orchestrator.programs.base import FactRow
 
 NOT_RECORDED = "not recorded"
 
@@ -122,7 +125,7 @@ def _accelerators(side: Side) -> str | None:
     if fig.empty:
         return None
     devices = fig.loc[fig["status"].fillna("ok").eq("ok") & fig["value_s"].notna(), "device"]
-    return _join(d for d in devices if d not in ("cpu", "flex"))
+    return _join(d for d in devices if d not in programs.cpu_devices())
 
 
 def _cpu(side: Side) -> str | None:
@@ -138,35 +141,13 @@ def _os(side: Side) -> str | None:
     return " ".join(str(host[k]) for k in ("os", "arch") if host.get(k)) or None
 
 
-def _header_versions(side: Side, kind: str) -> str | None:
-    return _join(h.version for h in side.headers if h.kind == kind)
+def _program_row(row: FactRow, side: Side) -> str | None:
+    return row.read(side.headers, side.data.host or {})
 
 
-def _torch(side: Side) -> str | None:
-    return _header_versions(side, "torch") or (side.data.host.get("torch") or {}).get("version")
-
-
-def _jax(side: Side) -> str | None:
-    """JAX's version: its header, else the sweep's facts (none: the fact is left out)."""
-    return _header_versions(side, "jax") or (side.data.host.get("jax") or {}).get("version")
-
-
-def _torch_cuda(side: Side) -> str | None:
-    return (side.data.host.get("torch") or {}).get("cuda")
-
-
-def _blas(side: Side) -> str | None:
-    printed = _join(h.blas for h in side.headers if h.kind == "torch_blas")
-    return printed or (side.data.host.get("torch") or {}).get("blas")
-
-
-def _burn(side: Side) -> str | None:
-    return _header_versions(side, "burn") or side.data.host.get("burn")
-
-
-def _burn_features(side: Side) -> str | None:
-    sets = {", ".join(h.features) for h in side.headers if h.kind == "burn" and h.features}
-    return " | ".join(f"[{s}]" for s in sorted(sets)) or None
+def program_rows() -> list[FactRow]:
+    """Every registered program's machine-fact rows (Program.fact_rows), in registry order."""
+    return [row for p in programs.REGISTRY.values() for row in p.fact_rows()]
 
 
 def _precision(side: Side) -> str | None:
@@ -178,7 +159,7 @@ def _cpu_threads(side: Side) -> str | None:
     fig = side.data.figures
     if fig.empty:
         return None
-    cpu = fig[fig["device"].isin(["cpu", "flex"]) & fig["value_s"].notna()]
+    cpu = fig[fig["device"].isin(sorted(programs.cpu_devices())) & fig["value_s"].notna()]
     return _join(int(t) for t in cpu["threads"].dropna())
 
 
@@ -236,19 +217,16 @@ def _sweep(side: Side) -> str | None:
     return "complete" if state.complete else (state.incomplete() or "").split(" is ", 1)[-1]
 
 
-FACTS: list[tuple[str, Callable[[Side], str | None]]] = [
+Reader = Callable[[Side], "str | None"]
+_HOST_FACTS: list[tuple[str, Reader]] = [
     ("sweep (complete or not)", _sweep),
     ("accelerators (devices of the figures)", _accelerators),
     ("GPU", _gpus),
     ("GPU driver", _driver),
     ("CPU", _cpu),
     ("OS", _os),
-    ("torch", _torch),
-    ("torch CUDA", _torch_cuda),
-    ("torch BLAS", _blas),
-    ("burn", _burn),
-    ("burn features (backend)", _burn_features),
-    ("jax", _jax),
+]
+_RUN_FACTS: list[tuple[str, Reader]] = [
     ("precision", _precision),
     ("CPU thread counts", _cpu_threads),
     ("1-minute load before runs", _load),
@@ -258,12 +236,19 @@ FACTS: list[tuple[str, Callable[[Side], str | None]]] = [
 ]
 
 
+def facts() -> list[tuple[str, Reader]]:
+    """Every fact row: the host's, each program's (read from the registry, so a new program's
+    rows appear), then the runs'."""
+    rows = [(row.name, partial(_program_row, row)) for row in program_rows()]
+    return [*_HOST_FACTS, *rows, *_RUN_FACTS]
+
+
 def machine_facts(a: Side, b: Side) -> list[Fact]:
     """Every fact at least one side recorded, those that differ first."""
-    facts = []
-    for what, read in FACTS:
+    found = []
+    for what, read in facts():
         va, vb = read(a), read(b)
         if va is None and vb is None:
             continue
-        facts.append(Fact(what, va or NOT_RECORDED, vb or NOT_RECORDED))
-    return sorted(facts, key=lambda f: not f.differs)
+        found.append(Fact(what, va or NOT_RECORDED, vb or NOT_RECORDED))
+    return sorted(found, key=lambda f: not f.differs)

@@ -13,12 +13,9 @@ import pandas as pd
 
 from orchestrator import programs
 
-TEMPLATE_LABEL = "flex(template)"  # exec-cpu without rayon: one thread, whatever is asked
-CPU_BUILD_NAMES = {TEMPLATE_LABEL: "burn Flex, template", "flex": "burn Flex, default features"}
-
 
 def framework_name(framework: str) -> str:
-    """'PyTorch' for torch: each program's own title (programs/*.py)."""
+    """'PyTorch' for torch: each program's own title (programs/)."""
     program = programs.REGISTRY.get(framework)
     return program.title if program is not None else framework
 
@@ -36,10 +33,14 @@ def cpu_build_name(framework: str, label: str) -> str:
     reference = programs.reference()  # the chapter's 'PyTorch CPU'
     if reference is not None and (framework, label) == (reference[0].name, reference[1]):
         return f"{reference[0].title} {label.upper()}"
-    if label in CPU_BUILD_NAMES:
-        return CPU_BUILD_NAMES[label]
-    if label.startswith("flex+"):
-        return "burn Flex + " + label.removeprefix("flex+")
+    program = programs.REGISTRY.get(framework)
+    names = program.build_names if program is not None else {}
+    prefixes = program.build_prefixes if program is not None else {}
+    if label in names:  # the program's own CPU builds ('burn Flex, template')
+        return names[label]
+    for prefix, name in prefixes.items():
+        if label.startswith(prefix):
+            return name + label.removeprefix(prefix)
     return column_name(framework, label)
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from orchestrator import programs
+
 TERA = 1e12
 
 H200_SXM_SOURCE = ("NVIDIA H200 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/h200), "
@@ -121,7 +123,7 @@ def _host_freq(host: dict[str, Any]) -> float | None:
 def device_peak(device: str, host: dict[str, Any], threads: int | None = None,
                 power_limit_w: float | None = None, freq_mhz: float | None = None) -> Peak:
     """The peak a figure of `device` is held against, from the sweep's host facts."""
-    if device == "cpu" or device == "flex":
+    if device in programs.cpu_devices():
         if threads is None:
             return Peak.unknown("CPU", "the thread count is not known")
         return cpu_peak(host, threads, freq_mhz)

@@ -21,10 +21,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from orchestrator import vocabulary
+from orchestrator import programs, vocabulary
 from orchestrator.report.names import group_name
 from orchestrator.report.tables import (
-    TEMPLATE_LABEL,
     column_name,
     cpu_build_name,
     duration,
@@ -219,7 +218,7 @@ def draw_cpu(cpu: pd.DataFrame, sets: SampleSets) -> Figure | str:
             if not found.empty:
                 values.append(float(found["value_s"].iloc[0]))
                 xs.append(x)
-            elif label == TEMPLATE_LABEL:  # no rayon: the missing bar is by design, say so
+            elif label in programs.one_thread_labels():  # the missing bar is by design: say so
                 ax.annotate("single\nthread\nonly", (x, 0.02), xycoords=("data", "axes fraction"),
                             ha="center", va="bottom", fontsize=8, color="dimgray")
         bars = ax.bar(xs, values, width * 0.95, color=COLORS[c % len(COLORS)],

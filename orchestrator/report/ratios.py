@@ -81,8 +81,9 @@ def ratio_table(pairs: list[dict[str, Any]]) -> Table:
     in the same arithmetic (fp32 with fp32, tf32 with tf32)."""
     records = [r for r in pairs if not r["_mixed"]]
     if not records:
-        title = "burn / PyTorch: time ratios (above 1: burn is slower)"
-        return empty("ratios", title, "no burn and PyTorch runs of the same kind to compare")
+        mine, ref = _titles()
+        title = f"{mine} / {ref}: time ratios (above 1: {mine} is slower)"
+        return empty("ratios", title, f"no {mine} and {ref} runs of the same kind to compare")
     frame, word, title = _roles(records)
     title += f": time ratios (above 1: {word} is slower)"
     arith = frame.pop("arithmetic")
@@ -93,7 +94,7 @@ def mixed_ratio_table(pairs: list[dict[str, Any]]) -> Table:
     """The pairs of different arithmetic (burn TF32 / PyTorch FP32), set apart and flagged."""
     records = [r for r in pairs if r["_mixed"]]
     if not records:
-        title = "Set apart: burn / PyTorch of different arithmetic (not like for like)"
+        title = "Set apart: {} / {} of different arithmetic (not like for like)".format(*_titles())
         return empty("ratios_mixed", title, "every pair computes in the same arithmetic")
     frame, _word, title = _roles(records)
     title = f"Set apart: {title} of different arithmetic (not like for like)"
@@ -204,6 +205,13 @@ def _ratio_record(torch: pd.DataFrame, burn: pd.DataFrame,
         if t_med is not None and b_med is not None else "",
         "median ratio 95% CI": f"{_times(ci[0])} – {_times(ci[1])}" if ci else "no samples",
     }
+
+
+def _titles() -> tuple[str, str]:
+    """(the first candidate's title, the reference's): an empty table's words in roles."""
+    found, others = programs.reference(), programs.candidates()
+    ref = found[0].title if found is not None else "reference"
+    return (others[0].title if others else "candidate"), ref
 
 
 def _title(framework: str) -> str:

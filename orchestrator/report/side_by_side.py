@@ -18,23 +18,26 @@ import pandas as pd
 
 from orchestrator.data import outputs
 from orchestrator.errors import InputError
-from orchestrator.report import tables, writer
+from orchestrator.report import compare_sides, tables, writer
 from orchestrator.report.compare_match import accuracy_label
-from orchestrator.report.compare_sides import FACTS, NOT_RECORDED, Side, load_side
+from orchestrator.report.compare_sides import NOT_RECORDED, Side, load_side, program_rows
 from orchestrator.report.sections import REGISTRY, Context, Registered, SideTable
 from orchestrator.report.tables import Table
 from orchestrator.report.writer import markdown_table
 
 REPORT_NAME = "report.md"
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-MACHINE_FACTS = ("accelerators (devices of the figures)", "GPU", "CPU", "OS", "torch", "burn",
-                 "jax")
-OPTIONAL_FACTS = ("jax",)  # shown only where the side recorded it (older sweeps have none)
+HOST_FACTS = ("accelerators (devices of the figures)", "GPU", "CPU", "OS")
 
 
 def machine_line(letter: str, side: Side) -> str:
-    facts = {what: read(side) for what, read in FACTS if what in MACHINE_FACTS}
-    facts = {w: v for w, v in facts.items() if v is not None or w not in OPTIONAL_FACTS}
+    """The host's facts, then each program's in-line rows; a program row that is not `always`
+    shown (JAX's: older sweeps have none) only where the side recorded it."""
+    rows = [r for r in program_rows() if r.in_line]
+    shown = {*HOST_FACTS, *(r.name for r in rows)}
+    optional = {r.name for r in rows if not r.always}
+    facts = {what: read(side) for what, read in compare_sides.facts() if what in shown}
+    facts = {w: v for w, v in facts.items() if v is not None or w not in optional}
     words = "; ".join(f"{what.split(' (')[0]} {value or NOT_RECORDED}"
                       for what, value in facts.items())
     return f"- **{letter}** = `{side.name}`: {words}."

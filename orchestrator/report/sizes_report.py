@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from orchestrator import programs
 from orchestrator.report import peaks, sizes
 from orchestrator.report.names import threads_column
 from orchestrator.report.tables import Table, duration, empty
@@ -131,27 +132,40 @@ def launch_findings(rows: pd.DataFrame) -> list[str]:
 
 
 def crossover_findings(rows: pd.DataFrame) -> list[str]:
-    """burn / PyTorch per device and arithmetic, on the same basis, and where it crosses 1."""
+    """Each candidate / the reference (burn / PyTorch) per device and arithmetic, on the same
+    basis, and where it crosses 1."""
     lines = []
+    found = programs.reference()
+    if found is None:
+        return lines
+    ref = found[0]
     for (device, threads), per_device in rows.groupby(["device", "threads_key"], dropna=False):
-        torch = per_device[per_device["framework"] == "torch"]
-        burn = per_device[per_device["framework"] == "burn"]
-        for (blabel, b), (tlabel, t) in ((x, y) for x in burn.groupby("label")
-                                         for y in torch.groupby("label")):
-            if sizes.precision_of(str(blabel)) != sizes.precision_of(str(tlabel)):
-                continue
-            both = b.merge(t, on="shape", suffixes=("_b", "_t"))
-            both = both[both["basis_b"] == both["basis_t"]].sort_values("n_b")
-            if both.empty:
-                continue
-            ratio = (both["time_s_b"] / both["time_s_t"]).tolist()
-            where = sizes.crossing(both["n_b"].tolist(), ratio)
-            name = (f"burn {blabel} / PyTorch {tlabel} on {device}"
-                    + ("" if pd.isna(threads) or device != "cpu" else
-                       f", {threads_column(int(threads))}"))
-            span = ", ".join(f"{s} {r:.2f}×" for s, r in zip(both["shape"], ratio, strict=True))
-            lines.append(f"{name} ({both['basis_b'].iloc[0]}): {span}"
-                         + (f"; crosses 1 at {_at(where)}." if where else "; never crosses 1."))
+        torch = per_device[per_device["framework"] == ref.name]
+        for mine in programs.candidates():
+            burn = per_device[per_device["framework"] == mine.name]
+            where = "" if pd.isna(threads) or device != "cpu" else \
+                f", {threads_column(int(threads))}"
+            lines += _crossings(burn, torch, f"{mine.title} {{}} / {ref.title} {{}} on "
+                                f"{device}{where}")
+    return lines
+
+
+def _crossings(burn: pd.DataFrame, torch: pd.DataFrame, words: str) -> list[str]:
+    """One candidate's targets against the reference's of one device: `words` names a pair."""
+    lines = []
+    for (blabel, b), (tlabel, t) in ((x, y) for x in burn.groupby("label")
+                                     for y in torch.groupby("label")):
+        if sizes.precision_of(str(blabel)) != sizes.precision_of(str(tlabel)):
+            continue
+        both = b.merge(t, on="shape", suffixes=("_b", "_t"))
+        both = both[both["basis_b"] == both["basis_t"]].sort_values("n_b")
+        if both.empty:
+            continue
+        ratio = (both["time_s_b"] / both["time_s_t"]).tolist()
+        where = sizes.crossing(both["n_b"].tolist(), ratio)
+        span = ", ".join(f"{s} {r:.2f}×" for s, r in zip(both["shape"], ratio, strict=True))
+        lines.append(f"{words.format(blabel, tlabel)} ({both['basis_b'].iloc[0]}): {span}"
+                     + (f"; crosses 1 at {_at(where)}." if where else "; never crosses 1."))
     return lines
 
 

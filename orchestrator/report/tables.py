@@ -14,11 +14,11 @@ from typing import Any
 
 import pandas as pd
 
+from orchestrator import programs
 from orchestrator.data.dataset import Dataset, typed
 from orchestrator.data.durations import format_duration
 from orchestrator.report import arithmetic
 from orchestrator.report.names import (  # re-exported: tables, plots and ratios name runs so
-    TEMPLATE_LABEL,
     accuracy_build_name,
     as_text,
     column_name,
@@ -30,7 +30,6 @@ from orchestrator.report.names import (  # re-exported: tables, plots and ratios
 from orchestrator.report.spread import summary_keys
 
 __all__ = [
-    "TEMPLATE_LABEL",
     "Table",
     "accuracy_build_name",
     "as_text",
@@ -96,16 +95,16 @@ def _tag_builds(fig: pd.DataFrame) -> pd.Series:
 
 
 def _expected_build(label: str) -> str:
-    if label == TEMPLATE_LABEL:
-        return "template"
-    return "default" if label == "flex" else label.removeprefix("flex+")
+    """The build a CPU label implies, as its program says (Program.expected_build)."""
+    found = (p.expected_build(label) for p in programs.REGISTRY.values())
+    return next((b for b in found if b is not None), label)
 
 
 def _threads_key(fig: pd.DataFrame) -> pd.Series:
     """The thread count a figure belongs under: requested (what the experiment means; a
     different reported count gets a warning), else reported, else 1 for the template."""
     threads = fig["threads_requested"].astype("Int64").fillna(fig["threads"].astype("Int64"))
-    template = fig["label"] == TEMPLATE_LABEL
+    template = fig["label"].isin(sorted(programs.one_thread_labels()))
     return threads.mask(threads.isna() & template, 1)
 
 

@@ -12,11 +12,10 @@ from typing import Any
 
 import pandas as pd
 
-from orchestrator import vocabulary
+from orchestrator import programs, vocabulary
 from orchestrator.report import cache_report
 from orchestrator.report.tables import (
     MISSING,
-    TEMPLATE_LABEL,
     Table,
     column_name,
     cpu_build_name,
@@ -148,9 +147,12 @@ def cpu_table(cpu: pd.DataFrame, host: dict[str, Any]) -> Table:
     if rows.empty:
         return empty("cpu_threads", title, "no CPU runs in this data")
     frame = thread_pivot(rows[rows["stat"] == "min"])
-    # machine.py's BLAS_INFO regex keeps the comma that follows the name in torch's config.
-    blas = ((host.get("torch") or {}).get("blas") or "").rstrip(",")
-    frame["BLAS"] = ["" if b != "PyTorch CPU" else blas for b in frame["build"]]
+    # the reference's BLAS (torch's facts) on its CPU row; machine.py's BLAS_INFO regex keeps
+    # the comma that follows the name in torch's config
+    found = programs.reference()
+    ref = cpu_build_name(found[0].name, str(found[1])) if found else None
+    blas = ((host.get(found[0].name) if found else None) or {}).get("blas") or ""
+    frame["BLAS"] = ["" if b != ref else blas.rstrip(",") for b in frame["build"]]
     return Table("cpu_threads", title, frame)
 
 
@@ -179,7 +181,7 @@ def thread_pivot(rows: pd.DataFrame) -> pd.DataFrame:
         for threads, column in columns:
             mine = rows[(rows["build"] == build) & _threads_match(rows, threads)]
             cell = duration(mine["value_s"].iloc[0]) if not mine.empty else MISSING
-            if mine.empty and label == TEMPLATE_LABEL:
+            if mine.empty and label in programs.one_thread_labels():
                 cell = "single thread only"  # no rayon in the template: the chapter's 只有单线程
             record[column] = cell
         records.append(record)

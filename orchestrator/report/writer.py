@@ -104,12 +104,8 @@ def _source_lines(data: Dataset, th: Thresholds) -> list[str]:
              f"Source: results store, {len(runs)} runs."]
     facts = [("host", host.get("cpu_model")), ("OS", host.get("os")),
              ("GPUs", ", ".join(g.get("name", "") for g in host.get("gpus") or [])),
-             ("torch", (host.get("torch") or {}).get("version")), ("burn", host.get("burn")),
-             ("rustc", host.get("rustc")),
-             # every other program's version (JAX), as its facts recorded it
-             *((p.title, (host.get(name) or {}).get("version")) for name, p in
-               programs.REGISTRY.items() if name not in ("torch", "burn")
-               and isinstance(host.get(name), dict)),
+             # each program's own lines (torch, burn and rustc, JAX), as its facts recorded
+             *(fact for p in programs.REGISTRY.values() for fact in p.source_facts(host)),
              ("Nsight Compute", host.get("ncu")), ("project commit", host.get("git_commit"))]
     lines += [f"{name}: {value}." for name, value in facts if value]
     if data.figures["load1_before"].isna().all() and data.figures["load1_after"].isna().all():

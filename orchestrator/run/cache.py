@@ -1,13 +1,10 @@
 """A program's on-disk cache: where it is, removing it safely, and whether a run wrote it.
 
-A program that names its own folder (`Program.cache_home`, project-relative: JAX's compilation
-cache) has it there; burn's is cubecl's, found from the working folder:
-
-cubecl keeps autotune results in `<dir>/target/environment/`, where `<dir>` is the outermost
-folder holding a `Cargo.toml` on the way up from the process's working directory (see
-bench_rust/README.md for the source lines). A cold run must remove exactly that folder and
-nothing else: anything outside the project's `bench_rust/` tree, reached through a symlink, or not
-named like the cache is refused before a single file is touched.
+Where the folder is, is the program's rule (`Program.cache_place`: a project-relative
+`cache_home`, or a rule of its own, as cubecl's above the working folder in programs/burn/).
+A cold run must remove exactly that folder and nothing else: anything outside the folder the
+program names, reached through a symlink, or not named like the cache is refused before a
+single file is touched.
 """
 
 from __future__ import annotations
@@ -21,40 +18,26 @@ from pathlib import Path
 from orchestrator import programs
 from orchestrator.data.records import RunDef
 from orchestrator.errors import CacheSafetyError
+from orchestrator.programs.burn import CACHE_PARTS, cache_dir_for
 
-CACHE_PARTS = ("target", "environment")
-# cubecl-runtime 0.11.3 config/base.rs:65,69 looks for both spellings of each; on a
-# case-insensitive disk they are one file, which is found either way
-CONFIG_FILES = ("cubecl.toml", "burn.toml", "CubeCL.toml", "Burn.toml")
+__all__ = ["CACHE_PARTS", "CacheContents", "cache_dir_for", "cache_home", "check_removable",
+           "config_override", "remove_cache"]
 
-
-def cache_dir_for(cwd: Path) -> Path:
-    """The folder cubecl will use for a process started in `cwd`."""
-    cwd = Path(os.path.abspath(cwd))
-    outermost = None
-    for folder in (cwd, *cwd.parents):
-        if (folder / "Cargo.toml").is_file():
-            outermost = folder
-    if outermost is None:
-        raise CacheSafetyError(
-            f"no Cargo.toml above {cwd}: cubecl would use a per-user cache, which the "
-            "orchestrator never deletes; start burn programs inside bench_rust/")
-    return outermost.joinpath(*CACHE_PARTS)
 
 
 def cache_home(run: RunDef, project: Path, cwd: Path) -> tuple[Path, Path, tuple[str, ...]]:
     """(the run's cache folder, the folder it must lie in, the names it must end with): the
-    program's own `cache_home` under the project, else cubecl's folder above `cwd`."""
-    home = programs.get(run.program).cache_home
-    if home:
-        return project.joinpath(*home), project / home[0], home[1:]
-    return cache_dir_for(cwd), project / "bench_rust", CACHE_PARTS
+    program's own rule (Program.cache_place: its `cache_home`, or cubecl's above `cwd`)."""
+    return programs.get(run.program).cache_place(project, cwd)
 
 
-def config_override(cwd: Path) -> Path | None:
-    """A cubecl/burn config file on the way up that may move the cache (we then refuse)."""
+def config_override(cwd: Path, names: tuple[str, ...] | None = None) -> Path | None:
+    """A config file on the way up that may move the cache (we then refuse): `names` are the
+    program's `cache_overrides`; None: every registered program's."""
+    if names is None:
+        names = tuple(n for p in programs.REGISTRY.values() for n in p.cache_overrides)
     for folder in (Path(os.path.abspath(cwd)), *Path(os.path.abspath(cwd)).parents):
-        for name in CONFIG_FILES:
+        for name in names:
             if (folder / name).is_file():
                 return folder / name
     return None
@@ -135,7 +118,7 @@ def _store_lock(path: Path) -> bool:
 
 
 def remove_cache(path: Path, rust_dir: Path, parts: tuple[str, ...] = CACHE_PARTS,
-                 owner: str = "burn") -> CacheContents:
+                 owner: str = "the program") -> CacheContents:
     """Remove a cache folder; returns what was there (files, bytes) for the record. `owner`:
     whose cache it is, for the reason of a failed run (the program's title)."""
     resolved = check_removable(path, rust_dir, parts)

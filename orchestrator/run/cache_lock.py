@@ -70,21 +70,23 @@ def refuse_shared(folder: Path) -> None:
 
 
 @contextlib.contextmanager
-def held(cache: Path, results: Path | None, root: Path | None = None) -> Iterator[None]:
+def held(cache: Path, results: Path | None, root: Path | None = None,
+         owner: str = "the program") -> Iterator[None]:
     """Hold the cache folder's lock for the block; CacheSafetyError when another orchestrator
-    holds it past WAIT_S or the lock file cannot be ours (a symlink, not a plain file)."""
+    holds it past WAIT_S or the lock file cannot be ours (a symlink, not a plain file).
+    `owner`: whose cache it is, for the messages (the program's title)."""
     path = lock_path(cache, root)
     try:
         private_folder(root)
         # never through a symlink, never truncating: the file may be another orchestrator's
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     except OSError as exc:
-        raise CacheSafetyError(f"cannot lock burn's cache {cache}: {path}: "
+        raise CacheSafetyError(f"cannot lock {owner}'s cache {cache}: {path}: "
                                f"{exc.strerror}") from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise CacheSafetyError(f"cannot lock burn's cache {cache}: {path} is not a file")
-        _acquire(fd, cache, path)
+            raise CacheSafetyError(f"cannot lock {owner}'s cache {cache}: {path} is not a file")
+        _acquire(fd, cache, path, owner)
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()}, results {results or '?'}, cache {cache}".encode(), 0)
         try:
@@ -95,7 +97,7 @@ def held(cache: Path, results: Path | None, root: Path | None = None) -> Iterato
         os.close(fd)  # releases the flock
 
 
-def _acquire(fd: int, cache: Path, path: Path) -> None:
+def _acquire(fd: int, cache: Path, path: Path, owner: str) -> None:
     deadline = time.monotonic() + WAIT_S
     while True:
         try:
@@ -105,7 +107,7 @@ def _acquire(fd: int, cache: Path, path: Path) -> None:
             if time.monotonic() >= deadline:
                 holder = os.pread(fd, 400, 0).decode("utf-8", "replace").strip() or "unknown"
                 raise CacheSafetyError(
-                    f"burn's cache {cache} is in use by another orchestrator ({holder}); "
+                    f"{owner}'s cache {cache} is in use by another orchestrator ({holder}); "
                     f"waited {WAIT_S:g} s: run one sweep at a time (--retry-failed runs this "
                     "again)") from None
             time.sleep(POLL_S)

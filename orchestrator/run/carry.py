@@ -21,7 +21,7 @@ from pathlib import Path
 
 from orchestrator.data.records import BuildResult
 from orchestrator.errors import OrchestratorError
-from orchestrator.programs.cargo import Builder
+from orchestrator.programs.burn.cargo import Builder
 from orchestrator.spec.config import ExperimentsFile
 from orchestrator.spec.plan import PlannedRun, builds_needed
 

@@ -4,7 +4,7 @@ and `--assume`'s picture of another machine.
 Every answer comes from `platform` and from the commands that tell (`sysctl`, `sw_vers`),
 asked through a `Host`, so that tests give a Host whose commands answer from recorded outputs
 (tests/data/macos/). MPS is not decided here: only torch knows whether its MPS backend works
-(programs/torch.py asks it).
+(programs/torch/ asks it).
 """
 
 from __future__ import annotations

@@ -9,8 +9,9 @@ later process pay the JIT, which a new user's second run does not. So:
 - a cold series (its first process removes cubecl's cache) gets a new, empty folder
   `<results>/driver-cache/<run id of its first process>`, and its later processes use it too;
 - warm burn series share `<results>/driver-cache/warm`, which their priming run fills;
-- PyTorch CUDA runs get `<results>/driver-cache/torch`: its kernels are precompiled SASS, so the
-  folder should stay empty; the record shows whether it did.
+- a program's CUDA runs outside any cache sweep get its own `<results>/driver-cache/<program>`
+  (`Program.driver_cache_why` says why: precompiled SASS should leave it empty); the record
+  shows whether it did.
 
 The orchestrator's own CUDA_CACHE_* never reach a program (runner.PASS_THROUGH leaves them out);
 an experiment's `env` may still set them on purpose, which the cache record flags.
@@ -26,22 +27,22 @@ from orchestrator.errors import CacheSafetyError
 from orchestrator.run.cache import CacheContents
 
 DRIVER_ENV = ("CUDA_CACHE_PATH", "CUDA_CACHE_DISABLE", "CUDA_CACHE_MAXSIZE")
-WARM, TORCH = "warm", "torch"
+WARM = "warm"
 WHY = {
     "cold series": "docs/CACHES.md: a warm driver JIT cache makes a cubecl-cold first call "
                    "half-warm (H200: 15-17 s vs 26-30 s); a new empty CUDA_CACHE_PATH is what "
                    "a new user has",
     WARM: "docs/CACHES.md: warm series share one driver JIT cache, filled by their priming run",
-    TORCH: "PyTorch's CUDA kernels are precompiled SASS: the driver JIT cache should stay "
-           "empty (recorded to show it)",
 }
 
 
-def folder(root: Path, cold_series: str | None, cached: bool) -> tuple[Path, str]:
-    """(folder, kind) for a run: its cold series' own, the shared warm one, or torch's."""
+def folder(root: Path, cold_series: str | None, cached: bool,
+           program: str = "") -> tuple[Path, str]:
+    """(folder, kind) for a run: its cold series' own, the shared warm one, or its program's
+    own (kind = the program's name)."""
     if cold_series is not None:
         return root / cold_series, "cold series"
-    return (root / WARM, WARM) if cached else (root / TORCH, TORCH)
+    return (root / WARM, WARM) if cached else (root / program, program)
 
 
 def _contents(path: Path) -> dict[str, Any]:
@@ -49,9 +50,11 @@ def _contents(path: Path) -> dict[str, Any]:
     return {"files": seen.files, "bytes": seen.bytes}
 
 
-def prepare(root: Path, cold_series: str | None, first: bool, cached: bool) -> dict[str, Any]:
-    """Make the run's driver cache folder (emptied for a cold series' first process)."""
-    path, kind = folder(root, cold_series, cached)
+def prepare(root: Path, cold_series: str | None, first: bool, cached: bool,
+            program: tuple[str, str] = ("", "")) -> dict[str, Any]:
+    """Make the run's driver cache folder (emptied for a cold series' first process);
+    `program`: its name and why its own folder (Program.driver_cache_why)."""
+    path, kind = folder(root, cold_series, cached, program[0])
     for part in (path, *path.parents):
         if part == root.parent:
             break
@@ -60,7 +63,7 @@ def prepare(root: Path, cold_series: str | None, first: bool, cached: bool) -> d
     if first and kind == "cold series" and path.exists():
         shutil.rmtree(path)  # a resumed or retried series starts cold again
     path.mkdir(parents=True, exist_ok=True)
-    return {"path": str(path.absolute()), "kind": kind, "why": WHY[kind],
+    return {"path": str(path.absolute()), "kind": kind, "why": WHY.get(kind, program[1]),
             "before": _contents(path)}
 
 

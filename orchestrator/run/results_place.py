@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from orchestrator import programs
 from orchestrator.data.records import CacheAction
 from orchestrator.errors import CacheSafetyError, InputError
 from orchestrator.run.cache import cache_home
@@ -23,9 +24,11 @@ from orchestrator.run.runner import program_cwd
 from orchestrator.spec.plan import PlannedRun
 
 
-def caches_touched(planned: list[PlannedRun], project: Path) -> dict[Path, tuple[str, str]]:
-    """Resolved cache folder -> what the first run touching it does to it, and that run."""
-    found: dict[Path, tuple[str, str]] = {}
+def caches_touched(planned: list[PlannedRun],
+                   project: Path) -> dict[Path, tuple[str, str, str]]:
+    """Resolved cache folder -> what the first run touching it does to it, that run, and
+    whose cache it is (its program's title)."""
+    found: dict[Path, tuple[str, str, str]] = {}
     for p in planned:
         if p.skip_reason is not None or p.run.cache_action == CacheAction.NONE:
             continue
@@ -34,15 +37,16 @@ def caches_touched(planned: list[PlannedRun], project: Path) -> dict[Path, tuple
         except CacheSafetyError:
             continue  # no cache to touch: the run itself fails with the reason
         verb = "deletes" if p.run.cache_action == CacheAction.DELETE else "fills"
-        found.setdefault(Path(os.path.realpath(folder)), (verb, p.run.describe()))
+        found.setdefault(Path(os.path.realpath(folder)),
+                         (verb, p.run.describe(), programs.get(p.run.program).title))
     return found
 
 
 def refuse_results_in_cache(results: Path, planned: list[PlannedRun], project: Path) -> None:
     """InputError when the results folder lies in (or is) a cache folder a run would touch."""
     where = Path(os.path.realpath(results))
-    for cache, (verb, run) in caches_touched(planned, project).items():
+    for cache, (verb, run, owner) in caches_touched(planned, project).items():
         if where == cache or cache in where.parents:
-            raise InputError(f"--results {results} is inside burn's cache folder {cache}, "
+            raise InputError(f"--results {results} is inside {owner}'s cache folder {cache}, "
                              f"which a planned run {verb} ({run}); choose a results folder "
                              "outside it")

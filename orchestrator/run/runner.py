@@ -106,14 +106,16 @@ def prepare_cache(run: RunDef, project: Path, held: ExitStack | None = None,
     if run.cache == CacheState.NONE or not programs.get(run.program).cached_devices:
         return None
     cwd = program_cwd(run, project)
-    override = None if programs.get(run.program).cache_home else config_override(cwd)
+    override = config_override(cwd, programs.get(run.program).cache_overrides)
     if override is not None:
-        raise CacheSafetyError(f"{override} may move burn's cache; remove it for cache sweeps")
+        raise CacheSafetyError(f"{override} may move {programs.get(run.program).title}'s cache; "
+                               "remove it for cache sweeps")
     path, rust, parts = cache_home(run, project, cwd)
     if run.cache_action == CacheAction.DELETE:
         check_removable(path, rust, parts)  # refused before the lock, whose key is the real path
     if held is not None:
-        held.enter_context(cache_lock.held(path, results))
+        held.enter_context(cache_lock.held(path, results,
+                                           owner=programs.get(run.program).title))
     info: dict[str, Any] = {"path": str(path), "action": run.cache_action}
     if run.cache_action == CacheAction.DELETE:
         info["removed"] = asdict(remove_cache(path, rust, parts,
@@ -129,7 +131,8 @@ def _driver_cache(run: RunDef, ctx: RunContext, cold_series: str | None) -> dict
     first = run.cache_action == CacheAction.DELETE
     series = run.run_id if first else cold_series
     return driver_cache.prepare(ctx.driver_cache, series, first,
-                                run.device in program.cached_devices)
+                                run.device in program.cached_devices,
+                                (program.name, program.driver_cache_why))
 
 
 def _fresh_dir(path: Path) -> str | None:

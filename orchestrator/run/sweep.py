@@ -36,7 +36,7 @@ from orchestrator.data.records import (
 )
 from orchestrator.data.store import Store
 from orchestrator.errors import CacheSafetyError, InputError, StoreError
-from orchestrator.programs.cargo import Builder
+from orchestrator.programs.burn.cargo import Builder
 from orchestrator.run import driver_cache, leftovers, profile, results_place, resume
 from orchestrator.run.background import BackgroundBuilds
 from orchestrator.run.cache import CacheContents, cache_home, config_override
@@ -110,7 +110,7 @@ def _priming_state(planned: PlannedRun, project: Path,
         cache = cache_home(run, project, cwd)[0]
     except CacheSafetyError:
         return None  # the measured run fails with the reason; priming would be wasted
-    if config_override(cwd) is not None:
+    if config_override(cwd, programs.get(run.program).cache_overrides) is not None:
         return None
     if CacheContents.of(cache).files == 0:
         return CacheState.COLD

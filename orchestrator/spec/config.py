@@ -31,19 +31,26 @@ from orchestrator.spec.yamlsource import load_yaml, problems_error
 
 FORMAT_VERSION = 1
 
-Capability = Literal[
-    "cuda", "mps", "metal", "vulkan", "macos", "linux", "x86_64", "arm64", "apple-silicon", "torch",
-    "jax",  # JAX importable by the sweep's Python
+# what the host has (detect.py), then what each program's probe reports (Program.provides:
+# 'torch', 'jax'), then the tools: the enum is the registry's at import, in this order
+_HOST_CAPABILITIES = ("cuda", "mps", "metal", "vulkan", "macos", "linux", "x86_64", "arm64",
+                      "apple-silicon")
+_TOOL_CAPABILITIES = (
     "ncu",  # Nsight Compute on PATH: what a profile run (`profile: [ncu]`) needs
     "avx512f",  # the CPU has AVX-512: gemm's x86-v4 kernels differ from the default AVX2 ones
-]
+)
+Capability = Literal[(*_HOST_CAPABILITIES,  # type: ignore[valid-type]
+                      *(c for p in programs.REGISTRY.values() for c in p.provides),
+                      *_TOOL_CAPABILITIES)]
 Crate = Literal["exec-gpu", "exec-cpu", "exec-amx"]
 Mode = Literal["mm", "warm", "accuracy"]
 CacheState = Literal["cold", "warm", "none"]
 WarmupKind = Literal["dropped", "kept"]
 Threads = lim.ThreadCount | Literal["auto"]
 Profiler = Literal["ncu"]  # a profile run of each measured CUDA mm run, under Nsight Compute
-Precision = Literal["fp32", "tf32", "default", "highest"]  # jax: default | highest
+# every arithmetic a program may be asked for (Program.precisions), first seen first
+Precision = Literal[tuple(dict.fromkeys(  # type: ignore[valid-type]
+    q for p in programs.REGISTRY.values() for qs in p.precisions.values() for q in qs))]
 
 
 class Strict(BaseModel):

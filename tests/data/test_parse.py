@@ -242,10 +242,10 @@ def test_headers() -> None:
                         "burn 0.22.1, features [std, flex, simd, rayon], rayon threads 8\n"
                         "burn 0.22.1, features []\n")
     assert result.headers == [
-        Header("torch", "2.15.0+cu130", 16, (), None, 1),
-        Header("torch_blas", None, None, (), "mkl", 2),
-        Header("burn", "0.22.1", 8, ("std", "flex", "simd", "rayon"), None, 3),
-        Header("burn", "0.22.1", None, (), None, 4),
+        Header("torch", "2.15.0+cu130", 16, 1),
+        Header("torch_blas", None, None, 2, facts={"blas": "mkl"}),
+        Header("burn", "0.22.1", 8, 3, facts={"features": ("std", "flex", "simd", "rayon")}),
+        Header("burn", "0.22.1", None, 4),
     ]
     assert result.unknown == [] and result.figures == []
 

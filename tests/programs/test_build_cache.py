@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.programs.cargo import CACHE_ENV, Builder, cache_root
+from orchestrator.programs.burn.cargo import CACHE_ENV, Builder, cache_root
 from orchestrator.run.cache import cache_dir_for
 from orchestrator.spec.config import Build
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.programs.cargo import Builder, build_key, source_hash
+from orchestrator.programs.burn.cargo import Builder, build_key, source_hash
 from orchestrator.spec.config import Build
 
 from ..conftest import CPU_BUILDS, PROJECT, USER_BUILD_CACHE
@@ -150,7 +150,7 @@ def test_a_stopped_build_ends_cargos_whole_group(tmp_path: Path,
     import threading
     import time
 
-    from orchestrator.programs.cargo import run_group
+    from orchestrator.programs.burn.cargo import run_group
 
     pid_file = tmp_path / "rustc.pid"
     script = (f"import subprocess, time\nchild = subprocess.Popen(['sleep', '300'])\n"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.programs import cubecl_store as store
+from orchestrator.programs.burn import cubecl_store as store
 
 from ..conftest import PROJECT
 

@@ -61,7 +61,7 @@ class NumPy(Program):
 
     def parse_header(self, line: str, line_no: int) -> Header | None:
         version = line.removeprefix("numpy ")
-        return Header("numpy", version, None, (), None, line_no) if version[:1].isdigit() else None
+        return Header("numpy", version, None, line_no) if version[:1].isdigit() else None
 
     def facts(self, project: Path, python: str) -> dict[str, str]:
         return {"script": self.script.name}

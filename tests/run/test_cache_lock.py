@@ -34,7 +34,7 @@ def test_a_second_orchestrator_fails_naming_the_holder(tmp_path: Path,
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         monkeypatch.setattr(cache_lock, "WAIT_S", 0.2)
         with pytest.raises(CacheSafetyError) as info, \
-                cache_lock.held(cache, tmp_path / "b", root=tmp_path):
+                cache_lock.held(cache, tmp_path / "b", root=tmp_path, owner="burn"):
             pass
         assert str(info.value).startswith(
             f"burn's cache {cache} is in use by another orchestrator (pid {holder.pid}, results "
@@ -61,6 +61,6 @@ def test_a_symlinked_lock_file_is_refused_and_its_target_untouched(tmp_path: Pat
     victim.write_text("someone else's")
     lock.symlink_to(victim)
     with pytest.raises(CacheSafetyError, match="cannot lock burn's cache"), \
-            cache_lock.held(cache, None, root=tmp_path):
+            cache_lock.held(cache, None, root=tmp_path, owner="burn"):
         pass
     assert victim.read_text() == "someone else's"

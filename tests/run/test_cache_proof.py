@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from orchestrator.data.records import RunDef
-from orchestrator.programs.cargo import Builder
+from orchestrator.programs.burn.cargo import Builder
 from orchestrator.run.runner import RunContext, execute
 from orchestrator.run.sweep import Sweep
 from orchestrator.spec.config import Build
@@ -188,7 +188,7 @@ def test_torch_cuda_gets_its_own_driver_cache(tmp_path: Path,
 
 
 def test_store_proofs_on_the_real_database(tmp_path: Path) -> None:
-    from orchestrator.programs import cubecl_proof as proof
+    from orchestrator.programs.burn import cubecl_proof as proof
     here = tmp_path / "environment"
     here.mkdir()
     for name in ("default.db", "default.db-wal"):

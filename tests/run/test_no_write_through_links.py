@@ -9,7 +9,7 @@ import os
 import tarfile
 from pathlib import Path
 
-from orchestrator.programs.cargo import Builder
+from orchestrator.programs.burn.cargo import Builder
 from orchestrator.run import carry
 from orchestrator.spec.config import Build
 

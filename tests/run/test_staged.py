@@ -16,7 +16,7 @@ import pytest
 
 from orchestrator.cli import main
 from orchestrator.data import dataset
-from orchestrator.programs.cargo import Builder, build_key
+from orchestrator.programs.burn.cargo import Builder, build_key
 from orchestrator.run import background, leftovers
 
 from ..conftest import CPU_BUILDS, PROJECT, write

@@ -39,6 +39,7 @@ class Jax(Program):
     cache_env = cache.CACHE_ENV
     modes = ("mm", "warm", "accuracy")
     thread_flag = True
+    provides = ("jax",)
     async_cpu = True  # jax_cpu_enable_async_dispatch: the CPU returns before the work is done
     precisions: ClassVar[dict[str, tuple[str, ...]]] = {
         "cpu": ("default", "highest"), "cuda": ("default", "highest")}
@@ -61,13 +62,12 @@ class Jax(Program):
 
     def parse_header(self, line: str, line_no: int) -> Header | None:
         if (found := _PRECISION_HEADER.fullmatch(line)) is not None:
-            return Header("jax_precision", None, None, (), None, line_no, found.group(1))
+            return Header("jax_precision", None, None, line_no, found.group(1))
         if _CACHE_HEADER.fullmatch(line) is not None:
-            return Header("jax_cache", None, None, (), None, line_no)
+            return Header("jax_cache", None, None, line_no)
         if (found := _HEADER.fullmatch(line)) is not None:
             version, threads = found.groups()
-            return Header("jax", version, None if threads is None else int(threads), (), None,
-                          line_no)
+            return Header("jax", version, None if threads is None else int(threads), line_no)
         return None
 
     def capabilities(self, python: str) -> dict[str, str | None]:

@@ -20,7 +20,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from orchestrator.programs import cubecl_store as store
+from orchestrator.programs.burn import cubecl_store as store
 
 MATMUL_TUNER = "burn_cubecl-kernel-matmul-tune-base"
 # device id = device-<type_id>-<index_id>-<client name>; CUDA's is checked on the H200 fixture,

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import platform
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from orchestrator.data.records import Header, RunDef
-from orchestrator.programs.base import Paths, Program, python_facts, stdout_of
+from orchestrator.programs.base import FactRow, Paths, Program, join, python_facts, stdout_of
 
 _HEADER = re.compile(r"torch ([0-9][^\s,]*)(?:, threads ([0-9]{1,9}))?")
 _BLAS_HEADER = re.compile(r"torch BLAS_INFO=(\S*)")
@@ -55,6 +55,9 @@ class Torch(Program):
     # TF32 exists only on CUDA (Ampere and later); CPU and MPS compute f32 matmuls in f32
     precisions: ClassVar[dict[str, tuple[str, ...]]] = {
         "cuda": ("fp32", "tf32"), "cpu": ("fp32",), "mps": ("fp32",), "auto": ("fp32",)}
+    provides = ("torch",)
+    driver_cache_why = ("PyTorch's CUDA kernels are precompiled SASS: the driver JIT cache "
+                        "should stay empty (recorded to show it)")
 
     def command(self, run: RunDef, paths: Paths) -> list[str]:
         return [paths.python, str(paths.project / "bench_py" / "exec_gpu.py")]
@@ -65,14 +68,22 @@ class Torch(Program):
 
     def parse_header(self, line: str, line_no: int) -> Header | None:
         if (match := _BLAS_HEADER.fullmatch(line)) is not None:  # a torch program's 2nd header
-            return Header("torch_blas", None, None, (), match.group(1), line_no)
+            return Header("torch_blas", None, None, line_no, facts={"blas": match.group(1)})
         if (match := _PRECISION_HEADER.fullmatch(line)) is not None:
-            return Header("torch_precision", None, None, (), None, line_no, match.group(1))
+            return Header("torch_precision", None, None, line_no, match.group(1))
         if (match := _HEADER.fullmatch(line)) is not None:
             version, threads = match.groups()
-            return Header("torch", version, None if threads is None else int(threads), (), None,
-                          line_no)
+            return Header("torch", version, None if threads is None else int(threads), line_no)
         return None
+
+    def fact_rows(self) -> list[FactRow]:
+        """Version (header, else facts), the CUDA it was built for and its BLAS."""
+        return [FactRow("torch", self.header_version, always=True),
+                FactRow("torch CUDA", _fact("cuda"), in_line=False),
+                FactRow("torch BLAS", _blas, in_line=False)]
+
+    def source_facts(self, host: dict[str, Any]) -> list[tuple[str, Any]]:
+        return [("torch", (host.get("torch") or {}).get("version"))]
 
     def capabilities(self, python: str, system: str | None = None,
                      run: Runner | None = None) -> dict[str, str | None]:
@@ -86,6 +97,15 @@ class Torch(Program):
     def facts(self, project: Path, python: str) -> dict[str, Any]:
         """Version, CUDA, BLAS and default threads of the torch the runs will import."""
         return python_facts(python, _FACTS)
+
+
+def _fact(key: str) -> Callable[[Sequence[Header], dict[str, Any]], str | None]:
+    return lambda headers, host: (host.get("torch") or {}).get(key)
+
+
+def _blas(headers: Sequence[Header], host: dict[str, Any]) -> str | None:
+    printed = join(h.facts.get("blas") for h in headers if h.kind == "torch_blas")
+    return printed or (host.get("torch") or {}).get("blas")
 
 
 def _mps(python: str, system: str, torch_found: bool, run: Runner) -> str | None:

@@ -8,13 +8,16 @@ fp32|unknown (why)`; it takes no `--precision` (cubecl's autotune picks the arit
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from orchestrator.data.records import Header, RunDef
-from orchestrator.programs import cubecl_proof
-from orchestrator.programs.base import Paths, Program
+from orchestrator.errors import CacheSafetyError
+from orchestrator.programs.base import FactRow, Paths, Program
+from orchestrator.programs.burn import cubecl_proof
 
 _HEADER = re.compile(
     r"burn ([0-9][^\s,]*)(?:, features \[([^\]]*)\])?(?:, rayon threads ([0-9]{1,9}))?")
@@ -26,6 +29,25 @@ CRATE_FEATURES: dict[str, tuple[str, ...]] = {
     "exec-cpu": (),
     "exec-amx": ("x86-v4", "apple-amx", "accelerate"),
 }
+
+# cubecl keeps autotune results in `<dir>/target/environment/`, where `<dir>` is the outermost
+# folder holding a `Cargo.toml` on the way up from the process's working directory (see
+# bench_rust/README.md for the source lines); a cold run removes it only inside bench_rust/
+CACHE_PARTS = ("target", "environment")
+
+
+def cache_dir_for(cwd: Path) -> Path:
+    """The folder cubecl will use for a process started in `cwd`."""
+    cwd = Path(os.path.abspath(cwd))
+    outermost = None
+    for folder in (cwd, *cwd.parents):
+        if (folder / "Cargo.toml").is_file():
+            outermost = folder
+    if outermost is None:
+        raise CacheSafetyError(
+            f"no Cargo.toml above {cwd}: cubecl would use a per-user cache, which the "
+            "orchestrator never deletes; start burn programs inside bench_rust/")
+    return outermost.joinpath(*CACHE_PARTS)
 
 
 class Burn(Program):
@@ -49,6 +71,16 @@ class Burn(Program):
         label: label for label in ("metal", "vulkan", "wgpu", "webgpu", "rocm", "hip")}
     # every Flex build (template, +apple-amx, ...) runs on the CPU
     label_prefixes: ClassVar[dict[str, str]] = {"flex": "cpu"}
+    # cubecl-runtime 0.11.3 config/base.rs:65,69 looks for both spellings of each; on a
+    # case-insensitive disk they are one file, which is found either way
+    cache_overrides = ("cubecl.toml", "burn.toml", "CubeCL.toml", "Burn.toml")
+    build_names: ClassVar[dict[str, str]] = {
+        "flex(template)": "burn Flex, template", "flex": "burn Flex, default features"}
+    build_prefixes: ClassVar[dict[str, str]] = {"flex+": "burn Flex + "}
+    label_builds: ClassVar[dict[str, str]] = {"flex(template)": "template", "flex": "default"}
+    one_thread_labels = ("flex(template)",)  # exec-cpu without rayon
+    accuracy_labels: ClassVar[dict[str, str]] = {"flex template": "flex(template)",
+                                                 "flex default": "flex"}
     no_precision = ("burn's arithmetic is chosen by cubecl's autotune (on CUDA it may pick TF32 "
                     "tensor cores); the report infers it from the accuracy arrays")
 
@@ -58,6 +90,10 @@ class Burn(Program):
     def cwd(self, run: RunDef, project: Path) -> Path:
         """burn's cache depends on the folder a program starts in: each crate's own folder."""
         return project / "bench_rust" / str(run.crate)
+
+    def cache_place(self, project: Path, cwd: Path) -> tuple[Path, Path, tuple[str, ...]]:
+        """cubecl's folder above the working folder, which must lie in bench_rust/."""
+        return cache_dir_for(cwd), project / "bench_rust", CACHE_PARTS
 
     def store_look(self, run: RunDef, cache_dir: Path, env: dict[str, str]) -> Any:
         """cubecl's store: the matmul entry for this device and shape (programs/cubecl_proof)."""
@@ -69,14 +105,22 @@ class Burn(Program):
 
     def parse_header(self, line: str, line_no: int) -> Header | None:
         if (found := _PRECISION_HEADER.fullmatch(line)) is not None:
-            return Header("burn_precision", None, None, (), None, line_no, found.group(1))
+            return Header("burn_precision", None, None, line_no, found.group(1))
         match = _HEADER.fullmatch(line)
         if match is None:
             return None
         version, features, threads = match.groups()
         names = tuple(name.strip() for name in (features or "").split(",") if name.strip())
-        return Header("burn", version, None if threads is None else int(threads), names, None,
-                      line_no)
+        return Header("burn", version, None if threads is None else int(threads), line_no,
+                      facts={"features": names} if names else {})
+
+    def fact_rows(self) -> list[FactRow]:
+        """Version (header, else Cargo.lock's) and the feature sets its builds printed."""
+        return [FactRow("burn", self.header_version, always=True),
+                FactRow("burn features (backend)", _features, in_line=False)]
+
+    def source_facts(self, host: dict[str, Any]) -> list[tuple[str, Any]]:
+        return [("burn", host.get("burn")), ("rustc", host.get("rustc"))]
 
     def facts(self, project: Path, python: str) -> str | None:
         """The burn version Cargo.lock pins (the one the binaries were built against)."""
@@ -85,3 +129,9 @@ class Burn(Program):
             return None
         match = re.search(r'name = "burn"\nversion = "([^"]+)"', lockfile.read_text())
         return match.group(1) if match else None
+
+
+def _features(headers: Sequence[Header], host: dict[str, Any]) -> str | None:
+    sets = {", ".join(h.facts["features"]) for h in headers
+            if h.kind == "burn" and h.facts.get("features")}
+    return " | ".join(f"[{s}]" for s in sorted(sets)) or None

@@ -1,0 +1,203 @@
+"""No framework named outside its folder: an ast scan of every string constant in the package.
+
+A framework is a folder behind a complete Program (programs/): its names ('torch', 'burn',
+'PyTorch', 'Flex', 'cubecl', 'JAX') reach the rest of the package only through the registry.
+Docstrings and comments are prose and not scanned; what is left is listed below, each module
+with why its constants stay (printed wording kept byte-identical, stored column names, an
+on-disk name). A new constant naming a framework outside programs/ fails this test: read it
+from the Program instead, or add it here with its reason.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from .conftest import PROJECT
+
+PACKAGE = PROJECT / "orchestrator"
+NAMES = re.compile(r"torch|burn|pytorch|flex|cubecl|jax", re.IGNORECASE)
+# module -> (why its constants stay, the first 40 characters of each allowed constant)
+ALLOWED: dict[str, tuple[str, tuple[str, ...]]] = {
+    "data/dataset.py": (
+        ('stored dataset column names (max_diff_torch_cpu, inputs_match_torch_cpu): the '
+         'export format, unchanged by rule'),
+        (
+            'inputs_match_torch_cpu',
+            'max_diff_torch_cpu',
+        ),
+    ),
+    "data/measure_env.py": (
+        ('the catalogue of documented environment variables, named as their libraries name '
+         'them with their sources; data/ may not import programs/ (its entries could move to'
+         ' each Program later)'),
+        (
+            ", 'Techniques to Set the Number of Threa",
+            "1 turns off torch's caching allocator: e",
+            'CUBECL_*',
+            "JAX docs, 'GPU memory allocation'",
+            'JAX docs, jax.default_matmul_precision',
+            "JAX's GPU memory preallocation",
+            'JAX_DEFAULT_MATMUL_PRECISION',
+            "OpenMP specification, 'Environment Varia",
+            "OpenMP's threads: torch's intra-op pool ",
+            'PYTORCH_ALLOC_CONF',
+            'PYTORCH_CUDA_ALLOC_CONF',
+            'PYTORCH_NO_CUDA_MEMORY_CACHING',
+            "PyTorch docs, 'CUDA Environment Variable",
+            'PyTorch source, aten/src/ATen/native/Dis',
+            'TORCH_ALLOW_TF32_CUBLAS_OVERRIDE',
+            'TORCH_BLAS_PREFER_CUBLASLT',
+            'TORCH_CUBLAS_WORKSPACE_CACHE',
+            "burn's CPU threads; the orchestrator set",
+            'cubecl docs, GlobalConfig (cubecl.toml a',
+            "cubecl's runtime settings (autotune leve",
+            "oneMKL's threads; torch's --threads (set",
+            "the precision of JAX's f32 matmuls (TF32",
+            "torch's CUDA allocator behaviour",
+            "torch's allocator behaviour",
+        ),
+    ),
+    "data/parse.py": (
+        ("the accuracy line's printed text (docs/LINES.md: 'max|x - torch cpu|') and its "
+         'stored column name'),
+        (
+            '(?: +max\\|x - torch cpu\\| = ',
+            'max_diff_torch_cpu',
+            'max|x - torch cpu|',
+        ),
+    ),
+    "report/arithmetic.py": (
+        ("the mixed-arithmetic note's printed wording (golden), which names the reference's "
+         'precision key'),
+        (
+            ' (a torch target with `precision: tf32`)',
+            ': these ratios compare two computations,',
+            '; no PyTorch ',
+        ),
+    ),
+    "report/cache_report.py": (
+        ("printed wording of the cache tables (golden): what 'cold' means for cubecl's "
+         'autotune cache'),
+        (
+            'A priming run is the first process of a ',
+            'Each cell: min / median / max over the c',
+            'cold (no cubecl cache)',
+        ),
+    ),
+    "report/checks.py": (
+        'the stored column inputs_match_torch_cpu and its printed finding',
+        (
+            ': sin/cos inputs not bit-equal to torch ',
+            'inputs_match_torch_cpu',
+        ),
+    ),
+    "vocabulary.py": (
+        ("the CUPTI clock's printed description (bench_py measures it with torch.profiler) and "
+         "two stored stat names (max_diff_torch_cpu, inputs_match_torch_cpu: stored columns, "
+         "renaming them is a store migration)"),
+        (
+            "GPU time of the matmul's kernels, torch.",
+            'inputs_match_torch_cpu',
+            'max_diff_torch_cpu',
+        ),
+    ),
+    "report/first_call_breakdown.py": (
+        ("the printed note naming JAX's jit/lower/compile calls (the table's only program "
+         'today)'),
+        (
+            'JAX: `jax.jit(f).lower(a, b)`, `.compile',
+        ),
+    ),
+    "report/sections.py": (
+        "printed section descriptions (golden prose, the docs engineer's section model)",
+        (
+            'Every time figure over its processes, th',
+            'Minimum time of `with sync` (else `no sy',
+            'Per GPU target, every clock beside the k',
+            "Per target, the matmul's time at each si",
+            'The first matmul of each process: when t',
+            'burn: one warm-up without sync (result d',
+            'c = a @ b with a = sin(k), b = cos(k) in',
+        ),
+    ),
+    "report/tables.py": (
+        "stored accuracy column names and their printed headers (golden)",
+        (
+            "inputs = torch cpu's",
+            'inputs_match_torch_cpu',
+            'max_diff_torch_cpu',
+            'max|x - torch cpu|',
+        ),
+    ),
+    "run/cache_lock.py": (
+        ('the on-disk lock file name: renaming it would let an older orchestrator and this '
+         'one hold the same cache at once'),
+        (
+            'cubecl-cache-',
+        ),
+    ),
+    "run/driver_cache.py": (
+        ("the recorded 'why' of a cold driver cache (stored in run records), citing "
+         "docs/CACHES.md's cubecl measurement"),
+        (
+            'docs/CACHES.md: a warm driver JIT cache ',
+        ),
+    ),
+    "spec/config.py": (
+        'JSON-schema descriptions (the schema output stays byte-identical)',
+        (
+            'burn cache sweep',
+            "name under 'builds' (burn only)",
+            "torch: the f32 matmul arithmetic, 'fp32'",
+        ),
+    ),
+}
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    kinds = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    return {id(node.body[0].value) for node in ast.walk(tree) if isinstance(node, kinds)
+            and node.body and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)}
+
+
+def framework_constants(package: Path) -> dict[str, set[str]]:
+    """module (package-relative) -> the string constants naming a framework, docstrings left
+    out, for every module outside programs/."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(package.rglob("*.py")):
+        module = path.relative_to(package).as_posix()
+        if module.startswith("programs/"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = _docstrings(tree)
+        hits = {node.value[:40] for node in ast.walk(tree)
+                if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                and id(node) not in docs and NAMES.search(node.value)}
+        if hits:
+            found[module] = hits
+    return found
+
+
+def test_no_framework_literal_outside_programs_but_the_listed_ones() -> None:
+    found = framework_constants(PACKAGE)
+    unlisted = {m: sorted(c - set(ALLOWED.get(m, ("", ()))[1])) for m, c in found.items()}
+    assert {m: c for m, c in unlisted.items() if c} == {}, (
+        "read these from the Program (programs/), or list them with a reason")
+
+
+def test_every_listed_constant_is_still_there() -> None:
+    """The list shrinks with the code: an entry whose constant is gone is removed."""
+    found = framework_constants(PACKAGE)
+    stale = {m: sorted(set(c) - found.get(m, set())) for m, (_why, c) in ALLOWED.items()}
+    assert {m: c for m, c in stale.items() if c} == {}
+
+
+def test_the_scan_sees_a_literal(tmp_path: Path) -> None:
+    """The scan is not blind: a module naming burn in code is found, its docstring is not."""
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "odd.py").write_text(
+        '"""burn\'s cache, in prose."""\nNAME = "burn"\n', encoding="utf-8")
+    assert framework_constants(tmp_path) == {"run/odd.py": {"burn"}}
