@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The JAX benchmark program: the chapter's timing methods for `jax.jit(lambda a, b: a @ b)`.
 
-Standalone (jax + numpy; the duration format and the kernel grouping are exec_gpu.py's, which
-imports torch only inside its functions). Speaks the printed-line contract (docs/LINES.md) in
-`mm`, `warm` and `accuracy` modes on `cpu` and `cuda`. What JAX changes in the chapter's lessons:
+Standalone (jax + numpy; the duration format, the argument types and the kernel grouping are
+the package ``bench_core``'s beside it, which imports torch only inside its functions).
+Speaks the printed-line contract (docs/LINES.md) in `mm`, `warm` and `accuracy` modes on `cpu`
+and `cuda`. What JAX changes in the chapter's lessons:
 
 - dispatch is asynchronous on the CPU too (`jax_cpu_enable_async_dispatch`), so `no sync` and
   `with sync` differ there; the sync is `block_until_ready()`;
@@ -34,18 +35,12 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from exec_gpu import (
-    OP,
-    BenchError,
-    _positive_int,
-    _seconds,
-    _shape,
-    emit,
-    format_duration_ns,
-    group_kernels,
-    note,
-    report,
-)
+from bench_core import BenchError
+from bench_core.args import positive_int as _positive_int
+from bench_core.args import seconds as _seconds
+from bench_core.args import shape as _shape
+from bench_core.format import OP, emit, format_duration_ns, note, report
+from bench_core.kernels import group_kernels
 
 DEVICES = ("cpu", "cuda")
 MODES = ("mm", "warm", "accuracy")

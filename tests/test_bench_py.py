@@ -32,8 +32,9 @@ def _load_program() -> ModuleType:
     return module
 
 
-exec_gpu = _load_program()
-
+_load_program()  # puts bench_py/ on sys.path, so the package below is the program's own
+from bench_core import energy, facts, kernels, queued  # noqa: E402
+from bench_core import format as fmt  # noqa: E402
 
 # --------------------------------------------------------------------------------------------
 # The line contract of docs/LINES.md, as regexes
@@ -151,8 +152,8 @@ def test_cpu_mm_every_line_follows_the_contract(
         assert len(values) == REPS
         assert all(v > 0 and math.isfinite(v) for v in values)
         # The summary is exactly the formatted min and median of the samples it precedes.
-        assert summary["min"] == exec_gpu.format_duration(min(values))
-        assert summary["median"] == exec_gpu.format_duration(exec_gpu.median(values))
+        assert summary["min"] == fmt.format_duration(min(values))
+        assert summary["median"] == fmt.format_duration(fmt.median(values))
 
 
 @pytest.mark.torch
@@ -328,10 +329,9 @@ def test_precision_is_read_back_from_torch_after_setting_it() -> None:
     """The installed torch's own switches, set and read in a fresh process (no GPU needed)."""
     _torch_or_skip()
     script = (
-        "import importlib.util, sys\n"
-        f"spec = importlib.util.spec_from_file_location('p', {str(PROGRAM)!r})\n"
-        "m = importlib.util.module_from_spec(spec); sys.modules['p'] = m\n"
-        "spec.loader.exec_module(m)\n"
+        "import sys\n"
+        f"sys.path.insert(0, {str(PROGRAM.parent)!r})\n"
+        "from bench_core import facts as m\n"
         "for wanted in sys.argv[1:]:\n"
         "    m.set_precision(wanted)\n"
         "    print(wanted, m.cuda_matmul_precision())\n"
@@ -354,10 +354,10 @@ def test_kernel_block_without_cupti_is_a_note_and_no_line(
 
     if torch.cuda.is_available():
         pytest.skip("this machine has a CUDA GPU")
-    monkeypatch.setattr(exec_gpu, "_cuda_index", lambda tensor: 0)
-    dev = exec_gpu.Device("cuda", torch.device("cpu"), lambda: None, is_accelerator=True)
+    monkeypatch.setattr(kernels, "cuda_index", lambda tensor: 0)
+    dev = facts.Device("cuda", torch.device("cpu"), lambda: None, is_accelerator=True)
     a = torch.rand(8, 8)
-    exec_gpu.kernel_time_block(dev, a, a, 3, True, None, "fp32")
+    kernels.kernel_time_block(dev, a, a, 3, True, None, "fp32")
     out, err = capsys.readouterr()
     assert out == ""
     notes = [line for line in err.splitlines() if line.startswith("note: ")]
@@ -384,7 +384,7 @@ def _events(names_and_us: list[tuple[str, float]], gap_us: float = 5.0) -> list[
 
 def test_one_kernel_per_matmul() -> None:
     durations = [55.4, 55.6, 55.5]
-    groups = exec_gpu.group_kernels(_events([(GEMM, d) for d in durations]), 3)
+    groups = kernels.group_kernels(_events([(GEMM, d) for d in durations]), 3)
     assert groups.note is None
     assert groups.per_matmul_us == durations
     assert [(k.name, k.durations_us) for k in groups.kernels] == [(GEMM, durations)]
@@ -394,7 +394,7 @@ def test_two_kernels_per_matmul_are_summed_in_launch_order() -> None:
     launches = [(GEMM, 40.0), (SPLITK, 3.0), (GEMM, 41.0), (SPLITK, 2.5)]
     events = _events(launches)
     events.reverse()  # the profiler's list need not be in launch order; start_us is
-    groups = exec_gpu.group_kernels(events, 2)
+    groups = kernels.group_kernels(events, 2)
     assert groups.note is None
     assert groups.per_matmul_us == [43.0, 43.5]
     assert [(k.name, k.durations_us) for k in groups.kernels] == [
@@ -405,7 +405,7 @@ def test_two_kernels_per_matmul_are_summed_in_launch_order() -> None:
 
 def test_a_count_that_does_not_divide_gives_per_kernel_stats_only() -> None:
     events = _events([(GEMM, 55.0)] * 4 + [("Memset (Device)", 1.0)])
-    groups = exec_gpu.group_kernels(events, 4)
+    groups = kernels.group_kernels(events, 4)
     assert groups.per_matmul_us is None
     assert groups.note is not None and "5 kernels for 4 matmuls" in groups.note
     assert [(k.name, len(k.durations_us)) for k in groups.kernels] == [
@@ -416,7 +416,7 @@ def test_a_count_that_does_not_divide_gives_per_kernel_stats_only() -> None:
 
 def test_matmuls_with_different_kernel_sequences_are_not_summed() -> None:
     events = _events([(GEMM, 40.0), (SPLITK, 3.0), (GEMM, 41.0), (GEMM, 39.0)])
-    groups = exec_gpu.group_kernels(events, 2)
+    groups = kernels.group_kernels(events, 2)
     assert groups.per_matmul_us is None
     assert groups.note is not None and "same 2 kernels" in groups.note
     assert [len(k.durations_us) for k in groups.kernels] == [3, 1]
@@ -426,13 +426,13 @@ def test_device_events_that_are_not_work_are_left_out() -> None:
     events = _events([(GEMM, 55.0), ("gpu annotation", 60.0), (GEMM, 56.0)])
     events[0]["kind"] = events[2]["kind"] = "kernel"
     events[1]["kind"] = "gpu_user_annotation"
-    groups = exec_gpu.group_kernels(events, 2)
+    groups = kernels.group_kernels(events, 2)
     assert groups.note is None and groups.per_matmul_us == [55.0, 56.0]
     assert [k.name for k in groups.kernels] == [GEMM]
 
 
 def test_no_device_events_is_a_note() -> None:
-    groups = exec_gpu.group_kernels([], 20)
+    groups = kernels.group_kernels([], 20)
     assert (groups.per_matmul_us, groups.kernels) == (None, [])
     assert groups.note == "the profiler recorded no device kernel"
 
@@ -447,13 +447,13 @@ def test_event_record_reads_the_installed_profilers_events() -> None:
     a = torch.rand(32, 32)
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         a @ a
-    records = [exec_gpu.event_record(event) for event in prof.events()]
+    records = [kernels.event_record(event) for event in prof.events()]
     mm = [r for r in records if r["name"] == "aten::mm"]
     assert len(mm) == 1, records
     assert mm[0]["duration_us"] > 0 and mm[0]["start_us"] >= 0
     assert str(mm[0]["device"]).startswith("cpu:")
     assert mm[0]["kind"] in (None, "cpu_op")  # torch's activity_type where it has one
-    assert exec_gpu.kernel_events(prof) == []  # no CUDA device events in a CPU profile
+    assert kernels.kernel_events(prof) == []  # no CUDA device events in a CPU profile
 
 
 # --------------------------------------------------------------------------------------------
@@ -463,15 +463,15 @@ def test_event_record_reads_the_installed_profilers_events() -> None:
 
 def test_spin_lasts_five_times_the_slowest_enqueue_and_at_least_200us() -> None:
     # 2 cycles per ns = 2000 per µs (a 2 GHz SM clock)
-    assert exec_gpu.spin_cycles([30_000, 80_000, 50_000], 2000.0) == 5 * 80 * 2000
-    assert exec_gpu.spin_cycles([10_000], 2000.0) == 200 * 2000  # 50 µs < the 200 µs floor
+    assert queued.spin_cycles([30_000, 80_000, 50_000], 2000.0) == 5 * 80 * 2000
+    assert queued.spin_cycles([10_000], 2000.0) == 200 * 2000  # 50 µs < the 200 µs floor
     with pytest.raises(ValueError):
-        exec_gpu.spin_cycles([], 2000.0)
+        queued.spin_cycles([], 2000.0)
 
 
 def test_queued_note_counts_the_runs_whose_start_was_reached() -> None:
-    assert exec_gpu.queued_note("cuda", [False] * 20) is None
-    text = exec_gpu.queued_note("cuda", [False, True, False, True])
+    assert queued.queued_note("cuda", [False] * 20) is None
+    text = queued.queued_note("cuda", [False, True, False, True])
     assert text is not None
     assert text.startswith("cuda.Event time (queued): in 2 of 4 runs")
 
@@ -520,14 +520,14 @@ def test_queued_loop_spins_before_the_start_event_and_counts_early_starts(
 
     gpu = _FakeGpu([False, True, False])
     monkeypatch.setattr(torch.cuda, "_sleep", gpu.sleep, raising=False)
-    dev = exec_gpu.Device("cuda", torch.device("cpu"), lambda: None, is_accelerator=True)
+    dev = facts.Device("cuda", torch.device("cpu"), lambda: None, is_accelerator=True)
     a = torch.rand(8, 8)
-    found = exec_gpu.queued_event_times(dev, a, a, 3, gpu.event)
+    found = queued.queued_event_times(dev, a, a, 3, gpu.event)
     assert found is not None
     times, reached = found
     assert times == [0.5e-3] * 3
     assert reached == [False, True, False]
-    assert exec_gpu.queued_proof_line("cuda", "8x8", reached) == (
+    assert queued.queued_proof_line("cuda", "8x8", reached) == (
         "cuda 8x8 matmul cuda.Event time (queued): start event waited in 2 of 3 runs")
     timed = gpu.log[-3 * 5 :]  # the timed loop: spin, start, (matmul), end, query, sync
     spins = {entry for entry in timed if entry.startswith("sleep ")}
@@ -548,9 +548,9 @@ def test_queued_with_a_spin_that_takes_no_time_is_a_note_and_no_figure(
     gpu = _FakeGpu([False] * 3)
     monkeypatch.setattr(torch.cuda, "_sleep", gpu.sleep, raising=False)
     monkeypatch.setattr(_FakeEvent, "elapsed_time", lambda self, end: 0.0)
-    dev = exec_gpu.Device("cuda", torch.device("cpu"), lambda: None, is_accelerator=True)
+    dev = facts.Device("cuda", torch.device("cpu"), lambda: None, is_accelerator=True)
     a = torch.rand(4, 4)
-    assert exec_gpu.queued_event_times(dev, a, a, 3, gpu.event) is None
+    assert queued.queued_event_times(dev, a, a, 3, gpu.event) is None
     assert "took no time" in capsys.readouterr().err
     assert "query" not in gpu.log  # no timed run was attempted
 
@@ -563,9 +563,9 @@ def test_queued_without_torch_sleep_is_a_note_and_no_figure(
     import torch
 
     monkeypatch.delattr(torch.cuda, "_sleep", raising=False)
-    dev = exec_gpu.Device("cuda", torch.device("cpu"), lambda: None, is_accelerator=True)
+    dev = facts.Device("cuda", torch.device("cpu"), lambda: None, is_accelerator=True)
     a = torch.rand(4, 4)
-    assert exec_gpu.queued_event_times(dev, a, a, 3, _FakeGpu([]).event) is None
+    assert queued.queued_event_times(dev, a, a, 3, _FakeGpu([]).event) is None
     assert "torch.cuda._sleep" in capsys.readouterr().err
 
 
@@ -583,7 +583,7 @@ def test_energy_waits_for_the_time_and_for_the_counter_to_move() -> None:
         calls.append("batch")
         return 100
 
-    reading = exec_gpu.measure_energy(
+    reading = energy.measure_energy(
         run_batch, lambda: calls.append("sync"), lambda: next(counter), 0.5, lambda: next(clock)
     )
     assert reading is not None
@@ -595,7 +595,7 @@ def test_energy_waits_for_the_time_and_for_the_counter_to_move() -> None:
 
 def test_energy_gives_up_when_the_counter_never_moves() -> None:
     clock = iter(range(0, 10**13, 1_000_000_000))
-    reading = exec_gpu.measure_energy(
+    reading = energy.measure_energy(
         lambda: 100, lambda: None, lambda: 42, 0.5, lambda: next(clock)
     )
     assert reading is None
@@ -603,9 +603,9 @@ def test_energy_gives_up_when_the_counter_never_moves() -> None:
 
 def test_uuids_of_nvml_and_torch_compare_equal() -> None:
     torch_form = "6c4a1f3e-0b2d-4e5f-8a9b-0c1d2e3f4a5b"
-    assert exec_gpu.uuid_key("GPU-6C4A1F3E-0B2D-4E5F-8A9B-0C1D2E3F4A5B") == torch_form
-    assert exec_gpu.uuid_key(b"GPU-6c4a1f3e-0b2d-4e5f-8a9b-0c1d2e3f4a5b") == torch_form
-    assert exec_gpu.uuid_key(torch_form) == torch_form
+    assert energy.uuid_key("GPU-6C4A1F3E-0B2D-4E5F-8A9B-0C1D2E3F4A5B") == torch_form
+    assert energy.uuid_key(b"GPU-6c4a1f3e-0b2d-4e5f-8a9b-0c1d2e3f4a5b") == torch_form
+    assert energy.uuid_key(torch_form) == torch_form
 
 
 class _FakeNvml(ModuleType):
@@ -648,11 +648,11 @@ def _energy_run(monkeypatch: pytest.MonkeyPatch, nvml: _FakeNvml, uuid: str) -> 
     import torch
 
     monkeypatch.setitem(sys.modules, "pynvml", nvml)
-    monkeypatch.setattr(exec_gpu, "_cuda_index", lambda tensor: 0)
+    monkeypatch.setattr(energy, "cuda_index", lambda tensor: 0)
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda i: SimpleNamespace(uuid=uuid))
-    dev = exec_gpu.Device("cuda", torch.device("cpu"), lambda: None, is_accelerator=True)
+    dev = facts.Device("cuda", torch.device("cpu"), lambda: None, is_accelerator=True)
     a = torch.rand(4, 4)
-    exec_gpu.energy_block(dev, a, a, 0.01)
+    energy.energy_block(dev, a, a, 0.01)
 
 
 @pytest.mark.torch
@@ -667,7 +667,7 @@ def test_energy_block_reads_the_nvml_device_with_torchs_uuid(
     kind, match = classify(line)
     assert kind == "energy", line
     assert (match["label"], match["shape"], match["joules"]) == ("cuda", "4x4", "1.250")
-    assert int(match["runs"]) % exec_gpu.ENERGY_BATCH == 0 and int(match["runs"]) > 0
+    assert int(match["runs"]) % energy.ENERGY_BATCH == 0 and int(match["runs"]) > 0
     assert {c for c in nvml.calls if c.startswith("energy")} == {"energy 1"}
     assert nvml.calls[0] == "init" and nvml.calls[-1] == "shutdown"
     assert "note:" not in err
@@ -749,7 +749,7 @@ RUST_ROWS: list[tuple[int, str]] = [
 
 @pytest.mark.parametrize(("nanos", "expected"), RUST_ROWS)
 def test_formatter_matches_rust_rows(nanos: int, expected: str) -> None:
-    assert exec_gpu.format_duration_ns(nanos) == expected
+    assert fmt.format_duration_ns(nanos) == expected
 
 
 def test_formatter_matches_every_row_of_durations_tsv() -> None:
@@ -769,7 +769,7 @@ def test_formatter_matches_every_row_of_durations_tsv() -> None:
         assert len(fields) == 2, f"line {number}: expected nanoseconds<TAB>formatted: {raw!r}"
         nanos, expected = int(fields[0]), fields[1]
         rows += 1
-        got = exec_gpu.format_duration_ns(nanos)
+        got = fmt.format_duration_ns(nanos)
         if got != expected:
             mismatches.append(f"line {number}: {nanos} ns: Rust {expected!r}, Python {got!r}")
     assert rows > 0, "durations.tsv has no rows"
@@ -777,18 +777,18 @@ def test_formatter_matches_every_row_of_durations_tsv() -> None:
 
 
 def test_format_seconds_rounds_to_the_nearest_nanosecond() -> None:
-    assert exec_gpu.format_duration(28.166e-6) == "28.166µs"
-    assert exec_gpu.format_duration(0.0011174994) == "1.117ms"  # 1_117_499 ns
-    assert exec_gpu.format_duration(0.0011174996) == "1.118ms"  # 1_117_500 ns: a tie, 7 is odd
-    assert exec_gpu.format_duration(3.6) == "3.600s"
-    assert exec_gpu.format_duration(0.0) == "0.000ns"
+    assert fmt.format_duration(28.166e-6) == "28.166µs"
+    assert fmt.format_duration(0.0011174994) == "1.117ms"  # 1_117_499 ns
+    assert fmt.format_duration(0.0011174996) == "1.118ms"  # 1_117_500 ns: a tie, 7 is odd
+    assert fmt.format_duration(3.6) == "3.600s"
+    assert fmt.format_duration(0.0) == "0.000ns"
     with pytest.raises(ValueError):
-        exec_gpu.format_duration_ns(-1)
+        fmt.format_duration_ns(-1)
 
 
 def test_median_takes_the_mean_of_the_two_middle_values() -> None:
-    assert exec_gpu.median([3.0, 1.0, 2.0]) == 2.0
-    assert exec_gpu.median([4.0, 1.0, 3.0, 2.0]) == 2.5
-    assert exec_gpu.median([5.0]) == 5.0
+    assert fmt.median([3.0, 1.0, 2.0]) == 2.0
+    assert fmt.median([4.0, 1.0, 3.0, 2.0]) == 2.5
+    assert fmt.median([5.0]) == 5.0
     with pytest.raises(ValueError):
-        exec_gpu.median([])
+        fmt.median([])

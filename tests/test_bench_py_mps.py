@@ -192,13 +192,26 @@ class ClockShim:
         return getattr(time, name)
 
 
-def load_program(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+@dataclasses.dataclass
+class Program:
+    """The program's modules the stand-in reaches into, and its entry point."""
+
+    facts: ModuleType  # resolve_device
+    fmt: ModuleType  # emit, the duration format
+    bench: ModuleType  # the modes' `time`
+    main: Callable[[list[str]], int]
+
+
+def load_program(monkeypatch: pytest.MonkeyPatch) -> Program:
     spec = importlib.util.spec_from_file_location("exec_gpu_mps_under_test", PROGRAM)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, module)  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    monkeypatch.setitem(sys.modules, spec.name, module)
+    spec.loader.exec_module(module)  # puts bench_py/ on sys.path: the package is the program's
+    from bench_core import bench, facts
+    from bench_core import format as fmt
+
+    return Program(facts, fmt, bench, module.main)
 
 
 def _set_default(monkeypatch: pytest.MonkeyPatch, function: Any, name: str, value: Any) -> None:
@@ -212,7 +225,7 @@ def _set_default(monkeypatch: pytest.MonkeyPatch, function: Any, name: str, valu
 
 def install(
     monkeypatch: pytest.MonkeyPatch,
-    program: ModuleType,
+    program: Program,
     generation: str,
     *,
     built: bool = True,
@@ -275,22 +288,22 @@ def install(
     monkeypatch.setattr(torch.Tensor, "item", item)
     monkeypatch.setattr(torch.Tensor, "cpu", cpu)
 
-    real_resolve = program.resolve_device
+    real_resolve = program.facts.resolve_device
 
     def resolve_on_cpu(requested: str) -> Any:
         dev = real_resolve(requested)  # the program's own choice and synchronizer
         fake.resolved.append(dev)
         return dataclasses.replace(dev, device=torch.device("cpu"))  # tensors land on the CPU
 
-    real_emit = program.emit
+    real_emit = program.fmt.emit
 
     def emit(line: str) -> None:
         fake.log.append(EMIT + line)
         real_emit(line)
 
-    monkeypatch.setattr(program, "resolve_device", resolve_on_cpu)
-    monkeypatch.setattr(program, "emit", emit)
-    monkeypatch.setattr(program, "time", ClockShim(fake))
+    monkeypatch.setattr(program.facts, "resolve_device", resolve_on_cpu)
+    monkeypatch.setattr(program.fmt, "emit", emit)
+    monkeypatch.setattr(program.bench, "time", ClockShim(fake))
     return fake
 
 
@@ -308,7 +321,7 @@ class Run:
     lines: list[str]
     stderr: str
     fake: FakeMps
-    program: ModuleType
+    program: Program
     generation: str
 
     def segments(self) -> list[tuple[str, list[str]]]:
@@ -379,7 +392,7 @@ def test_mm_every_line_follows_the_contract(mm_run: Run) -> None:
         values = [float(v) for v in samples["values"].split()]
         assert len(values) == REPS and all(v >= 0 and math.isfinite(v) for v in values)
         # The summary is exactly the formatted min and median of the samples it precedes.
-        fmt = mm_run.program
+        fmt = mm_run.program.fmt
         assert summary["min"] == fmt.format_duration(min(values))
         assert summary["median"] == fmt.format_duration(fmt.median(values))
 

@@ -3,8 +3,12 @@
 The programs print `torch precision fp32|tf32` and `burn precision fp32|unknown (why)`
 (docs/LINES.md); a run whose program said `unknown`, or printed nothing (stores made before the
 line existed), gets the arithmetic its build's accuracy run shows (accuracy.infer_precision):
-every run of the same program, build, device and asked precision in the sweep shares it. The
-dataset's columns: `precision` (fp32, tf32 or '') and `precision_source` (printed, inferred or
+every run of the same program, build, device, asked precision and shape in the sweep shares it
+(a library may pick another kernel, and so another arithmetic, at another shape: issue 24 item
+3). Where no accuracy run of the run's own shape told, one of another shape still labels it,
+with the shape it came from in the source (`inferred at 256x256`), so old stores that ran
+accuracy at 256² only keep their labels and say where they came from. The dataset's columns:
+`precision` (fp32, tf32 or '') and `precision_source` (printed, inferred, inferred at MxN or
 '': not known).
 """
 
@@ -21,6 +25,7 @@ from orchestrator.data.records import Figure, Header, RunDef
 COLUMNS = vocabulary.column_keys("precision")  # orchestrator/vocabulary.py
 KNOWN = ("fp32", "tf32")
 Key = tuple[str, str | None, str, str | None]
+Shape = tuple[int, int]
 
 
 def printed(headers_json: str | None) -> str | None:
@@ -32,8 +37,22 @@ def printed(headers_json: str | None) -> str | None:
 
 
 def key(run: RunDef) -> Key:
-    """What shares one arithmetic: the same program, build, device and asked precision."""
+    """What shares one arithmetic, shape aside: the same program, build, device and asked
+    precision."""
     return (run.program, run.build, run.device, run.precision)
+
+
+def _told(shown: dict[Shape, set[str]], shape: Shape) -> tuple[str, str] | None:
+    """(precision, source) from the accuracy runs of one key, `shape`'s own first; None when
+    they tell nothing (none, or two that disagree)."""
+    own = shown.get(shape, set())
+    if own:
+        return (next(iter(own)), "inferred") if len(own) == 1 else None
+    others = set().union(*shown.values()) if shown else set()
+    if len(others) != 1:
+        return None
+    where = ",".join(f"{m}x{n}" for m, n in sorted(shown))
+    return next(iter(others)), f"inferred at {where}"
 
 
 def assign(runs: Iterable[dict[str, Any]],
@@ -41,22 +60,25 @@ def assign(runs: Iterable[dict[str, Any]],
     """run_id -> {precision, precision_source} for every stored run.
 
     `inferred` holds the inference of each accuracy run (by run_id); a run whose program did not
-    print its arithmetic takes the one inferred for its key, if one accuracy run of that key
-    told (two that disagree tell nothing)."""
+    print its arithmetic takes the one inferred for its key at its own shape, else the one of
+    another shape (said so in the source), if the accuracy runs told (two that disagree tell
+    nothing)."""
     runs = list(runs)
     defs = {r["run_id"]: RunDef.from_definition(json.loads(r["definition_json"])) for r in runs}
-    shown: dict[Key, set[str]] = {}
+    shown: dict[Key, dict[Shape, set[str]]] = {}
     for run_id, inference in inferred.items():
         if inference.precision and run_id in defs:
-            shown.setdefault(key(defs[run_id]), set()).add(inference.precision)
+            run = defs[run_id]
+            shown.setdefault(key(run), {}).setdefault(run.shape, set()).add(inference.precision)
     out = {}
     for r in runs:
         said = printed(r.get("headers_json"))
-        told = shown.get(key(defs[r["run_id"]]), set())
+        run = defs[r["run_id"]]
+        told = _told(shown.get(key(run), {}), run.shape)
         if said:
             out[r["run_id"]] = {"precision": said, "precision_source": "printed"}
-        elif len(told) == 1:
-            out[r["run_id"]] = {"precision": next(iter(told)), "precision_source": "inferred"}
+        elif told is not None:
+            out[r["run_id"]] = {"precision": told[0], "precision_source": told[1]}
         else:
             out[r["run_id"]] = dict.fromkeys(COLUMNS, "")
     return out

@@ -100,14 +100,18 @@ def test_an_error_neither_fp32_nor_tf32_is_not_named() -> None:
 def test_the_h200_store_gets_every_inferred_precision() -> None:
     every = dataset.load(H200).figures
     f = every[every["status"] == "ok"]
-    by = f.groupby(["framework", "build", "device"], dropna=False)[
+    by = f[f["shape"] == "1024x1024"].groupby(["framework", "build", "device"], dropna=False)[
         ["precision", "precision_source"]].agg(lambda s: tuple(sorted(set(s))))
     got = {k: tuple(v) for k, v in by.iterrows()}
-    assert got[("burn", "cuda", "cuda")] == (("tf32",), ("inferred",))
+    # this store ran accuracy at 256² only: its 1024² figures say the shape their label is from
+    other = ("inferred at 256x256",)
+    assert got[("burn", "cuda", "cuda")] == (("tf32",), other)
     for build in ("template", "default", "x86-v4"):  # every figure of the Flex builds
-        assert got[("burn", build, "cpu")] == (("fp32",), ("inferred",))
-    assert got[("torch", "", "cuda")] == (("fp32",), ("inferred",))
-    assert got[("torch", "", "cpu")] == (("fp32",), ("inferred",))
+        assert got[("burn", build, "cpu")] == (("fp32",), other)
+    assert got[("torch", "", "cuda")] == (("fp32",), other)
+    assert got[("torch", "", "cpu")] == (("fp32",), other)
+    own = f[(f["shape"] == "256x256") & (f["precision"] != "")]
+    assert not own.empty and set(own["precision_source"]) == {"inferred"}
     mac = every[every["device"].isin(["metal", "mps"])]  # skipped on the H200: nothing known
     assert not mac.empty and set(mac["precision"]) == set(mac["precision_source"]) == {""}
     acc = f[(f["method"] == "accuracy") & (f["method_text"] == "burn cuda")]
@@ -143,3 +147,25 @@ def test_a_printed_precision_is_kept_over_an_inference(tmp_path: Path) -> None:
     got = precision.assign(runs, {"r1": tf32})
     assert got["r1"] == {"precision": "fp32", "precision_source": "printed"}
     assert got["r2"] == {"precision": "tf32", "precision_source": "inferred"}
+
+
+def _run(run_id: str, mode: str, shape: list[int]) -> dict[str, str]:
+    return {"run_id": run_id, "headers_json": "[]",
+            "definition_json": '{"experiment": "e", "program": "burn", "build": "cuda", '
+                               f'"device": "cuda", "mode": "{mode}", "shape": {shape}, '
+                               '"reps": 1, "features": [], "env": []}'}
+
+
+def test_the_inference_is_keyed_by_shape() -> None:
+    """Issue 24 item 3: a 1024² run's label comes from a 1024² accuracy run, not a 256² one."""
+    tf32 = accuracy.Inference("tf32", 1e-2, 1e-2, 1e-6, 1e-6)
+    fp32 = accuracy.Inference("fp32", 1e-6, 1e-2, 1e-6, 1e-2)
+    runs = [_run("acc256", "accuracy", [256, 256]), _run("acc1024", "accuracy", [1024, 1024]),
+            _run("mm1024", "mm", [1024, 1024]), _run("mm256", "mm", [256, 256]),
+            _run("mm64", "mm", [64, 64])]
+    got = precision.assign(runs, {"acc256": fp32, "acc1024": tf32})
+    assert got["mm1024"] == {"precision": "tf32", "precision_source": "inferred"}
+    assert got["mm256"] == {"precision": "fp32", "precision_source": "inferred"}
+    assert got["mm64"] == {"precision": "", "precision_source": ""}  # the shapes disagree
+    only_256 = precision.assign(runs[:1] + runs[2:], {"acc256": tf32})
+    assert only_256["mm1024"] == {"precision": "tf32", "precision_source": "inferred at 256x256"}

@@ -46,6 +46,8 @@ def test_only_what_is_needed_was_pushed(two_hosts) -> None:
         remote = tmp / f"remote-{name}"
         assert (remote / "orchestrator" / "cli.py").is_file()
         assert (remote / "bench_py" / "exec_gpu.py").is_file()
+        assert (remote / "bench_py" / "bench_core" / "main.py").is_file()  # the whole package
+        assert not (remote / "bench_py" / "bench_core" / "__pycache__").exists()
         assert not (remote / "tests").exists() and not (remote / "docs").exists()
         assert not (remote / "bench_rust" / "target").exists()
         assert (remote / "bench_rust" / "Cargo.toml").is_file()  # a host with cargo builds

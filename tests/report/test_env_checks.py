@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_py import exec_gpu
+from bench_py.bench_core.queued import queued_proof_line
 from orchestrator.data import dataset
 from orchestrator.data.parse import parse_text
 from orchestrator.data.records import Context, Role, RunDef, RunRecord
@@ -34,7 +34,7 @@ def _log(waited_flags: list[bool], blocked: bool) -> str:
               "95.100µs\n" if blocked else
               "cuda 1024x1024 matmul cuda.Event time (queued), 20 runs: min 57.888µs median "
               "58.256µs\n")
-    proof = exec_gpu.queued_proof_line("cuda", "1024x1024", waited_flags) + "\n"
+    proof = queued_proof_line("cuda", "1024x1024", waited_flags) + "\n"
     first = _QUEUED.search(text)
     assert first is not None
     return text[:first.start()] + queued + proof + _QUEUED.sub("", text[first.start():])

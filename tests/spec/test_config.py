@@ -33,7 +33,7 @@ def test_project_experiments_file_is_valid() -> None:
     assert len(cfg.experiments["sizes"].shapes or ()) == 13  # 64 ... 8192
     assert cfg.defaults.shape == (1024, 1024) and cfg.defaults.reps == 20
     assert cfg.builds["accelerate"].expect_failure
-    assert cfg.experiments["accuracy"].shapes == ((256, 256),)
+    assert cfg.experiments["accuracy"].shapes == ((256, 256), (1024, 1024))  # every timed shape
 
 
 def test_defaults_and_shapes(tmp_path: Path) -> None:

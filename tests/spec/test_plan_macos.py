@@ -83,7 +83,12 @@ def test_the_mac_plan_is_the_chapters_runs() -> None:
     # runs the chapter did not list: repeats of its runs (a cold series again, for the
     # spread), the fourth warm-up case, and the build it could not make
     beyond = {run for run in runs - chapter if re.sub(r", repeat \d+$", "", run) not in chapter
-              and not run.startswith(("sizes: ", "sizes-cpu: ")) and ": jax " not in run}
+              and not run.startswith(("sizes: ", "sizes-cpu: ")) and ": jax " not in run
+              and not run.endswith(" accuracy 1024x1024")}
+    # beyond the chapter too (issue 24 item 3): accuracy at the timed shape, each 256² one again
+    at_1024 = {run for run in runs if run.endswith(" accuracy 1024x1024")}
+    assert {run.replace("1024x1024", "256x256") for run in at_1024} == {
+        run for run in runs if run.endswith(" accuracy 256x256")}
     # beyond the chapter too (issue 26): JAX, a third framework, on the Mac's CPU only
     jax = {run for run in runs if ": jax " in run}
     assert jax and all(" jax cpu " in run for run in jax), sorted(jax)

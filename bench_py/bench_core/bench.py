@@ -1,0 +1,171 @@
+"""The modes: ``mm`` (the chapter's timing methods, then the CUDA blocks beyond the chapter:
+queued device time, kernel time, the profile window, energy) and ``accuracy`` (a deterministic
+matmul written as ``.npy`` for the orchestrator to compare). The twin of
+``bench-core/src/bench.rs`` (whose ``warm`` mode is burn only).
+"""
+
+from __future__ import annotations
+
+import time
+import timeit
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import energy, facts, kernels, queued, window
+from . import format as fmt
+from .facts import Device
+from .format import OP
+
+if TYPE_CHECKING:
+    import torch
+
+
+@dataclass
+class Extras:
+    """What the blocks beyond the chapter were asked for (``--dump-kernels``, ``--energy``)."""
+
+    dump_kernels: Path | None = None
+    energy_s: float = 0.0
+    precision: str = "fp32"
+    profile_window: bool = False
+
+
+def run_mm(
+    dev: Device, m: int, n: int, reps: int, show_samples: bool, extras: Extras | None = None
+) -> None:
+    import torch
+    import torch.utils.benchmark as benchmark
+
+    shape = f"{m}x{n}"
+    label = dev.label
+    sync = dev.sync
+    clock = time.perf_counter_ns
+
+    # Device init: the first operations that touch the device, up to the first synchronize.
+    torch.manual_seed(0)
+    t0 = clock()
+    a = torch.rand(m, n, device=dev.device)
+    b = torch.rand(n, m, device=dev.device)
+    sync()
+    fmt.emit(f"{label}: device init {fmt.format_duration_ns(clock() - t0)}")
+
+    # First call of the process: on an accelerator the call may return before the work is done.
+    t0 = clock()
+    c = a @ b
+    returned = clock() - t0
+    sync()
+    after_sync = clock() - t0
+    del c
+    if dev.is_accelerator:
+        fmt.emit(
+            f"{label} {shape} {OP} first call: returned {fmt.format_duration_ns(returned)}, "
+            f"after sync {fmt.format_duration_ns(after_sync)}"
+        )
+    else:
+        fmt.emit(f"{label} {shape} {OP} first call: {fmt.format_duration_ns(returned)}")
+
+    # No sync / with sync: the chapter's loop exactly (c is dropped only after the sync).
+    nosync: list[int] = []
+    synced: list[int] = []
+    for _ in range(reps):
+        t = clock()
+        c = a @ b
+        nosync.append(clock() - t)
+        sync()
+        synced.append(clock() - t)
+        del c
+    fmt.report(label, shape, "no sync", fmt.ns_to_s(nosync), show_samples)
+    fmt.report(label, shape, "with sync", fmt.ns_to_s(synced), show_samples)
+
+    # Device time: the chapter's event_time, on accelerators only.
+    if dev.is_accelerator:
+        make_event = facts.event_factory(dev)
+
+        def event_time(f: Callable[[], torch.Tensor]) -> float:
+            start = make_event()
+            end = make_event()
+            start.record()
+            out = f()
+            end.record()
+            end.synchronize()
+            del out
+            return start.elapsed_time(end) / 1e3
+
+        events = [event_time(lambda: a @ b) for _ in range(reps)]
+        # Measured in a loop of its own after the chapter's, printed right after it.
+        held = queued.queued_event_times(dev, a, b, reps, make_event) if label == "cuda" else None
+        fmt.report(label, shape, f"{label}.Event time", events, show_samples)
+        if held is not None:
+            fmt.report(label, shape, f"{label}.{queued.QUEUED_METHOD}", held[0], show_samples)
+            fmt.emit(queued.queued_proof_line(label, shape, held[1]))
+
+    # Read one number back: .item() waits for the device.
+    readback: list[int] = []
+    for _ in range(reps):
+        t = clock()
+        c = a @ b
+        c.sum().item()
+        readback.append(clock() - t)
+        del c
+    fmt.report(label, shape, "+ sum().item()", fmt.ns_to_s(readback), show_samples)
+
+    # torch.utils.benchmark.Timer: synchronizes the accelerator around its clock reads.
+    # num_threads must be given: the Timer runs with 1 thread unless told otherwise.
+    timer_kwargs: dict[str, Any] = {}
+    default_timer = getattr(benchmark.utils.timer, "timer", timeit.default_timer)
+    if dev.is_accelerator and default_timer is timeit.default_timer:
+        # Older torch: the Timer's clock does not wait for this device; give it one that does.
+        fmt.note(f"this torch's benchmark.Timer does not sync {label}; passing a syncing timer")
+
+        def synced_timer() -> float:
+            sync()
+            return timeit.default_timer()
+
+        timer_kwargs["timer"] = synced_timer
+    timer = benchmark.Timer(
+        stmt="a @ b", globals={"a": a, "b": b}, num_threads=torch.get_num_threads(), **timer_kwargs
+    )
+    timed = [timer.timeit(1).times[0] for _ in range(reps)]
+    fmt.report(label, shape, "benchmark.Timer", timed, show_samples)
+
+    _beyond_the_chapter(dev, a, b, reps, show_samples, extras or Extras())
+
+
+def _beyond_the_chapter(
+    dev: Device, a: torch.Tensor, b: torch.Tensor, reps: int, show_samples: bool, extras: Extras
+) -> None:
+    """The CUDA blocks after every chapter method: kernel time, then energy (if asked)."""
+    if dev.label == "cuda":
+        kernels.kernel_time_block(
+            dev, a, b, reps, show_samples, extras.dump_kernels, extras.precision)
+        if extras.profile_window:
+            window.profile_window_block(a, b, reps, dev.sync)
+    else:
+        if extras.dump_kernels is not None:
+            where = f"no kernel-time block on {dev.label}"
+            fmt.note(f"--dump-kernels: {where}; {extras.dump_kernels} not written")
+        if extras.profile_window:
+            fmt.note(f"--profile-window: no CUDA profiler API on {dev.label}; no window marked")
+    if extras.energy_s > 0:
+        energy.energy_block(dev, a, b, extras.energy_s)
+
+
+def run_accuracy(dev: Device, m: int, n: int, out: Path) -> None:
+    import numpy as np
+    import torch
+
+    # The index k is cast to float32 (like Rust's `k as f32`; for k < 2**24 this is exactly
+    # torch.arange(..., dtype=torch.float32)) and sin/cos are evaluated in float32 on the CPU.
+    ka = torch.arange(m * n, dtype=torch.int64).to(torch.float32).reshape(m, n)
+    kb = torch.arange(n * m, dtype=torch.int64).to(torch.float32).reshape(n, m)
+    a = torch.sin(ka)
+    b = torch.cos(kb)
+    c = (a.to(dev.device) @ b.to(dev.device)).cpu()  # .cpu() waits for the device
+    out.mkdir(parents=True, exist_ok=True)
+    for name, tensor in (("a", a), ("b", b), ("c", c)):
+        array = np.ascontiguousarray(tensor.numpy(), dtype=np.float32)
+        np.save(out / f"{name}.npy", array)
+    fmt.emit(f"{dev.label} {m}x{n} {OP} accuracy: wrote {out.resolve()}")
+

@@ -1,0 +1,61 @@
+"""From the command line to a mode, and from a failure to an exit status: 0 on success; an
+expected failure prints one line ``error: ...`` on stderr and exits 2 for bad arguments, 1 for
+anything else (no such device, a torch runtime error, a write error). The twin of
+``main_with_args`` in ``bench-core/src/lib.rs``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from . import BenchError, args, bench, facts
+
+
+def _run(argv: Sequence[str] | None) -> None:
+    given = args.build_parser().parse_args(argv)
+    if given.mode == "warm":
+        raise BenchError("--mode warm is burn only (the torch program has mm and accuracy)", code=2)
+    if given.mode == "accuracy" and given.out is None:
+        raise BenchError("--mode accuracy needs --out DIR", code=2)
+    m, n = given.shape or args.DEFAULT_SHAPE[given.mode]
+    args.check_extras(given)
+
+    try:
+        import numpy  # noqa: F401  (checked here so a missing numpy is one clear line)
+        import torch
+    except ImportError as exc:
+        raise BenchError(f"cannot import {exc.name or 'a dependency'}: {exc}") from None
+
+    if given.threads is not None:
+        torch.set_num_threads(given.threads)
+    dev = facts.resolve_device(given.device)
+    precision = "fp32"
+    if dev.label == "cuda":
+        facts.set_precision(given.precision)
+        precision = facts.cuda_matmul_precision()
+    elif given.precision == "tf32":  # --device auto found no CUDA device
+        raise BenchError(args.tf32_refusal(f"--device auto found {dev.label}"), code=2)
+
+    facts.print_headers(precision)
+    if given.mode == "mm":
+        extras = bench.Extras(given.dump_kernels, given.energy, precision, given.profile_window)
+        bench.run_mm(dev, m, n, given.reps, given.samples, extras)
+    else:
+        bench.run_accuracy(dev, m, n, given.out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        _run(argv)
+    except BenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.code
+    except (RuntimeError, OSError) as exc:  # torch runtime errors (device, memory), file writes
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"error: {type(exc).__name__}: {text}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    return 0
