@@ -51,6 +51,9 @@ COLUMNS += ["profiler", "kernel", "profile_of"]
 COLUMNS += ["host"]
 # the run's measurement-changing environment variables, `NAME=VALUE; ...` (data/measure_env.py)
 COLUMNS += ["measure_env"]
+# the seed of the sweep's interleaved order (spec/order.py) as its latest start planned it;
+# '' for file order, a captured log, or a start before format 5 that asked for none
+COLUMNS += ["seed"]
 # the samples CSV; the DataFrame adds `summary_line` (the figures' `line_no` it belongs to)
 SAMPLE_CSV_COLUMNS = ["run_id", "experiment", "label", "shape", "method", "idx", "value_s",
                       "sweep_id"]
@@ -222,8 +225,9 @@ def load(results: Path, sweep: str | None = None) -> Dataset:
                        damage_mod.sample_problem)]
         host = _host(store, sweep_id, damage)
         host_name = _host_name(store, sweep_id, host)
+        seed = _seed(store, sweep_id)
         for row in rows:
-            row["host"] = host_name
+            row["host"], row["seed"] = host_name, seed
     # a NULL cache record as JSON null: pandas would turn None into NaN, which reads as text
     run_frame = pd.DataFrame([{**contexts[r["run_id"]], "wall_s": r["wall_s"],
                                "returncode": r["returncode"], "unknown_lines": r["unknown_lines"],
@@ -296,6 +300,13 @@ def _host_name(store: Store, sweep_id: str, facts: dict[str, Any]) -> str:
     return str(rows[0]["host"] if rows and rows[0]["host"] else facts.get("hostname") or "")
 
 
+def _seed(store: Store, sweep_id: str) -> str:
+    """The seed column: the latest start's order seed ('' for file order)."""
+    starts = store.config_texts(sweep_id)
+    seed = starts[-1]["seed"] if starts else None
+    return "" if seed is None else str(seed)
+
+
 def _host(store: Store, sweep_id: str, damage: Damage) -> dict[str, Any]:
     rows = store.query("SELECT host_json FROM sweeps WHERE sweep_id=?", (sweep_id,))
     try:
@@ -330,7 +341,7 @@ def from_parse(parsed: ParseResult, source: str) -> Dataset:
         row.update({col: row[col] or "" for col in _BLANK})
         row.update(run_id=f"log:{source}", experiment=fig.section or "",
                    cache=CacheState.of(fig.cache).column, status=Status.OK.value,
-                   role=Role.MEASURE.value, profile_of="")
+                   role=Role.MEASURE.value, profile_of="", seed="")
         rows.append(row)
     samples = [{"run_id": f"log:{source}", "experiment": s.section or "", "label": s.label,
                 "shape": s.shape, "method": s.method, "idx": i, "value_s": v,

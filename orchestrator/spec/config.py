@@ -64,7 +64,7 @@ class Order(Strict):
     """The order of each experiment's runs (spec/order.py)."""
 
     interleave: StrictBool = Field(
-        False, description="run each experiment's processes in rounds, each round shuffled "
+        True, description="run each experiment's processes in rounds, each round shuffled "
         "(a cache series stays whole); false: file order")
     seed: StrictInt = Field(0, ge=0, le=2**63 - 1, description="the shuffle's seed: the same "
                             "seed, the same order (the store keeps the file, a resume replays)")
