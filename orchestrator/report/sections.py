@@ -21,6 +21,7 @@ from orchestrator.report import (
     cache_report,
     checks,
     clocks,
+    drift,
     energy,
     env_checks,
     first_call_breakdown,
@@ -164,7 +165,7 @@ def _statistics(fig: pd.DataFrame, sets: checks.SampleSets) -> Section:
         [process_table.figures_table(fig, sets), ratios.spread_table(fig, sets),
          ratios.ratio_table(pairs),
          *(t for t in [ratios.mixed_ratio_table(pairs)] if not t.frame.empty)],
-        ratios.arithmetic_checks(pairs))
+        ratios.arithmetic_checks(pairs) + drift.warnings(fig))
 
 
 def _sizes(fig: pd.DataFrame, host: dict[str, Any]) -> Section:
