@@ -54,6 +54,9 @@ COLUMNS += ["measure_env"]
 # the seed of the sweep's interleaved order (spec/order.py) as its latest start planned it;
 # '' for file order, a captured log, or a start before format 5 that asked for none
 COLUMNS += ["seed"]
+# a series run to a precision target (run/stopping.py): why each steady figure stopped, its
+# achieved 95% half-width (relative) and the target; '' elsewhere
+COLUMNS += ["stop_reason", "half_width", "stop_target"]
 # the samples CSV; the DataFrame adds `summary_line` (the figures' `line_no` it belongs to)
 SAMPLE_CSV_COLUMNS = ["run_id", "experiment", "label", "shape", "method", "idx", "value_s",
                       "sweep_id"]
@@ -226,8 +229,11 @@ def load(results: Path, sweep: str | None = None) -> Dataset:
         host = _host(store, sweep_id, damage)
         host_name = _host_name(store, sweep_id, host)
         seed = _seed(store, sweep_id)
+        stops = _stops(store, sweep_id, runs)
         for row in rows:
             row["host"], row["seed"] = host_name, seed
+            row.update(stops.get((row["run_id"], row.get("label"), row.get("method")),
+                                 NO_STOP))
     # a NULL cache record as JSON null: pandas would turn None into NaN, which reads as text
     run_frame = pd.DataFrame([{**contexts[r["run_id"]], "wall_s": r["wall_s"],
                                "returncode": r["returncode"], "unknown_lines": r["unknown_lines"],
@@ -300,6 +306,28 @@ def _host_name(store: Store, sweep_id: str, facts: dict[str, Any]) -> str:
     return str(rows[0]["host"] if rows and rows[0]["host"] else facts.get("hostname") or "")
 
 
+NO_STOP = {"stop_reason": "", "half_width": "", "stop_target": ""}
+
+
+def _stops(store: Store, sweep_id: str,
+           runs: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str, str]]:
+    """(run id, label, method) -> the stop columns of the figure's series (each of its
+    rows: min and median)."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for stop in store.stops(sweep_id):
+        found.setdefault(stop["series"], []).append(stop)
+    if not found:
+        return {}
+    out = {}
+    for run in runs:
+        series = RunDef.from_definition(json.loads(run["definition_json"])).series_id
+        for stop in found.get(series, []):
+            out[(run["run_id"], stop["label"], stop["method"])] = {
+                "stop_reason": stop["reason"], "stop_target": f"{stop['target']:g}",
+                "half_width": "" if stop["half_width"] is None else f"{stop['half_width']:.6g}"}
+    return out
+
+
 def _seed(store: Store, sweep_id: str) -> str:
     """The seed column: the latest start's order seed ('' for file order)."""
     starts = store.config_texts(sweep_id)
@@ -341,7 +369,7 @@ def from_parse(parsed: ParseResult, source: str) -> Dataset:
         row.update({col: row[col] or "" for col in _BLANK})
         row.update(run_id=f"log:{source}", experiment=fig.section or "",
                    cache=CacheState.of(fig.cache).column, status=Status.OK.value,
-                   role=Role.MEASURE.value, profile_of="", seed="")
+                   role=Role.MEASURE.value, profile_of="", seed="", **NO_STOP)
         rows.append(row)
     samples = [{"run_id": f"log:{source}", "experiment": s.section or "", "label": s.label,
                 "shape": s.shape, "method": s.method, "idx": i, "value_s": v,

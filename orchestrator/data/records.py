@@ -126,6 +126,12 @@ class RunDef:
         fixed["cache_action"] = CacheAction(fixed.get("cache_action", "none"))
         return cls(**fixed)
 
+    @property
+    def series_id(self) -> str:
+        """The run id of the first process of this run's series (a profile run's: its
+        measured run's): what a precision target stops (run/stopping.py)."""
+        return replace(self, process=1, profile=None).run_id
+
     @cached_property  # asked for several times per run; the fields are frozen
     def run_id(self) -> str:
         definition = self.definition()

@@ -16,7 +16,9 @@ is its `sweeps` row, its plan not recorded); 4 adds `sweeps.host`, the name of t
 ran on as `merge` (data/merge.py) recorded it (NULL: a sweep this store's own orchestrator ran;
 older stores' sweeps are all such); 5 adds `sweep_starts.seed`, the seed of the interleaved
 order each start planned with (NULL: file order), filled for older starts from the
-`defaults.order` their recorded text asked for (the default then was file order).
+`defaults.order` their recorded text asked for (the default then was file order), and `stops`:
+per figure of a series run to a precision target (run/stopping.py), why it stopped, its
+achieved half-width and processes.
 `MIGRATIONS` is an ordered list of (from_version, function); `migrate` applies each in turn in
 one transaction. Who migrates where is `store`'s business (a store opened for writing migrates
 in place; one opened for reading migrates a temporary copy).
@@ -58,6 +60,12 @@ _SWEEP_STARTS = """CREATE TABLE IF NOT EXISTS sweep_starts(
   sweep_id TEXT, started_at REAL, config_path TEXT, config_text TEXT, argv_json TEXT,
   planned_json TEXT, seed INTEGER);"""
 _SWEEP_STARTS_V3 = _SWEEP_STARTS.replace(", seed INTEGER", "")  # as format 3 made it
+STOP_COLUMNS = ("sweep_id", "experiment", "series", "label", "method", "reason", "half_width",
+                "processes", "target", "at")
+_STOPS = """CREATE TABLE IF NOT EXISTS stops(
+  sweep_id TEXT, experiment TEXT, series TEXT, label TEXT, method TEXT, reason TEXT,
+  half_width REAL, processes INTEGER, target REAL, at REAL,
+  PRIMARY KEY(sweep_id, series, label, method));"""
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
@@ -65,6 +73,7 @@ CREATE TABLE IF NOT EXISTS sweeps(
   sweep_id TEXT PRIMARY KEY, started_at REAL, ended_at REAL, status TEXT,
   config_path TEXT, config_text TEXT, host_json TEXT, argv_json TEXT, host TEXT);
 {_SWEEP_STARTS}
+{_STOPS}
 CREATE TABLE IF NOT EXISTS builds(
   sweep_id TEXT, name TEXT, key TEXT, status TEXT, binary TEXT, seconds REAL, fresh INTEGER,
   expect_failure INTEGER, error TEXT, log TEXT, at REAL, PRIMARY KEY(sweep_id, name));
@@ -180,7 +189,9 @@ def recorded_seed(config_text: str | None) -> int | None:
 
 
 def _v4_to_v5(db: sqlite3.Connection) -> None:
-    """Each start's order seed, from the text it planned from."""
+    """Each start's order seed, from the text it planned from; the stops table (no sweep
+    of an older store stopped at a precision target: empty)."""
+    db.execute(_STOPS)
     db.execute("ALTER TABLE sweep_starts ADD COLUMN seed INTEGER")
     rows = db.execute("SELECT rowid, config_text FROM sweep_starts").fetchall()
     db.executemany("UPDATE sweep_starts SET seed=? WHERE rowid=?",

@@ -417,6 +417,27 @@ class Store:
                         None if planned is None else _json(planned), seed))
         return sweep_id, latest is not None
 
+    def record_stops(self, sweep_id: str, rows: list[tuple[Any, ...]]) -> None:
+        """Why each figure of a series stopped (schema.STOP_COLUMNS after sweep_id), replacing
+        an earlier look's record of the same figure."""
+        with self._transaction() as db:
+            db.executemany(schema.insert("stops", schema.STOP_COLUMNS, "INSERT OR REPLACE"),
+                           [(sweep_id, *row) for row in rows])
+
+    def stops(self, sweep_id: str) -> list[dict[str, Any]]:
+        return self.query("SELECT * FROM stops WHERE sweep_id=? ORDER BY rowid", (sweep_id,))
+
+    def drop_planned(self, sweep_id: str, run_ids: set[str]) -> None:
+        """Runs a precision target made unneeded leave the latest start's plan: the sweep is
+        complete without them (a resume plans them again and the stopping rule drops them)."""
+        starts = self.config_texts(sweep_id)
+        if not starts or starts[-1]["planned_json"] is None:
+            return
+        kept = [r for r in json.loads(starts[-1]["planned_json"]) if r not in run_ids]
+        with self._transaction() as db:
+            db.execute("UPDATE sweep_starts SET planned_json=? WHERE rowid=(SELECT max(rowid) "
+                       "FROM sweep_starts WHERE sweep_id=?)", (_json(kept), sweep_id))
+
     def end_sweep(self, sweep_id: str, status: str) -> None:
         with self._transaction() as db:
             db.execute("UPDATE sweeps SET status=?, ended_at=? WHERE sweep_id=?",

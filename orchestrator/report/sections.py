@@ -165,7 +165,8 @@ def _statistics(fig: pd.DataFrame, sets: checks.SampleSets) -> Section:
         [process_table.figures_table(fig, sets), ratios.spread_table(fig, sets),
          ratios.ratio_table(pairs),
          *(t for t in [ratios.mixed_ratio_table(pairs)] if not t.frame.empty)],
-        ratios.arithmetic_checks(pairs) + drift.warnings(fig))
+        ratios.arithmetic_checks(pairs) + drift.warnings(fig)
+        + process_table.missed_targets(fig))
 
 
 def _sizes(fig: pd.DataFrame, host: dict[str, Any]) -> Section:

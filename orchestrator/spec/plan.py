@@ -119,7 +119,7 @@ def _expand_experiment(config: ExperimentsFile, name: str, exp: Experiment,
             for threads in _threads(target, exp, cores):
                 for state in dict.fromkeys(caches):
                     for warmup in warmups:
-                        series = _cache_series(state, exp.processes, exp.repeat)
+                        series = _cache_series(state, exp.planned_processes, exp.repeat)
                         for repeat, process, label, action in series:
                             run = RunDef(
                                 experiment=name, program=target.program, device=target.device,
@@ -129,7 +129,8 @@ def _expand_experiment(config: ExperimentsFile, name: str, exp: Experiment,
                                 threads=threads, cache=label, cache_action=action,
                                 warmup=warmup,
                                 timed_runs=exp.timed_runs if exp.mode == "warm" else None,
-                                process=process, processes=exp.processes, samples=d.samples,
+                                process=process, processes=exp.planned_processes,
+                                samples=d.samples,
                                 env=env, timeout_s=exp.timeout_s or d.timeout_s,
                                 repeat=repeat, precision=_precision(target),
                                 energy_s=exp.energy_s or None,
