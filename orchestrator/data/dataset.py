@@ -57,6 +57,8 @@ COLUMNS += ["seed"]
 # a series run to a precision target (run/stopping.py): why each steady figure stopped, its
 # achieved 95% half-width (relative) and the target; '' elsewhere
 COLUMNS += ["stop_reason", "half_width", "stop_target"]
+# the A/B variant of an experiment measured as two sides in one sweep (`variants:`); '' none
+COLUMNS += ["variant"]
 # the samples CSV; the DataFrame adds `summary_line` (the figures' `line_no` it belongs to)
 SAMPLE_CSV_COLUMNS = ["run_id", "experiment", "label", "shape", "method", "idx", "value_s",
                       "sweep_id"]
@@ -119,7 +121,7 @@ def _run_context(run: dict[str, Any]) -> dict[str, Any]:
         **state_columns.columns(run.get("state_json")),
         **cache_columns.columns(run["cache_json"]),
         "profile_of": d.profile_of or "", "profiler": "", "kernel": "",
-        "measure_env": measure_env.column(d.env),
+        "measure_env": measure_env.column(d.env), "variant": d.variant or "",
     }
 
 
@@ -369,7 +371,7 @@ def from_parse(parsed: ParseResult, source: str) -> Dataset:
         row.update({col: row[col] or "" for col in _BLANK})
         row.update(run_id=f"log:{source}", experiment=fig.section or "",
                    cache=CacheState.of(fig.cache).column, status=Status.OK.value,
-                   role=Role.MEASURE.value, profile_of="", seed="", **NO_STOP)
+                   role=Role.MEASURE.value, profile_of="", seed="", variant="", **NO_STOP)
         rows.append(row)
     samples = [{"run_id": f"log:{source}", "experiment": s.section or "", "label": s.label,
                 "shape": s.shape, "method": s.method, "idx": i, "value_s": v,

@@ -104,6 +104,8 @@ class RunDef:
     profile: str | None = None
     # seconds of the energy block (`--energy`); None: no block (0 in the experiments file)
     energy_s: float | None = None
+    # the A/B variant of the experiment this run belongs to (`variants:`); None: no variants
+    variant: str | None = None
 
     def __post_init__(self) -> None:
         # one spelling: a caller's plain 'cold' becomes CacheState.COLD (equal, same JSON)
@@ -169,13 +171,15 @@ class RunDef:
             parts.append(f"repeat {self.repeat}")
         if self.precision:
             parts.append(self.precision)
+        if self.variant:
+            parts.append(f"variant {self.variant}")
         if self.profile:
             parts.append(f"profile run ({self.profile})")
         return ", ".join(parts)
 
 
 # RunDef fields left out of the run id while None (their default), newest last
-_UNHASHED_DEFAULTS = ("precision", "profile", "energy_s")
+_UNHASHED_DEFAULTS = ("precision", "profile", "energy_s", "variant")
 
 
 @dataclass

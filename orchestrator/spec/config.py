@@ -223,6 +223,13 @@ class PrecisionTarget(Strict):
         return max(self.pilot or self.min_processes, self.min_processes)
 
 
+class Variant(Strict):
+    """One side of an A/B measured in one sweep: its extra environment (`variants:`)."""
+
+    env: Env = Field(default_factory=dict, description="this side's extra environment")
+    note: str = ""
+
+
 class Experiment(Strict):
     title: str = ""
     mode: Mode
@@ -250,9 +257,23 @@ class Experiment(Strict):
     profile: tuple[Profiler, ...] = Field(
         (), description="profile runs: ['ncu'] adds, after each measured mm run on a CUDA "
         "device, the same run under Nsight Compute (kernel times); default none")
+    variants: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")],
+                   Variant] | None = Field(
+        None, description="A/B in one sweep: each target runs once per variant, the "
+        "processes of all variants interleaved in the same rounds so drift hits them alike; "
+        "compare reads RESULTS#NAME as one side (e.g. {a: {}, b: {env: {MKL_CBWR: "
+        "COMPATIBLE}}})")
     precision_target: PrecisionTarget | None = Field(
         None, description="stop at a precision instead of a count (`processes`): "
         "{target: 0.02, min_processes: 3, max_processes: 20, budget_s: 300, pilot: 3}")
+
+    @field_validator("variants")
+    @classmethod
+    def _two_sides(cls, value: dict[str, Variant] | None) -> dict[str, Variant] | None:
+        if value is not None and len(value) < 2:
+            raise ValueError(f"expected at least two variants (an A and a B), got "
+                             f"{len(value)}; leave 'variants' out for one")
+        return value
 
     @model_validator(mode="after")
     def _target_or_count(self) -> Experiment:

@@ -105,8 +105,18 @@ def expand(config: ExperimentsFile, caps: dict[str, str | None], cores: int,
 def _expand_experiment(config: ExperimentsFile, name: str, exp: Experiment,
                        caps: dict[str, str | None], cores: int,
                        real: dict[str, str | None] | None) -> Iterator[PlannedRun]:
+    for variant, extra in (exp.variants or {None: None}).items():
+        env = tuple(sorted({**config.defaults.env, **exp.env,
+                            **(extra.env if extra else {})}.items()))
+        yield from _expand_variant(config, name, exp, caps, cores, real, env, variant)
+
+
+def _expand_variant(config: ExperimentsFile, name: str, exp: Experiment,
+                    caps: dict[str, str | None], cores: int,
+                    real: dict[str, str | None] | None, env: tuple[tuple[str, str], ...],
+                    variant: str | None) -> Iterator[PlannedRun]:
+    """One variant's runs (all of them without `variants:`); their order is `expand`'s."""
     d = config.defaults
-    env = tuple(sorted({**d.env, **exp.env}.items()))
     for target in exp.targets:
         build = config.builds[target.build] if target.build else None
         reason = _skip_reason(target, build, caps)
@@ -133,7 +143,7 @@ def _expand_experiment(config: ExperimentsFile, name: str, exp: Experiment,
                                 samples=d.samples,
                                 env=env, timeout_s=exp.timeout_s or d.timeout_s,
                                 repeat=repeat, precision=_precision(target),
-                                energy_s=exp.energy_s or None,
+                                energy_s=exp.energy_s or None, variant=variant,
                             )
                             expect = bool(build and build.expect_failure)
                             if process == 1:  # later processes share the first's driver cache
