@@ -110,7 +110,8 @@ def _parser() -> argparse.ArgumentParser:
                                           "(README: Comparing two result sets)")
     for side in ("a", "b"):
         comp.add_argument(side, metavar=side.upper(),
-                          help="results folder (latest sweep), FOLDER@SWEEP, or a captured log")
+                          help="results folder (latest sweep), FOLDER@SWEEP, FOLDER#VARIANT "
+                               "(one side of a variants: A/B), or a captured log")
     comp.add_argument("--out", type=Path, default=Path("compare"))
     comp.add_argument("--min-effect", type=float, default=0.05, metavar="E",
                       help="smallest change that counts, as a fraction (default 0.05)")
@@ -316,10 +317,13 @@ def _hosts_in(results: Path) -> list[str]:
 
 
 def _sources(specs: list[Path] | list[str]) -> list[Path]:
-    """What each side reads: a results folder or log; FOLDER@SWEEP reads FOLDER."""
+    """What each side reads: a results folder or log; FOLDER@SWEEP and FOLDER#VARIANT read
+    FOLDER."""
     paths = []
     for spec in map(str, specs):
         path = Path(spec)
+        if not path.exists() and "#" in spec:
+            spec, path = spec.rsplit("#", 1)[0], Path(spec.rsplit("#", 1)[0])
         paths.append(Path(spec.rsplit("@", 1)[0]) if not path.exists() and "@" in spec
                      else path)
     return paths

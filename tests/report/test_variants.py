@@ -73,3 +73,12 @@ def test_compare_reads_the_two_variants_as_two_sides(swept: Path) -> None:
         f: (r.ratio, r.lo, r.hi, r.p_holm) for f, r in steady.items()}
     with pytest.raises(InputError, match=r"no variant 'b' in .*variants: a, slow"):
         load_side(f"{swept}#b")
+
+
+@pytest.mark.torch
+def test_compare_of_variant_sides_through_the_command(swept: Path, tmp_path: Path) -> None:
+    assert main(["compare", f"{swept}#a", f"{swept}#slow", "--out", str(tmp_path / "c")]) == 0
+    assert (tmp_path / "c").is_dir()
+    # what a side reads, for the outputs' never-an-input check: the folder, not 'r#a'
+    from orchestrator.cli import _sources
+    assert _sources([f"{swept}#a", f"{swept}@x#a"]) == [swept, swept]
