@@ -142,7 +142,9 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         args.results, args.partial_report,
         lambda line, warn: console.print(Text(line, style="yellow" if warn else ""),
                                          highlight=False))
-    sweep = Sweep(PROJECT, args.results, args.python, show=not args.quiet, on_partial=partial)
+    from orchestrator.report import intervals  # a precision target's interval (one home)
+    sweep = Sweep(PROJECT, args.results, args.python, show=not args.quiet, on_partial=partial,
+                  statistics=intervals)
     summary = sweep.run(args.experiments, args.only, new=args.new,
                         retry_failed=args.retry_failed)
     verb = "resumed" if summary.resumed else "new"

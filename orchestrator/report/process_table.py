@@ -92,7 +92,8 @@ def missed_targets(fig: pd.DataFrame) -> list[str]:
     store's stops: run/stopping.py), with the reason and the half-width it reached."""
     if "stop_reason" not in fig:
         return []
-    rows = fig[(fig["stop_reason"].fillna("").astype(str) != "")
+    rows = fig[(fig["stop_reason"].astype(object).where(fig["stop_reason"].notna(), "")
+                .astype(str) != "")
                & (fig["stop_reason"] != "target met") & (fig["stat"] == "median")]
     lines = []
     keys = [k for k in FIGURE if k in rows]
