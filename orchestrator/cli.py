@@ -110,7 +110,8 @@ def _parser() -> argparse.ArgumentParser:
                                           "(docs/compare.md)")
     for side in ("a", "b"):
         comp.add_argument(side, metavar=side.upper(),
-                          help="results folder (latest sweep), FOLDER@SWEEP, or a captured log")
+                          help="results folder (latest sweep), FOLDER@SWEEP, FOLDER#VARIANT "
+                               "(one side of a variants: A/B), or a captured log")
     comp.add_argument("--out", type=Path, default=Path("compare"))
     comp.add_argument("--min-effect", type=float, default=0.05, metavar="E",
                       help="smallest change that counts, as a fraction (default 0.05)")
@@ -141,7 +142,9 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         args.results, args.partial_report,
         lambda line, warn: console.print(Text(line, style="yellow" if warn else ""),
                                          highlight=False))
-    sweep = Sweep(PROJECT, args.results, args.python, show=not args.quiet, on_partial=partial)
+    from orchestrator.report import intervals  # a precision target's interval (one home)
+    sweep = Sweep(PROJECT, args.results, args.python, show=not args.quiet, on_partial=partial,
+                  statistics=intervals)
     summary = sweep.run(args.experiments, args.only, new=args.new,
                         retry_failed=args.retry_failed)
     verb = "resumed" if summary.resumed else "new"
@@ -316,10 +319,13 @@ def _hosts_in(results: Path) -> list[str]:
 
 
 def _sources(specs: list[Path] | list[str]) -> list[Path]:
-    """What each side reads: a results folder or log; FOLDER@SWEEP reads FOLDER."""
+    """What each side reads: a results folder or log; FOLDER@SWEEP and FOLDER#VARIANT read
+    FOLDER."""
     paths = []
     for spec in map(str, specs):
         path = Path(spec)
+        if not path.exists() and "#" in spec:
+            spec, path = spec.rsplit("#", 1)[0], Path(spec.rsplit("#", 1)[0])
         paths.append(Path(spec.rsplit("@", 1)[0]) if not path.exists() and "@" in spec
                      else path)
     return paths

@@ -211,6 +211,12 @@ COLUMNS: tuple[Column, ...] = (
     _text("profile_of", "a profile run's measured run", "run"),
     _text("host", "the host the sweep ran on", "run"),
     _text("measure_env", "the run's measurement-changing environment variables", "run"),
+    # kept as text ('' where none): the exports always wrote them so
+    _text("seed", "the seed of the sweep's interleaved order ('' for file order)", "run"),
+    _text("stop_reason", "why a series run to a precision target stopped", "run"),
+    _text("half_width", "its achieved relative 95% half-width", "run"),
+    _text("stop_target", "the precision target it was run to", "run"),
+    _text("variant", "the A/B variant of an experiment measured in one sweep", "run"),
 )
 
 

@@ -114,7 +114,7 @@ def _run_context(run: dict[str, Any]) -> dict[str, Any]:
         **state_columns.columns(run.get("state_json")),
         **cache_columns.columns(run["cache_json"]),
         "profile_of": d.profile_of or "", "profiler": "", "kernel": "",
-        "measure_env": measure_env.column(d.env),
+        "measure_env": measure_env.column(d.env), "variant": d.variant or "",
     }
 
 
@@ -223,8 +223,12 @@ def load(results: Path, sweep: str | None = None) -> Dataset:
                        damage_mod.sample_problem)]
         host = _host(store, sweep_id, damage)
         host_name = _host_name(store, sweep_id, host)
+        seed = _seed(store, sweep_id)
+        stops = _stops(store, sweep_id, runs)
         for row in rows:
-            row["host"] = host_name
+            row["host"], row["seed"] = host_name, seed
+            row.update(stops.get((row["run_id"], row.get("label"), row.get("method")),
+                                 NO_STOP))
     # a NULL cache record as JSON null: pandas would turn None into NaN, which reads as text
     run_frame = pd.DataFrame([{**contexts[r["run_id"]], "wall_s": r["wall_s"],
                                "returncode": r["returncode"], "unknown_lines": r["unknown_lines"],
@@ -297,6 +301,35 @@ def _host_name(store: Store, sweep_id: str, facts: dict[str, Any]) -> str:
     return str(rows[0]["host"] if rows and rows[0]["host"] else facts.get("hostname") or "")
 
 
+NO_STOP = {"stop_reason": "", "half_width": "", "stop_target": ""}
+
+
+def _stops(store: Store, sweep_id: str,
+           runs: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str, str]]:
+    """(run id, label, method) -> the stop columns of the figure's series (each of its
+    rows: min and median)."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for stop in store.stops(sweep_id):
+        found.setdefault(stop["series"], []).append(stop)
+    if not found:
+        return {}
+    out = {}
+    for run in runs:
+        series = RunDef.from_definition(json.loads(run["definition_json"])).series_id
+        for stop in found.get(series, []):
+            out[(run["run_id"], stop["label"], stop["method"])] = {
+                "stop_reason": stop["reason"], "stop_target": f"{stop['target']:g}",
+                "half_width": "" if stop["half_width"] is None else f"{stop['half_width']:.6g}"}
+    return out
+
+
+def _seed(store: Store, sweep_id: str) -> str:
+    """The seed column: the latest start's order seed ('' for file order)."""
+    starts = store.config_texts(sweep_id)
+    seed = starts[-1]["seed"] if starts else None
+    return "" if seed is None else str(seed)
+
+
 def _host(store: Store, sweep_id: str, damage: Damage) -> dict[str, Any]:
     rows = store.query("SELECT host_json FROM sweeps WHERE sweep_id=?", (sweep_id,))
     try:
@@ -331,7 +364,7 @@ def from_parse(parsed: ParseResult, source: str) -> Dataset:
         row.update({col: row[col] or "" for col in _BLANK})
         row.update(run_id=f"log:{source}", experiment=fig.section or "",
                    cache=CacheState.of(fig.cache).column, status=Status.OK.value,
-                   role=Role.MEASURE.value, profile_of="")
+                   role=Role.MEASURE.value, profile_of="", seed="", variant="", **NO_STOP)
         rows.append(row)
     samples = [{"run_id": f"log:{source}", "experiment": s.section or "", "label": s.label,
                 "shape": s.shape, "method": s.method, "idx": i, "value_s": v,

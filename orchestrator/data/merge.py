@@ -18,7 +18,8 @@ from typing import Any
 from orchestrator.data.store import Store
 from orchestrator.errors import InputError
 
-TABLES = ("sweeps", "sweep_starts", "builds", "runs", "artifacts", "figures", "samples")
+TABLES = ("sweeps", "sweep_starts", "stops", "builds", "runs", "artifacts", "figures",
+          "samples")
 
 
 @dataclass(frozen=True)

@@ -104,6 +104,8 @@ class RunDef:
     profile: str | None = None
     # seconds of the energy block (`--energy`); None: no block (0 in the experiments file)
     energy_s: float | None = None
+    # the A/B variant of the experiment this run belongs to (`variants:`); None: no variants
+    variant: str | None = None
 
     def __post_init__(self) -> None:
         # one spelling: a caller's plain 'cold' becomes CacheState.COLD (equal, same JSON)
@@ -125,6 +127,12 @@ class RunDef:
         fixed["cache"] = CacheState(fixed.get("cache", "none"))
         fixed["cache_action"] = CacheAction(fixed.get("cache_action", "none"))
         return cls(**fixed)
+
+    @property
+    def series_id(self) -> str:
+        """The run id of the first process of this run's series (a profile run's: its
+        measured run's): what a precision target stops (run/stopping.py)."""
+        return replace(self, process=1, profile=None).run_id
 
     @cached_property  # asked for several times per run; the fields are frozen
     def run_id(self) -> str:
@@ -163,13 +171,15 @@ class RunDef:
             parts.append(f"repeat {self.repeat}")
         if self.precision:
             parts.append(self.precision)
+        if self.variant:
+            parts.append(f"variant {self.variant}")
         if self.profile:
             parts.append(f"profile run ({self.profile})")
         return ", ".join(parts)
 
 
 # RunDef fields left out of the run id while None (their default), newest last
-_UNHASHED_DEFAULTS = ("precision", "profile", "energy_s")
+_UNHASHED_DEFAULTS = ("precision", "profile", "energy_s", "variant")
 
 
 @dataclass

@@ -14,7 +14,11 @@ it planned from and the run ids it planned, so a resume with an edited file keep
 a report can say how many planned runs an incomplete sweep finished (a migrated sweep's one start
 is its `sweeps` row, its plan not recorded); 4 adds `sweeps.host`, the name of the host a sweep
 ran on as `merge` (data/merge.py) recorded it (NULL: a sweep this store's own orchestrator ran;
-older stores' sweeps are all such).
+older stores' sweeps are all such); 5 adds `sweep_starts.seed`, the seed of the interleaved
+order each start planned with (NULL: file order), filled for older starts from the
+`defaults.order` their recorded text asked for (the default then was file order), and `stops`:
+per figure of a series run to a precision target (run/stopping.py), why it stopped, its
+achieved half-width and processes.
 `MIGRATIONS` is an ordered list of (from_version, function); `migrate` applies each in turn in
 one transaction. Who migrates where is `store`'s business (a store opened for writing migrates
 in place; one opened for reading migrates a temporary copy).
@@ -26,10 +30,12 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 
+import yaml
+
 from orchestrator import vocabulary
 from orchestrator.data.records import Figure
 
-VERSION = 4
+VERSION = 5
 
 
 @dataclass(frozen=True)
@@ -56,10 +62,17 @@ FIGURE_COLUMNS = tuple(_column(f.name) for f in fields(Figure))
 FIGURE_FIELDS = tuple(c.name for c in FIGURE_COLUMNS)
 SAMPLE_FIELDS = ("label", "shape", "op", "method", "idx", "value", "summary_line")
 START_COLUMNS = ("sweep_id", "started_at", "config_path", "config_text", "argv_json",
-                 "planned_json")
+                 "planned_json", "seed")
 _SWEEP_STARTS = """CREATE TABLE IF NOT EXISTS sweep_starts(
   sweep_id TEXT, started_at REAL, config_path TEXT, config_text TEXT, argv_json TEXT,
-  planned_json TEXT);"""
+  planned_json TEXT, seed INTEGER);"""
+_SWEEP_STARTS_V3 = _SWEEP_STARTS.replace(", seed INTEGER", "")  # as format 3 made it
+STOP_COLUMNS = ("sweep_id", "experiment", "series", "label", "method", "reason", "half_width",
+                "processes", "target", "at")
+_STOPS = """CREATE TABLE IF NOT EXISTS stops(
+  sweep_id TEXT, experiment TEXT, series TEXT, label TEXT, method TEXT, reason TEXT,
+  half_width REAL, processes INTEGER, target REAL, at REAL,
+  PRIMARY KEY(sweep_id, series, label, method));"""
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
@@ -67,6 +80,7 @@ CREATE TABLE IF NOT EXISTS sweeps(
   sweep_id TEXT PRIMARY KEY, started_at REAL, ended_at REAL, status TEXT,
   config_path TEXT, config_text TEXT, host_json TEXT, argv_json TEXT, host TEXT);
 {_SWEEP_STARTS}
+{_STOPS}
 CREATE TABLE IF NOT EXISTS builds(
   sweep_id TEXT, name TEXT, key TEXT, status TEXT, binary TEXT, seconds REAL, fresh INTEGER,
   expect_failure INTEGER, error TEXT, log TEXT, at REAL, PRIMARY KEY(sweep_id, name));
@@ -155,8 +169,8 @@ def add_run_columns(db: sqlite3.Connection) -> None:
 
 def _v2_to_v3(db: sqlite3.Connection) -> None:
     """Each sweep's one known start: its `sweeps` row (text and argv as first recorded)."""
-    db.execute(_SWEEP_STARTS)
-    db.execute(f"INSERT INTO sweep_starts({', '.join(START_COLUMNS)}) SELECT sweep_id, "
+    db.execute(_SWEEP_STARTS_V3)
+    db.execute(f"INSERT INTO sweep_starts({', '.join(START_COLUMNS[:-1])}) SELECT sweep_id, "
                "started_at, config_path, config_text, argv_json, NULL FROM sweeps")
 
 
@@ -165,8 +179,34 @@ def _v3_to_v4(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE sweeps ADD COLUMN host TEXT")
 
 
+def recorded_seed(config_text: str | None) -> int | None:
+    """The order seed a start's experiments text asked for as format 4 read it: the seed
+    under `defaults.order` with `interleave: true`, else None (file order, the default then;
+    a text that does not read as such a mapping planned in file order too)."""
+    try:
+        data = yaml.safe_load(config_text or "")
+    except (yaml.YAMLError, RecursionError):
+        return None
+    order = data.get("defaults", {}).get("order") if isinstance(data, dict) and isinstance(
+        data.get("defaults"), dict) else None
+    if not isinstance(order, dict) or order.get("interleave") is not True:
+        return None
+    seed = order.get("seed", 0)
+    return seed if type(seed) is int else None
+
+
+def _v4_to_v5(db: sqlite3.Connection) -> None:
+    """Each start's order seed, from the text it planned from; the stops table (no sweep
+    of an older store stopped at a precision target: empty)."""
+    db.execute(_STOPS)
+    db.execute("ALTER TABLE sweep_starts ADD COLUMN seed INTEGER")
+    rows = db.execute("SELECT rowid, config_text FROM sweep_starts").fetchall()
+    db.executemany("UPDATE sweep_starts SET seed=? WHERE rowid=?",
+                   [(recorded_seed(text), rowid) for rowid, text in rows])
+
+
 MIGRATIONS: list[tuple[int, Callable[[sqlite3.Connection], None]]] = [
-    (1, _v1_to_v2), (2, _v2_to_v3), (3, _v3_to_v4)]
+    (1, _v1_to_v2), (2, _v2_to_v3), (3, _v3_to_v4), (4, _v4_to_v5)]
 
 
 def migrate(db: sqlite3.Connection, found: int) -> None:

@@ -393,11 +393,13 @@ class Store:
 
     def begin_sweep(self, config_path: Path, host: dict[str, Any], argv: list[str],
                     new: bool, config_text: str | None = None,
-                    planned: list[str] | None = None) -> tuple[str, bool]:
+                    planned: list[str] | None = None,
+                    seed: int | None = None) -> tuple[str, bool]:
         """(sweep id, resumed): continue the latest sweep unless `new`. `config_text` is the
         experiments file as it was read for planning (default: read `config_path` now);
-        `planned` the run ids planned from it. Every start, new or resumed, is a row of
-        `sweep_starts`, so a resume with an edited file keeps both texts."""
+        `planned` the run ids planned from it, `seed` the interleaved order's seed (None: file
+        order). Every start, new or resumed, is a row of `sweep_starts`, so a resume with an
+        edited file keeps both texts."""
         text = config_path.read_text(encoding="utf-8") if config_text is None else config_text
         latest = None if new else self.latest_sweep()
         with self._transaction() as db:
@@ -412,8 +414,29 @@ class Store:
                             _json(host), _json(argv)))
             db.execute(schema.insert("sweep_starts", schema.START_COLUMNS),
                        (sweep_id, time.time(), str(config_path), text, _json(argv),
-                        None if planned is None else _json(planned)))
+                        None if planned is None else _json(planned), seed))
         return sweep_id, latest is not None
+
+    def record_stops(self, sweep_id: str, rows: list[tuple[Any, ...]]) -> None:
+        """Why each figure of a series stopped (schema.STOP_COLUMNS after sweep_id), replacing
+        an earlier look's record of the same figure."""
+        with self._transaction() as db:
+            db.executemany(schema.insert("stops", schema.STOP_COLUMNS, "INSERT OR REPLACE"),
+                           [(sweep_id, *row) for row in rows])
+
+    def stops(self, sweep_id: str) -> list[dict[str, Any]]:
+        return self.query("SELECT * FROM stops WHERE sweep_id=? ORDER BY rowid", (sweep_id,))
+
+    def drop_planned(self, sweep_id: str, run_ids: set[str]) -> None:
+        """Runs a precision target made unneeded leave the latest start's plan: the sweep is
+        complete without them (a resume plans them again and the stopping rule drops them)."""
+        starts = self.config_texts(sweep_id)
+        if not starts or starts[-1]["planned_json"] is None:
+            return
+        kept = [r for r in json.loads(starts[-1]["planned_json"]) if r not in run_ids]
+        with self._transaction() as db:
+            db.execute("UPDATE sweep_starts SET planned_json=? WHERE rowid=(SELECT max(rowid) "
+                       "FROM sweep_starts WHERE sweep_id=?)", (_json(kept), sweep_id))
 
     def end_sweep(self, sweep_id: str, status: str) -> None:
         with self._transaction() as db:
@@ -441,9 +464,10 @@ class Store:
         return [dict(zip([c[0] for c in cur.description], row, strict=True)) for row in cur]
 
     def config_texts(self, sweep_id: str) -> list[dict[str, Any]]:
-        """Each start of the sweep, oldest first: when, the experiments text, the plan."""
-        return self.query("SELECT started_at, config_path, config_text, planned_json FROM "
-                          "sweep_starts WHERE sweep_id=? ORDER BY started_at, rowid",
+        """Each start of the sweep, oldest first: when, the experiments text, the plan, the
+        order's seed."""
+        return self.query("SELECT started_at, config_path, config_text, planned_json, seed "
+                          "FROM sweep_starts WHERE sweep_id=? ORDER BY started_at, rowid",
                           (sweep_id,))
 
     def sweep_state(self, sweep_id: str) -> SweepState:

@@ -296,14 +296,26 @@ def section_of(row: dict[str, Any]) -> str:
     return "first call" if vocabulary.is_first_call(row["method"]) else "methods"
 
 
+def _arithmetic(pa: str, pb: str) -> list[str]:
+    """'TF32' where a figure ran in TF32 (its key has the precision, so its name must too: an
+    FP32 and a TF32 `torch cuda no sync` are two rows), also where the other side did not
+    record it (the note says so); 'FP32/TF32' where both recorded and differ; nothing for the
+    default FP32, so the other names stay as they were."""
+    if "tf32" not in (pa, pb):
+        return []
+    return ["TF32"] if "" in (pa, pb) or pa == pb else [f"{pa.upper()}/{pb.upper()}"]
+
+
 def describe(a: dict[str, Any], b: dict[str, Any]) -> str:
-    """'torch mps/cuda with sync', 'burn flex 1 thread first call', 'burn warm cache, ...'."""
+    """'torch mps/cuda with sync', 'torch cuda TF32 no sync', 'burn flex 1 thread first call',
+    'burn warm cache, ...'."""
     def v(k: str) -> str:
         return a[k] or b[k]
 
     words = [w for w in (v("framework"), v("label")) if w]
     if v("shape") and v("shape") != "1024x1024":
         words.append(v("shape"))
+    words += _arithmetic(a.get("precision") or "", b.get("precision") or "")
     if v("device") == "cpu":
         ta, tb = a["threads"], b["threads"]
         if ta is not None or tb is not None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -48,10 +48,14 @@ class Side:
 
 
 def load_side(spec: str) -> Side:
-    """A results folder (latest sweep), `folder@sweep`, or a captured log file."""
+    """A results folder (latest sweep), `folder@sweep`, or a captured log file; `#VARIANT`
+    after a folder: that variant's runs of an A/B measured in one sweep (`variants:`)."""
     path = Path(spec)
     if path.exists() and not path.is_dir():  # a file, or a device or pipe read as a log
         return _log_side(spec, path)
+    if not path.exists() and "#" in spec:
+        head, variant = spec.rsplit("#", 1)
+        return _variant(load_side(head), variant, spec)
     folder, sweep = path, None
     if not path.exists() and "@" in spec:
         head, sweep = spec.rsplit("@", 1)
@@ -59,6 +63,24 @@ def load_side(spec: str) -> Side:
     if not folder.is_dir():
         raise InputError(f"{spec}: no such results folder or log file")
     return _store_side(spec, folder, sweep)
+
+
+def _variant(side: Side, variant: str, spec: str) -> Side:
+    """The side's runs of one variant: its figures, samples and runs, its environment."""
+    known = sorted({v for v in side.data.figures["variant"].astype(str) if v})
+    if variant not in known:
+        raise InputError(f"{spec}: no variant {variant!r} in {side.name} (variants: "
+                         f"{', '.join(known) or 'none: that sweep measured no variants'})")
+    data = side.data
+    mine = data.figures[data.figures["variant"] == variant]
+    ids = set(mine["run_id"])
+    runs = data.runs[data.runs["run_id"].isin(ids)] if "run_id" in data.runs else data.runs
+    chosen = replace(data, figures=mine.reset_index(drop=True),
+                     samples=data.samples[data.samples["run_id"].isin(ids)].reset_index(
+                         drop=True), runs=runs.reset_index(drop=True))
+    env = {e for r in mine["measure_env"].astype(str) for e in r.split("; ") if e}
+    return replace(side, spec=spec, name=f"{side.name}#{variant}", data=chosen,
+                   env=env if env else set())
 
 
 def _log_side(spec: str, path: Path) -> Side:

@@ -86,3 +86,24 @@ def processes_of(fig: pd.DataFrame, sets: SampleSets) -> dict[str, intervals.Est
             continue
         out.update(dict.fromkeys(item["keys"], e))
     return out
+
+
+def missed_targets(fig: pd.DataFrame) -> list[str]:
+    """One line per figure of a precision target that stopped without reaching it (the
+    store's stops: run/stopping.py), with the reason and the half-width it reached."""
+    if "stop_reason" not in fig:
+        return []
+    rows = fig[(fig["stop_reason"].astype(object).where(fig["stop_reason"].notna(), "")
+                .astype(str) != "")
+               & (fig["stop_reason"] != "target met") & (fig["stat"] == "median")]
+    lines = []
+    keys = [k for k in FIGURE if k in rows]
+    for _, part in rows.groupby(keys, sort=False, dropna=False):
+        row = part.iloc[0]
+        reached = f"±{100 * float(row['half_width']):.1f}%" if row["half_width"] else \
+            "no interval"
+        lines.append(f"Precision target missed: {row['experiment']} {run_name(row, context=True)}"
+                     f" {vocabulary.words(row['method'])}: {reached} at "
+                     f"{part['run_id'].nunique()} processes, target "
+                     f"±{100 * float(row['stop_target']):g}% ({row['stop_reason']})")
+    return lines

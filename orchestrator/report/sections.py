@@ -26,6 +26,7 @@ from orchestrator.report import (
     cache_report,
     checks,
     clocks,
+    drift,
     energy,
     env_checks,
     first_call_breakdown,
@@ -256,7 +257,8 @@ def _statistics(ctx: Context, fig: pd.DataFrame) -> Section:
         [process_table.figures_table(fig, sets), ratios.spread_table(fig, sets),
          ratios.ratio_table(pairs),
          *(t for t in [ratios.mixed_ratio_table(pairs)] if not t.frame.empty)],
-        ratios.arithmetic_checks(pairs))
+        ratios.arithmetic_checks(pairs) + drift.warnings(fig)
+        + process_table.missed_targets(fig))
 
 
 @section("sizes", lambda ctx: sizes_report.with_peaks(ctx.fig, ctx.data.host),

@@ -36,7 +36,8 @@ def begin(store: Store, config_path: Path, config: ExperimentsFile, planned: lis
                 f"killed ({state.progress()})")
     sweep_id, resumed = store.begin_sweep(
         config_path, host, argv, new, config_text=config.source_text,
-        planned=[p.run.run_id for p in planned])
+        planned=[p.run.run_id for p in planned],
+        seed=config.defaults.order.seed if config.defaults.order.interleave else None)
     if before is not None and not before.complete:
         killed = " (its orchestrator died before ending it)" if before.status == "killed" else ""
         say(f"resuming sweep {sweep_id}, {before.status}{killed}: {before.progress()}")

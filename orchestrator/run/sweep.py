@@ -37,7 +37,7 @@ from orchestrator.data.records import (
 from orchestrator.data.store import Store
 from orchestrator.errors import CacheSafetyError, InputError, StoreError
 from orchestrator.programs.burn.cargo import Builder
-from orchestrator.run import driver_cache, leftovers, profile, results_place, resume
+from orchestrator.run import driver_cache, leftovers, profile, results_place, resume, stopping
 from orchestrator.run.background import BackgroundBuilds
 from orchestrator.run.cache import CacheContents, cache_home, config_override
 from orchestrator.run.detect import ARCHITECTURES, OPERATING_SYSTEMS, assumed
@@ -124,8 +124,11 @@ def _priming_state(planned: PlannedRun, project: Path,
 
 class Sweep:
     def __init__(self, project: Path, results: Path, python: str = sys.executable,
-                 show: bool = True, on_partial: PartialReport | None = None) -> None:
+                 show: bool = True, on_partial: PartialReport | None = None,
+                 statistics: stopping.Statistics | None = None) -> None:
         self.project = project
+        # report/intervals, handed in by the caller: a precision target's rule (run/stopping)
+        self.statistics = statistics
         # while builds go on and runs have finished: a first report (cli writes it)
         self.on_partial = on_partial
         self.store = Store(results)
@@ -198,9 +201,11 @@ class Sweep:
         for name, build in background.builds.items():
             self.progress.note(f"build {name} ({' '.join([build.crate, *build.features])}) "
                                "in the background")
+        stops = stopping.Stopping(store, sweep_id, config, self.statistics)
         try:
             background.start()
-            self._run_staged(todo, background, builds, ctx, config, summary)
+            self._run_staged(todo, background, builds, ctx, config, summary, stops)
+            stops.finish(planned)
         finally:
             background.stop()  # an interrupt or an error: cargo is ended, group and all
             self.progress.close()  # an interrupt or a write error must not leave the bar up
@@ -208,9 +213,11 @@ class Sweep:
 
     def _run_staged(self, todo: list[PlannedRun], background: BackgroundBuilds,
                     builds: dict[str, BuildResult], ctx: RunContext,
-                    config: config_mod.ExperimentsFile, summary: SweepSummary) -> None:
+                    config: config_mod.ExperimentsFile, summary: SweepSummary,
+                    stops: stopping.Stopping) -> None:
         """Each run in plan order as soon as its build is there; while none is ready, the
-        partial report (`on_partial`) once per new batch of runs, then wait for cargo."""
+        partial report (`on_partial`) once per new batch of runs, then wait for cargo. A run
+        a precision target no longer needs is left out with the rest of its series."""
         pending, measured_since_report = list(todo), False
         while pending:
             self._take_builds(background, builds, ctx, summary.sweep_id)
@@ -223,6 +230,12 @@ class Sweep:
                 background.wait()
                 continue
             pending.remove(ready)
+            left = len(pending)
+            why = stops.not_needed(ready, pending)
+            if why is not None:
+                summary.counts["not needed"] += 1 + left - len(pending)
+                self.progress.note(why)
+                continue
             rec = self._one(ready, builds, ctx, config, summary.sweep_id)
             measured_since_report = measured_since_report or rec.status != Status.SKIPPED
             self._count(rec, summary)

@@ -71,7 +71,7 @@ class Order(Strict):
     """The order of each experiment's runs (spec/order.py)."""
 
     interleave: StrictBool = Field(
-        False, description="run each experiment's processes in rounds, each round shuffled "
+        True, description="run each experiment's processes in rounds, each round shuffled "
         "(a cache series stays whole); false: file order")
     seed: StrictInt = Field(0, ge=0, le=2**63 - 1, description="the shuffle's seed: the same "
                             "seed, the same order (the store keeps the file, a resume replays)")
@@ -193,6 +193,50 @@ class Target(Strict):
         return self
 
 
+Ratio = Seconds  # a strict, finite float (the same checks as a duration)
+
+
+class PrecisionTarget(Strict):
+    """Stop at a precision instead of a count (run/stopping.py): a pilot of processes, then
+    more rounds until each steady-state figure's 95% interval is within ±target of its
+    median with at least min_processes, or until max_processes or budget_s run out, or the
+    interval stops shrinking (a noise floor)."""
+
+    target: Ratio = Field(gt=0, lt=1, description="relative half-width of each steady "
+                            "figure's 95% interval to reach: 0.02 is ±2%")
+    min_processes: StrictInt = Field(3, ge=2, le=lim.MAX_PROCESSES,
+                                     description="never stop with fewer processes")
+    max_processes: StrictInt = Field(20, ge=2, le=lim.MAX_PROCESSES,
+                                     description="the process budget")
+    budget_s: Seconds = Field(300, gt=0, le=lim.MAX_TIMEOUT_S * 100, description="the time "
+                              "budget of the experiment's runs (their wall time, resumes "
+                              "included)")
+    pilot: StrictInt | None = Field(None, ge=2, le=lim.MAX_PROCESSES, description="processes "
+                                    "before the first look; default min_processes")
+
+    @model_validator(mode="after")
+    def _counts_in_order(self) -> PrecisionTarget:
+        if self.min_processes > self.max_processes:
+            raise ValueError(f"min_processes ({self.min_processes}) is above max_processes "
+                             f"({self.max_processes})")
+        if self.pilot is not None and self.pilot > self.max_processes:
+            raise ValueError(f"pilot ({self.pilot}) is above max_processes "
+                             f"({self.max_processes})")
+        return self
+
+    @property
+    def first_look(self) -> int:
+        """The process count at the first look: the pilot, never below the minimum."""
+        return max(self.pilot or self.min_processes, self.min_processes)
+
+
+class Variant(Strict):
+    """One side of an A/B measured in one sweep: its extra environment (`variants:`)."""
+
+    env: Env = Field(default_factory=dict, description="this side's extra environment")
+    note: str = ""
+
+
 class Experiment(Strict):
     title: str = ""
     mode: Mode
@@ -220,6 +264,46 @@ class Experiment(Strict):
     profile: tuple[Profiler, ...] = Field(
         (), description="profile runs: ['ncu'] adds, after each measured mm run on a CUDA "
         "device, the same run under Nsight Compute (kernel times); default none")
+    variants: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")],
+                   Variant] | None = Field(
+        None, description="A/B in one sweep: each target runs once per variant, the "
+        "processes of all variants interleaved in the same rounds so drift hits them alike; "
+        "compare reads RESULTS#NAME as one side (e.g. {a: {}, b: {env: {MKL_CBWR: "
+        "COMPATIBLE}}})")
+    precision_target: PrecisionTarget | None = Field(
+        None, description="stop at a precision instead of a count (`processes`): "
+        "{target: 0.02, min_processes: 3, max_processes: 20, budget_s: 300, pilot: 3}")
+
+    @field_validator("variants")
+    @classmethod
+    def _two_sides(cls, value: dict[str, Variant] | None) -> dict[str, Variant] | None:
+        if value is not None and len(value) < 2:
+            raise ValueError(f"expected at least two variants (an A and a B), got "
+                             f"{len(value)}; leave 'variants' out for one")
+        return value
+
+    @model_validator(mode="after")
+    def _target_or_count(self) -> Experiment:
+        """A precision target runs processes in rounds: not beside a count, not in a cache
+        series (its processes run whole), only where figures are steady (mm)."""
+        if self.precision_target is None:
+            return self
+        if "processes" in self.model_fields_set:
+            raise ValueError("give either 'processes' or 'precision_target' (its "
+                             "max_processes is the count's limit), not both")
+        if self.mode != "mm":
+            raise ValueError(f"precision_target needs mode 'mm' (steady-state figures), not "
+                             f"'{self.mode}'")
+        if set(self.cache) != {"none"} or self.repeat != 1:
+            raise ValueError("precision_target adds processes round by round; a cache series "
+                             "(cache: [cold, warm], repeat) runs whole: give it 'processes'")
+        return self
+
+    @property
+    def planned_processes(self) -> int:
+        """The processes a target's series is planned with: the count, or the target's limit
+        (the sweep stops a series early; run/stopping.py)."""
+        return self.precision_target.max_processes if self.precision_target else self.processes
 
     @model_validator(mode="after")
     def _mode_of_every_program(self) -> Experiment:

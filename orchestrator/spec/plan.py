@@ -105,8 +105,18 @@ def expand(config: ExperimentsFile, caps: dict[str, str | None], cores: int,
 def _expand_experiment(config: ExperimentsFile, name: str, exp: Experiment,
                        caps: dict[str, str | None], cores: int,
                        real: dict[str, str | None] | None) -> Iterator[PlannedRun]:
+    for variant, extra in (exp.variants or {None: None}).items():
+        env = tuple(sorted({**config.defaults.env, **exp.env,
+                            **(extra.env if extra else {})}.items()))
+        yield from _expand_variant(config, name, exp, caps, cores, real, env, variant)
+
+
+def _expand_variant(config: ExperimentsFile, name: str, exp: Experiment,
+                    caps: dict[str, str | None], cores: int,
+                    real: dict[str, str | None] | None, env: tuple[tuple[str, str], ...],
+                    variant: str | None) -> Iterator[PlannedRun]:
+    """One variant's runs (all of them without `variants:`); their order is `expand`'s."""
     d = config.defaults
-    env = tuple(sorted({**d.env, **exp.env}.items()))
     for target in exp.targets:
         build = config.builds[target.build] if target.build else None
         reason = _skip_reason(target, build, caps)
@@ -119,7 +129,7 @@ def _expand_experiment(config: ExperimentsFile, name: str, exp: Experiment,
             for threads in _threads(target, exp, cores):
                 for state in dict.fromkeys(caches):
                     for warmup in warmups:
-                        series = _cache_series(state, exp.processes, exp.repeat)
+                        series = _cache_series(state, exp.planned_processes, exp.repeat)
                         for repeat, process, label, action in series:
                             run = RunDef(
                                 experiment=name, program=target.program, device=target.device,
@@ -129,10 +139,11 @@ def _expand_experiment(config: ExperimentsFile, name: str, exp: Experiment,
                                 threads=threads, cache=label, cache_action=action,
                                 warmup=warmup,
                                 timed_runs=exp.timed_runs if exp.mode == "warm" else None,
-                                process=process, processes=exp.processes, samples=d.samples,
+                                process=process, processes=exp.planned_processes,
+                                samples=d.samples,
                                 env=env, timeout_s=exp.timeout_s or d.timeout_s,
                                 repeat=repeat, precision=_precision(target),
-                                energy_s=exp.energy_s or None,
+                                energy_s=exp.energy_s or None, variant=variant,
                             )
                             expect = bool(build and build.expect_failure)
                             if process == 1:  # later processes share the first's driver cache

@@ -84,9 +84,9 @@ def test_a_newer_store_is_refused(tmp_path: Path) -> None:
     with store.writing():
         pass
     with sqlite3.connect(store.path) as db:
-        db.execute("UPDATE meta SET value='5' WHERE key='format_version'")
+        db.execute("UPDATE meta SET value='6' WHERE key='format_version'")
     for opening in (store.reading, store.writing):
-        with pytest.raises(StoreError, match="has format 5; this orchestrator reads format 4"), \
+        with pytest.raises(StoreError, match="has format 6; this orchestrator reads format 5"), \
                 opening():
             pass
 
@@ -103,13 +103,13 @@ def test_a_new_store_links_samples_to_their_summary_line(tmp_path: Path) -> None
         store.record_run(sweep, RunRecord(run=run, stdout=out.encode()), parse_text(out))
         rows = store.query("SELECT summary_line, idx FROM samples ORDER BY idx")
     assert [(r["summary_line"], r["idx"]) for r in rows] == [(2, 0), (2, 1), (2, 2)]
-    assert _version(store.path) == "4"
+    assert _version(store.path) == "5"
 
 
 def test_the_csv_export_says_its_schema_version(tmp_path: Path) -> None:
     figures, samples = dataset.export_csv(dataset.load(H200), tmp_path / "x.csv")
     meta = json.loads((tmp_path / "x.schema.json").read_text())
-    assert meta["schema_version"] == schema.VERSION == 4
+    assert meta["schema_version"] == schema.VERSION == 5
     assert meta["figures"] == {"file": figures.name, "columns": dataset.COLUMNS}
     assert meta["samples"]["file"] == samples.name
     assert samples.read_text().splitlines()[0].split(",") == meta["samples"]["columns"]
@@ -134,3 +134,38 @@ def test_every_older_sweep_gets_its_one_start_and_reads_complete(tmp_path: Path,
     assert (start["started_at"], start["config_text"]) == (row["started_at"], row["config_text"])
     assert start["planned_json"] is None
     assert _version(folder / "results.sqlite") == str(schema.VERSION)
+
+
+ORDERED = """version: 1
+defaults: {order: {interleave: true, seed: 7}}
+experiments: {e: {mode: mm, targets: [{program: torch, device: cpu}]}}
+"""
+
+
+def test_format_5_records_each_starts_order_seed_and_migrates_older_starts(
+        tmp_path: Path) -> None:
+    """sweep_starts.seed: the seed a start planned with (NULL: file order); a format-4 start
+    gets the seed its own text asked for, and the file order that was the default then."""
+    store = Store(tmp_path)
+    with store.writing():
+        asked, _ = store.begin_sweep(PROJECT / "experiments.yaml", {}, [], True, ORDERED)
+        plain, _ = store.begin_sweep(PROJECT / "experiments.yaml", {}, [], True, "version: 1")
+    with sqlite3.connect(store.path) as db:  # back to format 4, as its code wrote it
+        db.execute("ALTER TABLE sweep_starts DROP COLUMN seed")
+        db.execute("UPDATE meta SET value='4' WHERE key='format_version'")
+    with store.writing():
+        seeds = {s: [r["seed"] for r in store.config_texts(s)] for s in (asked, plain)}
+    assert seeds == {asked: [7], plain: [None]}
+    assert _version(store.path) == "5"
+    assert schema.recorded_seed("defaults: {order: {seed: 3}}") is None  # file order then
+    assert schema.recorded_seed("[not, a, mapping") is None
+    # a new start records the seed it is given; the dataset says the latest start's
+    out = "flex 8x8 matmul with sync, 3 runs: min 1.000µs median 2.000µs\n"
+    run = RunDef(experiment="e", program="burn", device="flex", mode="mm", shape=(8, 8), reps=3,
+                 build="b", crate="exec-cpu")
+    with store.writing():
+        sweep, _ = store.begin_sweep(PROJECT / "experiments.yaml", {}, [], False, ORDERED,
+                                     seed=7)
+        store.record_run(sweep, RunRecord(run=run, stdout=out.encode()), parse_text(out))
+    assert list(dataset.load(tmp_path).figures["seed"]) == ["7", "7"]  # min, median
+    assert set(dataset.load(H200).figures["seed"]) == {""}  # format 1: file order

@@ -88,7 +88,9 @@ def test_the_table_can_be_checked_by_hand(chapter_vs_h200) -> None:
     assert (row.basis, row.verdict, row.section) == ("one value per side", ONE_VALUE, "methods")
     # chapter: 'metal 1024x1024 matmul first call: returned 10.875µs, after sync 3.600s' in
     # 'burn metal process 1'; the H200's process 1 of the first-call series was cold
-    row = _row(chapter_vs_h200, "burn metal/cuda cold cache process 1 first call after sync")
+    # (burn's cuda arithmetic is inferred TF32 from its accuracy run, the log records none)
+    row = _row(chapter_vs_h200,
+               "burn metal/cuda TF32 cold cache process 1 first call after sync")
     h200 = _h200_csv(experiment="first-call", framework="burn", method="first_call_after_sync",
                      process="1")
     assert row.ratio == pytest.approx(h200 / 3.6)
@@ -186,6 +188,20 @@ def test_different_arithmetic_is_set_apart_without_a_verdict(tmp_path: Path) -> 
     c = compare.compare(a, b)
     assert [(r.verdict, r.apart) for r in c.rows] == [("", "precision fp32 vs tf32")]
     assert [(f.a, f.b) for f in c.facts if f.what == "precision"] == [("fp32", "tf32")]
+    assert [r.figure for r in c.rows] == ["torch cpu 256x256 FP32/TF32 1 thread with sync"]
+
+
+def test_a_tf32_figure_says_tf32_in_its_name(tmp_path: Path) -> None:
+    # the H200 A/A table had two `torch cuda no sync` rows, FP32 and TF32: the key had the
+    # precision, the words did not
+    names = {}
+    for precision in ("fp32", "tf32"):
+        a = load_side(str(_log(tmp_path / f"a-{precision}.log", {"with sync": BASE})))
+        b = load_side(str(_log(tmp_path / f"b-{precision}.log", {"with sync": BASE})))
+        a.data.figures["precision"] = b.data.figures["precision"] = precision
+        names[precision] = [r.figure for r in compare.compare(a, b).rows]
+    assert names == {"fp32": ["torch cpu 256x256 1 thread with sync"],
+                     "tf32": ["torch cpu 256x256 TF32 1 thread with sync"]}
 
 
 def test_verdict_rule_at_its_bounds() -> None:

@@ -160,7 +160,9 @@ def test_a_side_without_precision_is_paired_with_fp32_never_tf32(tmp_path: Path)
     c = compare.compare(a, b)
     row = next(r for r in c.rows if r.figure == "torch cpu 256x256 1 thread with sync")
     assert row.ratio == pytest.approx(1.0, abs=0.05)  # the FP32 run, not the TF32 one
-    assert "torch cpu 256x256 1 thread with sync" in c.only_b  # TF32 left apart, unjudged
+    # TF32 left apart, unjudged, and named so (it had the FP32 row's name before)
+    assert "torch cpu 256x256 TF32 1 thread with sync" in c.only_b
+    assert "torch cpu 256x256 1 thread with sync" not in c.only_b
 
 
 # ---- the report: every figure over its processes ------------------------------------------------

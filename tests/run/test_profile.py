@@ -45,7 +45,7 @@ elif mode == "error":
 """
 EXPERIMENTS = """\
 version: 1
-defaults: {shape: [64, 64], reps: 20, timeout_s: 120}
+defaults: {shape: [64, 64], reps: 20, timeout_s: 120, order: {interleave: false}}  # by position
 experiments:
   methods:
     mode: mm

@@ -119,3 +119,6 @@ def test_export_writes_the_spec_columns(swept, tmp_path: Path) -> None:
                 "iteration", "load1_before", "load1_after", "status"):
         assert col in header
     assert (tmp_path / "out.samples.csv").stat().st_size > 100
+    # interleaved by default, seed 0: the sweep's start recorded it, every row says it
+    with out.open() as fh:
+        assert {row["seed"] for row in csv.DictReader(fh)} == {"0"}

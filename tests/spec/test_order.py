@@ -74,6 +74,19 @@ def test_processes_run_in_rounds_and_cache_series_stay_whole(tmp_path: Path) -> 
     assert [(r.repeat, r.process) for r in cold] == [(k, n) for k in (1, 2) for n in (1, 2, 3)]
 
 
-def test_the_default_file_order_is_unchanged() -> None:
+def test_interleaving_is_the_default_and_keeps_the_chapters_constraints() -> None:
+    """Issue 23 item 2: the default is interleaved, seed 0 (the store records it: sweep_starts
+    .seed, the dataset's `seed`). The chapter's file plans the same runs as in file order, and
+    every cold and warm cache series is still one block, priming first."""
     cfg = config.load(PROJECT / "experiments.yaml")
-    assert cfg.defaults.order.interleave is False
+    assert (cfg.defaults.order.interleave, cfg.defaults.order.seed) == (True, 0)
+    caps = {**NVIDIA, "ncu": None}
+    runs = expand(cfg, caps, 8)
+    plain = expand(cfg.model_copy(update={"defaults": cfg.defaults.model_copy(
+        update={"order": config.Order(interleave=False)})}), caps, 8)
+    assert sorted(p.run.run_id for p in runs) == sorted(p.run.run_id for p in plain)
+    assert [p.run.run_id for p in runs] != [p.run.run_id for p in plain]
+    for i, p in enumerate(runs):  # a cold series' later processes follow its first directly
+        if p.cold_series is not None and p.run.process > 1 and p.run.profile is None:
+            before = [q for q in runs[:i] if q.run.profile is None][-1]
+            assert before.cold_series == p.cold_series, (p.run.describe(), before.run.describe())

@@ -23,8 +23,15 @@ NO_GPU = {"cuda": "needs an NVIDIA GPU", "mps": "needs MPS", "metal": "needs mac
 NVIDIA = {**NO_GPU, "cuda": None}
 
 
+def file_order(cfg: config.ExperimentsFile) -> config.ExperimentsFile:
+    """The file with `defaults.order.interleave: false`: these tests read runs by their
+    position in the file (interleaving, the default, is tests/spec/test_order.py's)."""
+    order = config.Order(interleave=False)
+    return cfg.model_copy(update={"defaults": cfg.defaults.model_copy(update={"order": order})})
+
+
 def _plan(caps: dict[str, str | None], cores: int = 16, only: list[str] | None = None):
-    cfg = config.load(PROJECT / "experiments.yaml")
+    cfg = file_order(config.load(PROJECT / "experiments.yaml"))
     return cfg, expand(cfg, caps, cores, only)
 
 
@@ -121,7 +128,7 @@ def test_builds_needed_only_for_runnable_runs(tmp_path: Path) -> None:
 def test_run_ids_of_the_experiments_file_never_change() -> None:
     """A run id hashes the run's definition: resume and the committed stores depend on it.
     tests/data/plan_run_ids.json was computed before the records moved into data/records.py
-    (every capability present, 8 cores); the same file must give the same ids, in order.
+    (every capability present, 8 cores); the same file must give the same ids, in file order.
     Runs added since with a new axis (torch's `precision: tf32`, first-call's repeats 2 and
     3) are new runs: not pinned; so are profile runs (`profile: [ncu]`), each right after
     its measured run, whose id is unchanged; and so are the size sweeps (issue 25) and JAX's
@@ -129,7 +136,8 @@ def test_run_ids_of_the_experiments_file_never_change() -> None:
     the accuracy runs at 1024² (issue 24 item 3: accuracy evidence at every timed shape)."""
     want = json.loads((PROJECT / "tests" / "data" / "plan_run_ids.json").read_text())
     caps: dict[str, str | None] = dict.fromkeys(get_args(Capability))
-    planned = expand(config.load(PROJECT / "experiments.yaml"), caps, 8)
+    # in file order (the pinned list's); the interleaved default plans the same ids reordered
+    planned = expand(file_order(config.load(PROJECT / "experiments.yaml")), caps, 8)
     # the methods experiment's energy block (`energy_s: 2`) makes its runs new measurements:
     # without it, their definitions are the pinned ones
     assert [[replace(p.run, energy_s=None).run_id, p.run.describe()] for p in planned

@@ -16,6 +16,7 @@ from orchestrator.spec.config import Capability
 from orchestrator.spec.plan import expand
 
 from ..conftest import PROJECT, write
+from .test_plan import file_order
 
 FILE = """\
 version: 1
@@ -68,7 +69,7 @@ def test_a_wrong_device_is_reported_before_the_precision(tmp_path: Path) -> None
 
 
 def test_the_plan_carries_tf32_and_the_default_is_todays_run(tmp_path: Path) -> None:
-    cfg = config.load(write(tmp_path / "e.yaml", FILE))
+    cfg = file_order(config.load(write(tmp_path / "e.yaml", FILE)))  # runs by position
     runs = [p.run for p in expand(cfg, ALL_CAPS, 8)]
     assert [r.precision for r in runs] == [None, None, "tf32", None, None]
     # an explicit fp32 is the default: the same run, the same id (and the only duplicate)
@@ -78,7 +79,7 @@ def test_the_plan_carries_tf32_and_the_default_is_todays_run(tmp_path: Path) -> 
 
 
 def test_argv_passes_precision_to_torch_only(tmp_path: Path) -> None:
-    cfg = config.load(write(tmp_path / "e.yaml", FILE))
+    cfg = file_order(config.load(write(tmp_path / "e.yaml", FILE)))  # runs by position
     runs = [p.run for p in expand(cfg, ALL_CAPS, 8)]
     paths = Paths(PROJECT, "python", {"cuda": Path("/bin/exec-gpu")})
     argvs = [programs.get(r.program).argv(r, paths, None) for r in runs]
@@ -96,7 +97,8 @@ def test_tf32_is_hashed_and_old_definitions_still_load() -> None:
     twins = {r.run_id for r in (p.run for p in planned) if r.precision is None}
     assert not twins & {r.run_id for r in tf32}  # tf32 is a new run, not the fp32 one
     # a stored definition from before the field (no 'precision' key) is the default run
-    fp32 = next(p.run for p in planned if p.run.device == "cuda" and p.run.program == "torch")
+    fp32 = next(p.run for p in planned if p.run.device == "cuda" and p.run.program == "torch"
+                and p.run.precision is None)
     old = json.loads(json.dumps(fp32.definition()))
     del old["precision"]
     assert type(fp32).from_definition(old) == fp32

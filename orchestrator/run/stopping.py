@@ -1,0 +1,219 @@
+"""Stop at a precision target (`precision_target:` of an experiment): the rule and its record.
+
+A series (one target at one shape and thread count, planned with max_processes processes, run
+in interleaved rounds: spec/order.py) is looked at before each of its processes from the pilot
+on. Its steady-state figures (each method's median of a mm run; first calls are one value per
+process and another question) get their 95% interval from the processes measured so far, by
+the report's own method (report/intervals.estimate: one home; the run layer may not import
+the report, so the sweep is handed that module by its caller: `Statistics`). The series
+stops when every figure has a reason:
+
+- `target met`: half-width ≤ target with at least min_processes;
+- `noise floor`: the interval stopped shrinking (no narrower than NOISE_ROUNDS looks ago), or
+  the spread seen so far could not give ±target even at max_processes (`reachable`);
+- `time budget`: the experiment's runs took budget_s (their wall time, as stored: a resumed
+  sweep counts what it ran before), or one more round would pass it;
+- `max processes`: every planned process ran;
+- `no figure`: its runs measured nothing steady (failed or skipped).
+
+The rule looks at precision, never at a difference (stopping when a change looks real would
+inflate false verdicts), once per round, and every look is a function of the stored figures
+only, so a resumed sweep takes the same decisions and continues where it was. A stopped
+series' later runs leave the plan (Store.drop_planned); each figure's reason, half-width and
+processes are in the store's `stops` (the dataset's `stop_reason`, `half_width`).
+
+Repetitions per process are not chosen here from Kalibera and Jones' r* = ceil(sqrt((c_proc /
+c_rep)·σw²/σb²)), on purpose: reps are part of a run's definition (its id), so a resume must
+find the same runs, and the chapter fixes its 20; only processes are added. Between-process
+spread dominates here (torch cpu 13.4-23.3 ms), where r* says few reps: more processes is the
+cure either way.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from orchestrator.data.records import RunDef
+from orchestrator.data.store import Store
+from orchestrator.errors import InputError
+from orchestrator.spec.config import ExperimentsFile, PrecisionTarget
+from orchestrator.spec.plan import PlannedRun
+
+STEADY = ("no_sync", "with_sync", "device_time", "device_time_no_flush", "device_time_queued",
+          "readback", "timer", "kernel_time")
+NOISE_ROUNDS = 3  # no narrower than this many looks ago: the interval stopped shrinking
+MET, NOISE, BUDGET, MAX, NONE = ("target met", "noise floor", "time budget", "max processes",
+                                 "no figure")
+Figure = tuple[str, str]  # (label, method)
+
+
+class Statistics(Protocol):
+    """What the rule needs of report/intervals (handed in: the layers keep run from report)."""
+
+    LEVEL: float
+
+    def estimate(self, values: Sequence[float],
+                 samples: Sequence[np.ndarray | None] | None = None) -> Any: ...
+
+    def t_quantile(self, p: float, df: float) -> float: ...
+
+
+def series_of(run: RunDef) -> str:
+    """A series' id: the run id of its first process (profile runs belong to their run's)."""
+    return run.series_id
+
+
+@dataclass(frozen=True)
+class Look:
+    """One figure at one look: its estimate's half-width over p processes."""
+
+    half_width: float | None
+    processes: int
+    log_sd: float = 0.0
+
+
+def _values(store: Store, sweep_id: str, series: str,
+            experiment: str) -> dict[Figure, list[tuple[int, float, np.ndarray | None]]]:
+    """Per figure, (process, median, samples) of the series' measured runs so far."""
+    rows = store.query(
+        "SELECT f.run_id, f.label, f.method, f.value, f.line_no, r.definition_json FROM "
+        "figures f JOIN runs r ON r.sweep_id=f.sweep_id AND r.run_id=f.run_id WHERE "
+        "f.sweep_id=? AND r.experiment=? AND r.role='measure' AND f.stat='median'",
+        (sweep_id, experiment))
+    out: dict[Figure, list[tuple[int, float, np.ndarray | None]]] = {}
+    for row in rows:
+        run = RunDef.from_definition(json.loads(row["definition_json"]))
+        if row["method"] not in STEADY or series_of(run) != series or not row["value"]:
+            continue
+        samples = [s["value"] for s in store.query(
+            "SELECT value FROM samples WHERE sweep_id=? AND run_id=? AND summary_line=? "
+            "ORDER BY idx", (sweep_id, row["run_id"], row["line_no"]))]
+        out.setdefault((row["label"], row["method"]), []).append(
+            (run.process, float(row["value"]), np.asarray(samples) if samples else None))
+    return out
+
+
+def looks(stats: Statistics, points: list[tuple[int, float, np.ndarray | None]],
+          first: int) -> list[Look]:
+    """The figure's half-width over its first k processes, for every k from `first`."""
+    points = sorted(points, key=lambda point: point[0])
+    out = []
+    for k in range(first, len(points) + 1):
+        e = stats.estimate([v for _, v, _ in points[:k]], [s for _, _, s in points[:k]])
+        out.append(Look(None, k) if e is None else Look(e.half_width, k, e.log_sd))
+    return out
+
+
+def reason(stats: Statistics, history: list[Look], rule: PrecisionTarget,
+           planned: int) -> str | None:
+    """Why a figure stops now, or None to go on (module docstring)."""
+    now = history[-1]
+    if now.half_width is not None and now.half_width <= rule.target \
+            and now.processes >= rule.min_processes:
+        return MET
+    if now.processes >= min(planned, rule.max_processes):
+        return MAX
+    if now.half_width is None:
+        return None
+    earlier = history[-1 - NOISE_ROUNDS].half_width if len(history) > NOISE_ROUNDS else None
+    stuck = earlier is not None and now.half_width >= earlier
+    if stuck or not reachable(stats, now.log_sd, rule):
+        return NOISE
+    return None
+
+
+def reachable(stats: Statistics, log_sd: float, rule: PrecisionTarget) -> bool:
+    """Whether the spread seen so far could give ±target within max_processes: the t
+    interval's half-width exp(t(p-1)·sd/√p) − 1 at p = max_processes (the t quantile shrinks
+    with p as much as √p does at first: a projection without it stops far too early)."""
+    p = rule.max_processes
+    return math.expm1(stats.t_quantile(0.5 + stats.LEVEL / 2, p - 1) * log_sd
+                      / math.sqrt(p)) <= rule.target
+
+
+class Stopping:
+    """The sweep's stopping rule: `allows` before each run, `finish` after the last."""
+
+    def __init__(self, store: Store, sweep_id: str, config: ExperimentsFile,
+                 stats: Statistics | None) -> None:
+        self.store, self.sweep_id, self.config, self.stats = store, sweep_id, config, stats
+        self.stopped: set[str] = set()
+        targeted = [n for n, e in config.experiments.items() if e.precision_target]
+        if targeted and stats is None:  # a programming error of the caller, said plainly
+            raise InputError(f"experiments {', '.join(targeted)} stop at a precision target, "
+                             "but this sweep was started without the statistics to judge it")
+
+    def _rule(self, run: RunDef) -> PrecisionTarget | None:
+        exp = self.config.experiments.get(run.experiment)
+        return exp.precision_target if exp is not None else None
+
+    def not_needed(self, planned: PlannedRun, pending: list[PlannedRun]) -> str | None:
+        """None while this run is needed; else why not: a series that stops here has its
+        later runs dropped from `pending` and from the stored plan, its reasons recorded."""
+        run, rule = planned.run, self._rule(planned.run)
+        if rule is None or planned.skip_reason is not None:
+            return None
+        series = series_of(run)
+        if run.process <= rule.first_look or run.profile is not None:
+            return None
+        records = self._decide(series, run, rule, run.process - 1)
+        if records is None:
+            return None
+        self.stopped.add(series)
+        later = [p for p in [planned, *pending] if series_of(p.run) == series
+                 and p.run.process >= run.process]
+        for p in later[1:]:
+            pending.remove(p)
+        self.store.drop_planned(self.sweep_id, {p.run.run_id for p in later})
+        self.store.record_stops(self.sweep_id, records)
+        reasons = ", ".join(sorted({str(r[4]) for r in records}))
+        return (f"{run.describe()}: its series stopped at {run.process - 1} processes "
+                f"({reasons}); {len(later)} runs not needed")
+
+    def finish(self, planned: list[PlannedRun]) -> None:
+        """After the sweep: the series that ran every planned process record why too."""
+        done: set[str] = set()
+        for p in planned:
+            rule, series = self._rule(p.run), series_of(p.run)
+            if rule is None or series in self.stopped or series in done \
+                    or p.skip_reason is not None:
+                continue
+            done.add(series)
+            records = self._decide(series, p.run, rule, p.run.processes, final=True)
+            if records:
+                self.store.record_stops(self.sweep_id, records)
+
+    def _decide(self, series: str, run: RunDef, rule: PrecisionTarget, measured: int,
+                final: bool = False) -> list[tuple[object, ...]] | None:
+        """The stop records of the series after `measured` processes, or None to go on."""
+        figures = _values(self.store, self.sweep_id, series, run.experiment)
+        spent = self._spent(run.experiment)
+        per_round = spent / max(measured, 1)
+        over = spent + per_round > rule.budget_s
+        records: list[tuple[object, ...]] = []
+        for (label, method), points in figures.items():
+            assert self.stats is not None  # __init__ refused a targeted sweep without them
+            history = looks(self.stats, points, min(rule.first_look, len(points)))
+            why = reason(self.stats, history, rule, run.processes) if history else None
+            why = why or (BUDGET if over else MAX if final else None)
+            if why is None:
+                return None
+            now = history[-1] if history else Look(None, 0)
+            records.append((run.experiment, series, label, method, why, now.half_width,
+                            now.processes, rule.target, time.time()))
+        if not figures:
+            records.append((run.experiment, series, "", "", NONE, None, 0, rule.target,
+                            time.time()))
+        return records
+
+    def _spent(self, experiment: str) -> float:
+        rows = self.store.query("SELECT coalesce(sum(wall_s), 0) AS s FROM runs WHERE "
+                                "sweep_id=? AND experiment=?", (self.sweep_id, experiment))
+        return float(rows[0]["s"])

@@ -1,0 +1,84 @@
+"""A/B measured interleaved in one sweep (`variants:`): each target runs once per variant, the
+processes of both in the same shuffled rounds (so drift hits both alike), and compare reads
+RESULTS#a and RESULTS#b as the two sides. Real torch cpu runs (MKL_CBWR=COMPATIBLE makes
+MKL's steady figures several times slower on this box: tests/report/test_aa.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from orchestrator.cli import main
+from orchestrator.data import dataset
+from orchestrator.errors import ConfigError, InputError
+from orchestrator.report import compare
+from orchestrator.report.compare import load_side
+from orchestrator.spec import config
+
+from ..conftest import write
+from .test_aa import STEADY
+
+AB = """\
+version: 1
+defaults: {shape: [128, 128], reps: 20, timeout_s: 300}
+experiments:
+  torch-cpu:
+    mode: mm
+    threads: [1]
+    processes: 3
+    variants:
+      a: {}
+      slow: {env: {MKL_CBWR: COMPATIBLE}, note: MKL's conditional numerical reproducibility}
+    targets:
+      - {program: torch, device: cpu}
+"""
+
+
+def test_fewer_than_two_variants_is_one_line(tmp_path: Path) -> None:
+    text = AB.replace("      slow: {env: {MKL_CBWR: COMPATIBLE}, note: MKL's conditional "
+                      "numerical reproducibility}\n", "")
+    with pytest.raises(ConfigError) as info:
+        config.load(write(tmp_path / "e.yaml", text))
+    assert "experiments.torch-cpu.variants" in str(info.value)
+    assert "at least two variants" in str(info.value)
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("ab")
+    exp = write(tmp / "ab.yaml", AB)
+    assert main(["run", str(exp), "--results", str(tmp / "r"), "--quiet"]) == 0
+    return tmp / "r"
+
+
+@pytest.mark.torch
+def test_both_variants_run_interleaved_in_one_sweep(swept: Path) -> None:
+    runs = dataset.load(swept).runs
+    figures = dataset.load(swept).figures
+    order = [figures[figures["run_id"] == rid]["variant"].iloc[0] for rid in runs["run_id"]]
+    # each round holds one process of each variant, in a shuffled order
+    assert [sorted(order[k:k + 2]) for k in (0, 2, 4)] == [["a", "slow"]] * 3
+    assert set(figures[figures["variant"] == "slow"]["measure_env"]) == {
+        "MKL_CBWR=COMPATIBLE"}
+
+
+@pytest.mark.torch
+def test_compare_reads_the_two_variants_as_two_sides(swept: Path) -> None:
+    c = compare.compare(load_side(f"{swept}#a"), load_side(f"{swept}#slow"))
+    steady = {r.figure: r for r in c.rows if r.verdict and r.figure.endswith(STEADY)}
+    assert len(steady) == 4 and all(r.basis.startswith("processes 3/3") for r in
+                                    steady.values())
+    assert {r.verdict for r in steady.values()} == {"slower"}, {
+        f: (r.ratio, r.lo, r.hi, r.p_holm) for f, r in steady.items()}
+    with pytest.raises(InputError, match=r"no variant 'b' in .*variants: a, slow"):
+        load_side(f"{swept}#b")
+
+
+@pytest.mark.torch
+def test_compare_of_variant_sides_through_the_command(swept: Path, tmp_path: Path) -> None:
+    assert main(["compare", f"{swept}#a", f"{swept}#slow", "--out", str(tmp_path / "c")]) == 0
+    assert (tmp_path / "c").is_dir()
+    # what a side reads, for the outputs' never-an-input check: the folder, not 'r#a'
+    from orchestrator.cli import _sources
+    assert _sources([f"{swept}#a", f"{swept}@x#a"]) == [swept, swept]
