@@ -240,8 +240,8 @@ def _collect(record: RunRecord, out_dir: Path) -> None:
     record.artifacts, record.refused = artifacts.read_arrays(out_dir, record.run.shape)
     if record.run.profile:
         csv = out_dir / profile.ARTIFACT
-        problem = artifacts.too_large(csv, PROFILE_CAP)
+        data, problem = artifacts.read_plain(csv, PROFILE_CAP)
         if problem:
             record.refused = f"ncu's CSV {problem}"
-        else:
-            profile.collect(record, csv)
+        elif data is not None:
+            record.artifacts[profile.ARTIFACT] = data
