@@ -161,6 +161,9 @@ class Store:
         """Open for a sweep: create if needed, hold the lock until closed."""
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:  # mkdir's own words, "File exists", name no culprit
+            raise StoreError(f"cannot use results folder {self.folder}: it is a file, not a "
+                             "folder; choose another --results folder") from None
         except OSError as exc:
             raise StoreError(f"cannot use results folder {self.folder}: {exc.strerror}") from None
         had_lock = os.path.lexists(self.lock_path)
@@ -460,7 +463,8 @@ class Store:
                                                   "AND role != 'priming'", (sweep_id,))}
         planned = _planned(starts[-1]["planned_json"]) if starts else None
         finished = len(recorded & planned) if planned is not None else len(recorded)
-        return SweepState(sweep_id, str(status), None if planned is None else len(planned),
+        status = "" if status is None else str(status)  # NULL: "no status recorded"
+        return SweepState(sweep_id, status, None if planned is None else len(planned),
                           finished, ended_at)
 
     def _in_use(self, meanwhile: Callable[[], object] = lambda: None) -> bool:
