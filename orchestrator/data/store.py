@@ -389,16 +389,30 @@ class Store:
             raise StoreError(f"{self.path} has format {version}; this orchestrator reads "
                              f"format {FORMAT_VERSION}")
         if version < FORMAT_VERSION and not create:
-            copy = _connect(scratch / DB_NAME)
-            db.backup(copy)
-            db.close()
-            db = copy
+            return self._migrated_copy(db, version, scratch)
         if version < FORMAT_VERSION:
             schema.migrate(db, version)
         elif create:  # a format-2 store from before a run or figure column was added
             schema.add_run_columns(db)
             schema.add_figure_columns(db)
         return db
+
+    def _migrated_copy(self, db: sqlite3.Connection, version: int,
+                       scratch: Path) -> sqlite3.Connection:
+        """An older store read through a migrated copy in the temporary folder: a full or
+        unwritable TMPDIR is said as such, not blamed on the store."""
+        try:
+            copy = _connect(scratch / DB_NAME)
+            db.backup(copy)
+            schema.migrate(copy, version)
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(f"cannot read {self.path} (format {version}, read through a "
+                             f"migrated copy): the temporary folder {scratch.parent} refused "
+                             f"the copy ({exc}); free space there or set TMPDIR to another "
+                             "folder") from None
+        finally:
+            db.close()
+        return copy
 
     def _refuse_tableless(self, db: sqlite3.Connection, version: int | None) -> None:
         """A meta table that names a format, but not the tables every format has (a cut
