@@ -72,3 +72,42 @@ def test_an_absurd_time_is_flagged(tmp_path: Path) -> None:
     assert main(["report", str(log), "--out", str(tmp_path / "out")]) == 0
     report = (tmp_path / "out" / "report.md").read_text()
     assert "**impossible time**" in report and "1e+20 s, longer than a day" in report
+
+
+def _failed_only(folder: Path) -> Path:
+    """A store whose only run printed its figures and then failed (exit status 1)."""
+    from orchestrator.data.records import RunDef, RunRecord, Status
+    from orchestrator.data.store import Store
+    from orchestrator.run.sweep import parse_record
+
+    from .report.fake_stores import lines
+    config = write(folder.parent / f"{folder.name}.yaml", "version: 1\n")
+    s = Store(folder)
+    with s.writing():
+        sweep, _ = s.begin_sweep(config, {}, [], new=True)
+        run = RunDef(experiment="cpu", program="torch", device="cpu", mode="mm",
+                     shape=(256, 256), reps=20, threads=1, process=1, processes=1)
+        rec = RunRecord(run=run, stdout=lines({"with sync": np.full(20, 2e-3)}).encode(),
+                        returncode=1)
+        parsed = parse_record(rec)
+        rec.status, rec.reason = Status.FAILED, "exited with status 1"
+        s.record_run(sweep, rec, parsed)
+        s.end_sweep(sweep, "complete")
+    return folder
+
+
+@pytest.mark.parametrize("damage", ["failed", "UPDATE figures SET value = 'abc'",
+                                    "UPDATE figures SET value = NULL"])
+def test_compare_with_a_side_that_cannot_give_figures_is_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str) -> None:
+    a = store(tmp_path / "a", [{"with sync": np.full(20, 1e-3)}])
+    if damage == "failed":
+        b = _failed_only(tmp_path / "b")
+    else:
+        b = store(tmp_path / "b", [{"with sync": np.full(20, 2e-3)}])
+        with sqlite3.connect(b / "results.sqlite") as db:
+            db.execute(damage)
+    assert main(["compare", str(a), str(b), "--out", str(tmp_path / "cmp")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == f"error: {a} and {b} have no figure in common (nothing measured the " \
+                      "same thing on both sides)"
