@@ -8,6 +8,7 @@ nothing vanishes from the dataset. Accuracy rows are computed here from the stor
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -396,8 +397,17 @@ def _exported(path: Path, meta: dict[str, Any] | None) -> bool:
         return False
     if path.name not in (meta["figures"].get("file"), meta["samples"].get("file")):
         return False
-    written = meta.get("written")
-    return not isinstance(written, dict) or written.get(path.name) == outputs.digest(path)
+    written, replacing = meta.get("written"), meta.get("replacing")
+    if not isinstance(written, dict):
+        return True
+    sha = outputs.digest(path)
+    return written.get(path.name) == sha or (isinstance(replacing, dict) and
+                                             replacing.get(path.name) == sha)
+
+
+def _write_sidecar(path: Path, meta: dict[str, Any]) -> None:
+    outputs.replace_file(path, "--csv", lambda p: p.write_text(
+        json.dumps(meta, indent=2) + "\n", encoding="utf-8"))
 
 
 def check_export(out: Path, inputs: outputs.Inputs = outputs.NO_INPUTS) -> None:
@@ -408,7 +418,8 @@ def check_export(out: Path, inputs: outputs.Inputs = outputs.NO_INPUTS) -> None:
     outputs.check_target(sidecar, "--csv", inputs, lambda p: meta is not None, what)
     written = meta.get("written") if meta else None
     for path in (figures, samples):
-        if isinstance(written, dict) and inputs.holds(path) is None:
+        if isinstance(written, dict) and inputs.holds(path) is None and not (
+                path.is_file() and not path.is_symlink() and _exported(path, meta)):
             outputs.refuse_changed(path, "--csv", written, what)
         outputs.check_target(path, "--csv", inputs, lambda p: _exported(p, meta), what)
 
@@ -425,15 +436,29 @@ def export_csv(data: Dataset, out: Path,
     figures, samples, sidecar = csv_paths(out)
     outputs.prepare_folder(out.parent, "--csv")
     check_export(out, inputs)
-    outputs.replace_file(figures, "--csv", lambda p: data.figures.replace(
-        {np.nan: None}).to_csv(p, index=False, float_format="%.9g"))
-    outputs.replace_file(samples, "--csv", lambda p: data.samples[SAMPLE_CSV_COLUMNS].to_csv(
-        p, index=False, float_format="%.9g"))
-    meta = {"schema_version": schema.VERSION,
-            "figures": {"file": out.name, "columns": vocabulary.column_keys()},
-            "samples": {"file": samples.name, "columns": SAMPLE_CSV_COLUMNS},
-            "written": {p.name: outputs.digest(p) for p in (figures, samples)},
-            **data.sweep_facts()}  # whether the sweep is whole: its status, runs, damage
-    outputs.replace_file(sidecar, "--csv", lambda p: p.write_text(
-        json.dumps(meta, indent=2) + "\n", encoding="utf-8"))
+    staged = [outputs.stage_file(figures, "--csv", lambda p: data.figures.replace(
+        {np.nan: None}).to_csv(p, index=False, float_format="%.9g"))]
+    try:  # both CSVs written whole before any name is replaced: a full disk changes nothing
+        staged.append(outputs.stage_file(samples, "--csv", lambda p: data.samples[
+            SAMPLE_CSV_COLUMNS].to_csv(p, index=False, float_format="%.9g")))
+        written = {p.name: outputs.digest(t) for p, t in zip((figures, samples), staged,
+                                                            strict=True)}
+        meta = {"schema_version": schema.VERSION,
+                "figures": {"file": out.name, "columns": vocabulary.column_keys()},
+                "samples": {"file": samples.name, "columns": SAMPLE_CSV_COLUMNS},
+                "written": written, **data.sweep_facts()}  # the sweep's status, runs, damage
+        # the sidecar first, naming the new digests and the ones the files have now: cut
+        # anywhere between the renames, each CSV is one it names (the next export replaces it)
+        before = {p.name: outputs.digest(p) for p in (figures, samples)
+                  if p.is_file() and not p.is_symlink()}
+        _write_sidecar(sidecar, {**meta, "replacing": before} if before else meta)
+        for path, tmp in zip((figures, samples), staged, strict=True):
+            os.replace(tmp, path)
+        if before:
+            _write_sidecar(sidecar, meta)
+    except OSError as exc:
+        raise InputError(f"--csv: cannot write {out}: {exc.strerror}") from None
+    finally:
+        for tmp in staged:
+            tmp.unlink(missing_ok=True)
     return out, samples

@@ -30,6 +30,11 @@ METHOD_TEXT = "kernel time (ncu)"
 # ncu's unit names for a duration, both its short and its long spellings
 _UNITS = {"ns": 1e-9, "nsecond": 1e-9, "us": 1e-6, "usecond": 1e-6, "µs": 1e-6, "ms": 1e-3,
           "msecond": 1e-3, "s": 1.0, "second": 1.0}
+# the figures one profile run may add: two per distinct kernel (name, grid, block) plus two per
+# matmul; one block of --reps matmuls runs a few kernels, so a CSV naming more is not that
+MAX_KERNELS = 256
+# a kernel name (a C++ template instance) is a few KiB at most; csv's own limit is 128 KiB
+MAX_FIELD = 64 * 1024
 _NEEDED = ("ID", "Kernel Name", "Block Size", "Grid Size", "Metric Name", "Metric Unit",
            "Metric Value")
 
@@ -78,7 +83,7 @@ def read_launches(text: str) -> list[Launch]:
         errors = [line for line in lines if line.startswith("==ERROR==")]
         raise NcuError(errors[0] if errors else
                        f"no CSV header in ncu's output ({len(lines)} lines)")
-    header = next(csv.reader([lines[start]]))
+    header = _row(lines[start], start + 1)
     missing = [name for name in _NEEDED if name not in header]
     if missing:
         raise NcuError(f"ncu's CSV header (line {start + 1}) lacks {', '.join(missing)}")
@@ -87,7 +92,7 @@ def read_launches(text: str) -> list[Launch]:
     for number, line in enumerate(lines[start + 1:], start + 2):
         if not line.startswith('"'):  # ==PROF== lines, the program's stdout
             continue
-        row = next(csv.reader([line]))
+        row = _row(line, number)
         if len(row) != len(header):
             raise NcuError(f"ncu's CSV line {number} has {len(row)} of {len(header)} fields "
                            "(cut short?)")
@@ -100,7 +105,27 @@ def read_launches(text: str) -> list[Launch]:
     if not launches:
         raise NcuError(f"ncu profiled no kernel ({METRIC}): did the program mark its window "
                        "(--profile-window)?")
+    kernels = len({launch.kernel for launch in launches})
+    if kernels > MAX_KERNELS:
+        raise NcuError(f"ncu's CSV names {kernels} distinct kernels, more than the "
+                       f"{MAX_KERNELS} one profile run may add (not one block of matmuls?)")
     return sorted(launches, key=lambda launch: launch.index)
+
+
+def _row(line: str, number: int) -> list[str]:
+    """One CSV line's fields; a field past MAX_FIELD (or a line csv cannot split) is an
+    NcuError naming the line, not csv's own error."""
+    if len(line) > MAX_FIELD * 16:
+        raise NcuError(f"ncu's CSV line {number} is {len(line)} characters long (not read)")
+    try:
+        row = next(csv.reader([line]))
+    except csv.Error as exc:
+        raise NcuError(f"ncu's CSV line {number} cannot be read: {exc}") from None
+    longest = max((len(field) for field in row), default=0)
+    if longest > MAX_FIELD:
+        raise NcuError(f"ncu's CSV line {number} has a field of {longest} characters, over "
+                       f"the {MAX_FIELD} read (a kernel name is a few KiB)")
+    return row
 
 
 def _int(text: str, number: int) -> int:

@@ -11,11 +11,14 @@ symlink or hard link to the store is caught too). Everything else is one line (I
 before a byte is written. A folder is rendered into a staging folder inside it first and each
 file moved into place, so a refusal found late still leaves the folder as it was; files that
 the previous manifest lists, this write did not produce and nobody changed are removed (stale
-tables of an earlier report), never anything else.
+tables of an earlier report), never anything else: the manifest keeps each file's identity
+(device, inode, mtime), so a manifest planted or copied in names nothing we remove. A staging
+folder a killed writer left (its pid in the name, that process gone) is removed next time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -125,6 +128,18 @@ def refuse_changed(path: Path, flag: str, digests: dict[str, str], what: str) ->
 def replace_file(path: Path, flag: str, write: Callable[[Path], None]) -> None:
     """Write into a temporary file beside `path`, then rename it over: no half-written file,
     and a rename replaces a name, never writes through it."""
+    tmp = stage_file(path, flag, write)
+    try:
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise InputError(f"{flag}: cannot write {path}: {exc.strerror}") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def stage_file(path: Path, flag: str, write: Callable[[Path], None]) -> Path:
+    """`path`'s content written whole into a new temporary file beside it (the caller renames
+    it over `path`, or removes it): a full disk fails here, before any name is replaced."""
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         os.fchmod(fd, 0o666 & ~_umask())  # mkstemp's 0600 would outlive the rename
@@ -134,11 +149,13 @@ def replace_file(path: Path, flag: str, write: Callable[[Path], None]) -> None:
                          "another path") from None
     try:
         write(Path(tmp))
-        os.replace(tmp, path)
     except OSError as exc:
-        raise InputError(f"{flag}: cannot write {path}: {exc.strerror}") from None
-    finally:
         Path(tmp).unlink(missing_ok=True)
+        raise InputError(f"{flag}: cannot write {path}: {exc.strerror}") from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return Path(tmp)
 
 
 def _umask() -> int:
@@ -189,9 +206,11 @@ def write_folder(out: Path, flag: str, what: str, inputs: Inputs,
         raise InputError(f"{flag} {out}: {why}; choose another path")
     prepare_folder(out, flag)
     old = read_manifest(out, flag, what)
+    old_ids = _identities(out / manifest_name(what)) if old is not None else {}
     ours = listed(old) if old is not None else legacy
+    _remove_dead_stages(out)
     try:
-        stage = Path(tempfile.mkdtemp(prefix=".orchestrator-", dir=out))
+        stage = Path(tempfile.mkdtemp(prefix=f"{_STAGE}{os.getpid()}-", dir=out))
     except OSError as exc:
         raise InputError(f"{flag}: cannot write into {out}: {exc.strerror}") from None
     try:
@@ -208,8 +227,9 @@ def write_folder(out: Path, flag: str, what: str, inputs: Inputs,
         try:
             for name in names:
                 os.replace(stage / name, out / name)
-            _remove_stale(out, old or {}, new, inputs)
-            manifest = {"written_by": what, "files": new}
+            _remove_stale(out, old or {}, old_ids, new, inputs)
+            manifest = {"written_by": what, "files": new, "identities": {
+                name: _file_id(out / name) for name in names}}
             replace_file(out / manifest_name(what), flag, lambda p: p.write_text(
                 json.dumps(manifest, indent=2) + "\n", encoding="utf-8"))
         except OSError as exc:
@@ -219,8 +239,12 @@ def write_folder(out: Path, flag: str, what: str, inputs: Inputs,
     return [out / name for name in names]
 
 
-def _remove_stale(out: Path, old: dict[str, str], new: dict[str, str], inputs: Inputs) -> None:
-    """Files our last write listed that this one did not produce, if nobody changed them."""
+def _remove_stale(out: Path, old: dict[str, str], ids: dict[str, list[int]],
+                  new: dict[str, str], inputs: Inputs) -> None:
+    """Files our last write listed that this one did not produce, if nobody changed them and
+    they are the very files it wrote: the manifest keeps each one's (device, inode, mtime);
+    a manifest planted or copied from another folder names files with other identities, so
+    nothing it names is removed (a manifest from before identities removes nothing)."""
     for name, sha in old.items():
         path = out / name
         if name in new or Path(name).name != name or name in (".", "..") or \
@@ -228,5 +252,52 @@ def _remove_stale(out: Path, old: dict[str, str], new: dict[str, str], inputs: I
             continue
         if path.is_symlink() or not path.is_file() or inputs.holds(path) is not None:
             continue
-        if digest(path) == sha:
+        if ids.get(name) == _file_id(path) and digest(path) == sha:
             path.unlink()
+
+
+def _file_id(path: Path) -> list[int]:
+    st = path.lstat()
+    return [st.st_dev, st.st_ino, st.st_mtime_ns]
+
+
+def _identities(manifest: Path) -> dict[str, list[int]]:
+    """The (device, inode, mtime) the manifest recorded per file; {} when it has none."""
+    try:
+        found = json.loads(manifest.read_text(encoding="utf-8")).get("identities")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    if not isinstance(found, dict):
+        return {}
+    return {str(k): v for k, v in found.items()
+            if isinstance(v, list) and len(v) == 3 and all(type(n) is int for n in v)}
+
+
+_STAGE = ".orchestrator-stage-"  # + the writer's pid: a staging folder left by a killed one
+
+
+def _remove_dead_stages(out: Path) -> None:
+    """Staging folders a killed report/compare left in `out`: only our own name, a real
+    folder of this user, whose writer (the pid in its name) is gone; removed without
+    following a link."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(out):
+            found = re.fullmatch(re.escape(_STAGE) + r"([0-9]{1,10})-[A-Za-z0-9_]{8}",
+                                 entry.name)
+            if found is None or not entry.is_dir(follow_symlinks=False):
+                continue
+            if entry.stat(follow_symlinks=False).st_uid != os.getuid():
+                continue
+            if _alive(int(found.group(1))):
+                continue
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return pid != 0

@@ -39,6 +39,9 @@ LOG_CAP = 16 * 2**20
 _CHUNK = 2**20  # reads this size apart, so Ctrl-C and SIGTERM act between them
 
 
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
 def read_log(path: Path, cap: int = LOG_CAP) -> str:
     """A captured log's text (undecodable bytes replaced), read bounded: an InputError naming
     the file when it cannot be read or holds more than `cap` bytes."""
@@ -57,7 +60,11 @@ def read_log(path: Path, cap: int = LOG_CAP) -> str:
                     raise too_big
     except OSError as exc:
         raise InputError(f"{path}: cannot read log: {exc.strerror or exc}") from None
-    return b"".join(chunks).decode("utf-8", "replace")
+    data = b"".join(chunks)
+    if data.startswith(SQLITE_MAGIC):  # `report r/results.sqlite`: a store, not a log
+        raise InputError(f"{path} is an SQLite database (a results store?), not a captured "
+                         f"log; name its results folder instead ({path.parent})")
+    return data.decode("utf-8", "replace")
 
 
 _FigureTwin = mutable_twin(Figure)

@@ -9,6 +9,7 @@ value its machine could not give has empty cells; `gpu_state_reason` says why th
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from orchestrator import vocabulary
@@ -22,18 +23,41 @@ def reasons_text(names: list[str] | None) -> str:
     """'gpu_idle', 'sw_power_cap+hw_slowdown', 'none' (no reason set), '' (not read)."""
     if names is None:
         return ""
-    return "+".join(names) or "none"
+    return "+".join(map(str, names)) or "none"
+
+
+_TEXT_COLUMNS = ("gpu_reasons_before", "gpu_reasons_after", "gpu_other_pids",
+                 "gpu_state_reason", "cpu_governor", "cpu_boost")
+_INT64 = 2**63 - 1
 
 
 def columns(state_json: str | None) -> dict[str, Any]:
-    """The state columns of one run; every column present, empty where nothing was read."""
-    state = json.loads(state_json or "null") or {}
+    """The state columns of one run; every column present, empty where nothing was read.
+    A value of another type than its column's (a string clock, NaN power, a pstate past
+    int64: an older store, a driver's odd answer, a hand edit) reads as empty, never raises."""
+    try:
+        state = json.loads(state_json or "null") or {}
+    except ValueError:
+        state = {}
+    state = state if isinstance(state, dict) else {}
     row: dict[str, Any] = dict.fromkeys(COLUMNS)
-    row.update(_gpu(state), **_cpu(state))
-    for col in ("gpu_reasons_before", "gpu_reasons_after", "gpu_other_pids", "gpu_state_reason",
-                "cpu_governor", "cpu_boost"):
-        row[col] = row[col] or ""
+    try:
+        row.update(_gpu(state), **_cpu(state))
+    except (AttributeError, TypeError, ValueError):  # a state of the wrong shape
+        row["gpu_state_reason"] = "GPU state damaged (not read)"
+    for col in COLUMNS:
+        row[col] = _checked(col, row[col])
     return row
+
+
+def _checked(col: str, value: Any) -> Any:
+    if col in _TEXT_COLUMNS:
+        return value if isinstance(value, str) else ""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if col in INT_COLUMNS:
+        return value if isinstance(value, int) and abs(value) <= _INT64 else None
+    return float(value) if math.isfinite(value) else None
 
 
 def _gpu(state: dict[str, Any]) -> dict[str, Any]:

@@ -73,6 +73,26 @@ def _connect_reader(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None)
 
 
+def _hold(wal: Path) -> tuple[int | None, bool]:
+    """(a descriptor holding a shared flock on the `-wal`, whether another reader held it
+    already): (None, False) when there is none."""
+    try:
+        fd = os.open(wal, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None, False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        transient = False  # nobody on it: a pair left lying (or the writer's, still empty)
+    except OSError:
+        transient = True  # a live reader's pair: its last reader removes it
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+    except OSError:
+        os.close(fd)
+        return None, False
+    return fd, transient
+
+
 def _read_only_fs(path: Path) -> bool:
     try:
         return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
@@ -161,6 +181,9 @@ class Store:
         """Open for a sweep: create if needed, hold the lock until closed."""
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:  # mkdir's own words, "File exists", name no culprit
+            raise StoreError(f"cannot use results folder {self.folder}: it is a file, not a "
+                             "folder; choose another --results folder") from None
         except OSError as exc:
             raise StoreError(f"cannot use results folder {self.folder}: {exc.strerror}") from None
         had_lock = os.path.lexists(self.lock_path)
@@ -262,7 +285,8 @@ class Store:
             raise InputError(f"{self.path} is not a results store (not an SQLite database); "
                              f"{advice}")
         try:
-            with self._tidied(), closing(_connect_reader(self.path)) as db:
+            with self._tidied() as hold, closing(_connect_reader(self.path)) as db:
+                hold()
                 tables = [r[0] for r in db.execute(
                     "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
                 version = schema.version_of(db) if "meta" in tables else None
@@ -278,19 +302,45 @@ class Store:
                              f"{advice}")
 
     @contextmanager
-    def _tidied(self) -> Iterator[None]:
+    def _tidied(self) -> Iterator[Callable[[], None]]:
         """A read-only connection to a WAL store makes an empty `-wal` and a `-shm` beside it
-        and cannot remove them when it closes (a writer's last close does): the ones this
-        reader made go again, when empty and no orchestrator holds the folder."""
-        sides = [self.path.with_name(self.path.name + s) for s in ("-wal", "-shm")]
-        before = [os.path.lexists(side) for side in sides]
+        and cannot remove them when it closes (a writer's last close does). Readers overlap
+        (a report while an export runs): each holds a shared flock on the `-wal` while it
+        reads (SQLite locks the store and `-shm`, never the `-wal`; the reader calls the
+        yielded `hold` once connected), and the last one out removes the pair when empty and
+        no orchestrator holds the folder. A pair nobody held when this reader came (left by a
+        crash) is left as found, unless it was replaced meanwhile."""
+        wal = self.path.with_name(self.path.name + "-wal")
+        held: list[int] = []
+        fd, transient = _hold(wal)
+        held += [fd] if fd is not None else []
+        before = os.fstat(fd).st_ino if fd is not None else None
+
+        def hold() -> None:
+            if not held and (mine := _hold(wal)[0]) is not None:
+                held.append(mine)
+
         try:
-            yield
+            yield hold
         finally:
-            made = [side for side, was in zip(sides, before, strict=True) if not was]
+            for fd in held:
+                os.close(fd)  # drops this reader's shared lock
             with contextlib.suppress(OSError):
-                if made and made[0] == sides[0] and sides[0].stat().st_size == 0:
-                    self._in_use(lambda: [side.unlink(missing_ok=True) for side in made])
+                self._tidy(wal, before, transient)
+
+    def _tidy(self, wal: Path, before: int | None, transient: bool) -> None:
+        fd = os.open(wal, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # OSError: a reader still on it
+            st = os.fstat(fd)
+            if st.st_size or not stat.S_ISREG(st.st_mode):
+                return
+            if before is not None and st.st_ino == before and not transient:
+                return  # found lying there, nobody's: left as found
+            sides = [wal, self.path.with_name(self.path.name + "-shm")]
+            self._in_use(lambda: [side.unlink(missing_ok=True) for side in sides])
+        finally:
+            os.close(fd)
 
     @contextmanager
     def reading(self) -> Iterator[Store]:
@@ -308,11 +358,12 @@ class Store:
         temporary copy when reading, so reading a store (the committed docs/results/h200-2026-11-30
         included) never changes its file."""
         with tempfile.TemporaryDirectory(prefix="orchestrator-store-") as scratch, \
-                contextlib.nullcontext() if create else self._tidied():
+                contextlib.nullcontext(lambda: None) if create else self._tidied() as hold:
             try:
                 self._db = self._open(create, Path(scratch))
             except sqlite3.Error as exc:
                 raise StoreError(f"cannot open {self.path}: {exc}") from None
+            hold()  # the reader's `-wal` is there now: held while it reads
             try:
                 yield
             finally:
@@ -338,16 +389,30 @@ class Store:
             raise StoreError(f"{self.path} has format {version}; this orchestrator reads "
                              f"format {FORMAT_VERSION}")
         if version < FORMAT_VERSION and not create:
-            copy = _connect(scratch / DB_NAME)
-            db.backup(copy)
-            db.close()
-            db = copy
+            return self._migrated_copy(db, version, scratch)
         if version < FORMAT_VERSION:
             schema.migrate(db, version)
         elif create:  # a format-2 store from before a run or figure column was added
             schema.add_run_columns(db)
             schema.add_figure_columns(db)
         return db
+
+    def _migrated_copy(self, db: sqlite3.Connection, version: int,
+                       scratch: Path) -> sqlite3.Connection:
+        """An older store read through a migrated copy in the temporary folder: a full or
+        unwritable TMPDIR is said as such, not blamed on the store."""
+        try:
+            copy = _connect(scratch / DB_NAME)
+            db.backup(copy)
+            schema.migrate(copy, version)
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(f"cannot read {self.path} (format {version}, read through a "
+                             f"migrated copy): the temporary folder {scratch.parent} refused "
+                             f"the copy ({exc}); free space there or set TMPDIR to another "
+                             "folder") from None
+        finally:
+            db.close()
+        return copy
 
     def _refuse_tableless(self, db: sqlite3.Connection, version: int | None) -> None:
         """A meta table that names a format, but not the tables every format has (a cut
@@ -484,7 +549,8 @@ class Store:
                                                   "AND role != 'priming'", (sweep_id,))}
         planned = _planned(starts[-1]["planned_json"]) if starts else None
         finished = len(recorded & planned) if planned is not None else len(recorded)
-        return SweepState(sweep_id, str(status), None if planned is None else len(planned),
+        status = "" if status is None else str(status)  # NULL: "no status recorded"
+        return SweepState(sweep_id, status, None if planned is None else len(planned),
                           finished, ended_at)
 
     def _in_use(self, meanwhile: Callable[[], object] = lambda: None) -> bool:

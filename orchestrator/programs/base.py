@@ -15,7 +15,6 @@ registered in `programs/__init__.py`, plus its program.
 from __future__ import annotations
 
 import json
-import subprocess
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from orchestrator.data.records import Header, RunDef
+from orchestrator.programs import probe
 
 
 @dataclass(frozen=True)
@@ -226,11 +226,8 @@ class Program(ABC):
 
 def stdout_of(argv: list[str]) -> str | None:
     """A probe command's stdout, stripped; None when it cannot start, fails or hangs (120 s)."""
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
+    out = probe.stdout_of(argv, timeout=120)  # its whole process group bounded
+    return out.strip() if out is not None else None
 
 
 def python_facts(python: str, script: str) -> dict[str, Any]:

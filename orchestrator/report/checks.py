@@ -107,10 +107,17 @@ def _per_run(rows: pd.DataFrame) -> list[tuple[pd.DataFrame, pd.Series]]:
 
 # ---- figures no timing can mean -------------------------------------------------------------
 
+# a printed time past a day is no measurement: the programs time milliseconds to minutes, a
+# run's timeout is far below it; such a figure is a damaged, edited or overflowed line
+MAX_PLAUSIBLE_S = 86_400.0
+_ABSURD = "longer than a day, no timing a run can take (a damaged or edited line?)"
+
+
 def odd_times(rows: pd.DataFrame) -> list[str]:
     """Times the line contract allows but no measurement can mean: zero (`0.000ns`: below the
     clock's resolution, or a timer that did not run), not finite or negative (a store from
-    before the parser refused them), a median below its own minimum. They stay in the tables as
+    before the parser refused them), longer than a day (`first call: 1e+20 s`), a median
+    below its own minimum. They stay in the tables as
     printed; a ratio against one of them is left out ('?'), never divided by zero."""
     timed = rows[rows["stat"].isin(vocabulary.time_stats())] if not rows.empty else rows
     out = []
@@ -119,7 +126,8 @@ def odd_times(rows: pd.DataFrame) -> list[str]:
         row = mine.iloc[0]
         value = pd.to_numeric(row["value_s"], errors="coerce")
         what = ("not a finite time" if pd.isna(value) or not np.isfinite(value) else
-                "a negative time" if value < 0 else "a zero time" if value == 0 else "")
+                "a negative time" if value < 0 else "a zero time" if value == 0 else
+                _ABSURD if value > MAX_PLAUSIBLE_S else "")
         if what:
             out.append(f"**impossible time**: {_figure(row)} {row['stat']} is "
                        f"{duration(value) or value}, {what}: shown as printed, no ratio "

@@ -77,9 +77,15 @@ def _is_verdict_row(row: Row) -> bool:
 # ---- Markdown ---------------------------------------------------------------------------------
 
 
+def _one_line(text: str) -> str:
+    """A value (an env value, a label) on one Markdown line: a line break would end the table
+    row or the list item; it is shown escaped, as `\\n`."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
 def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
     def line(cells: list[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+        return "| " + " | ".join(_one_line(c).replace("|", "\\|") for c in cells) + " |"
 
     return [line(head), line(["---"] * len(head)), *(line(r) for r in rows), ""]
 
@@ -98,7 +104,8 @@ def render_markdown(c: Comparison) -> str:
            "## Machines and settings", ""]
     facts = [[f.what, f.a, f.b, "differs" if f.differs else "same"] for f in c.facts]
     out += _md_table(["what", "A", "B", ""], facts)
-    out += [f"- compared as one figure: {p}" for p in c.pairings] + ([""] if c.pairings else [])
+    out += [f"- compared as one figure: {_one_line(p)}" for p in c.pairings]
+    out += [""] if c.pairings else []
     counts = ", ".join(f"{n} {v}" for v, n in c.verdicts().items())
     out += [f"Verdicts: {counts}.", ""]
     for section in SECTIONS[:4]:
@@ -124,7 +131,8 @@ def render_markdown(c: Comparison) -> str:
                            r.basis or r.note] for r in plain])
     for side, names in (("A", c.only_a), ("B", c.only_b)):
         if names:
-            out += [f"## Only in {side} ({len(names)})", "", *(f"- {n}" for n in names), ""]
+            out += [f"## Only in {side} ({len(names)})", "",
+                    *(f"- {_one_line(n)}" for n in names), ""]
     return "\n".join(out)
 
 

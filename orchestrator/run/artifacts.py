@@ -55,14 +55,28 @@ def _read_bounded(path: Path, cap: int, shape: tuple[int, int]) -> tuple[bytes, 
     return data, ""
 
 
-def too_large(path: Path, cap: int) -> str:
-    """'is 3.0 GiB, over the 256.0 MiB kept' for a file past `cap` (a link is not followed);
-    '' otherwise, a missing file included (its reader says so)."""
+def read_plain(path: Path, cap: int) -> tuple[bytes | None, str]:
+    """(bytes, '') of a plain file of at most `cap` bytes by its real size; (None, '') when
+    there is none; (None, why) for a link, a FIFO or a device (never opened for reading to
+    the end: O_NONBLOCK, so a FIFO without writer cannot hang), or a file past `cap`."""
     try:
-        size = path.lstat().st_size
-    except OSError:
-        return ""
-    return f"is {_size(size)}, over the {_size(cap)} kept" if size > cap else ""
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None, ""
+    except OSError as exc:
+        if path.is_symlink():
+            return None, "is a symbolic link (not followed)"
+        return None, f"cannot be read: {exc.strerror}"
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None, "is not a plain file (not read)"
+        if st.st_size > cap:
+            return None, f"is {_size(st.st_size)}, over the {_size(cap)} kept"
+        data = fh.read(cap + 1)
+    if len(data) > cap:  # it grew after the stat
+        return None, f"grew past the {_size(cap)} kept while read"
+    return data, ""
 
 
 def _size(n: int) -> str:

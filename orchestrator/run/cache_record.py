@@ -17,7 +17,7 @@ from typing import Any
 from orchestrator import programs
 from orchestrator.data.records import CacheState, RunDef
 from orchestrator.run.cache import CacheContents
-from orchestrator.run.driver_cache import DRIVER_ENV
+from orchestrator.run.driver_cache import DISABLED, DRIVER_ENV, NAMED
 
 
 def env_overrides(run: RunDef) -> dict[str, str]:
@@ -41,6 +41,10 @@ def _driver_text(driver: dict[str, Any] | None) -> str | None:
     if driver is None:
         return None
     held = driver["before"]["files"]
+    if driver["kind"] == DISABLED:
+        return "driver cache disabled (experiment env)"
+    if driver["kind"] == NAMED:
+        return f"driver cache from the experiment env held {held} files"
     if driver["kind"] == "cold series" and held == 0:
         return "driver cache new and empty"
     if held == 0:

@@ -16,9 +16,10 @@ import os
 import platform
 import re
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
+
+from orchestrator.programs import probe
 
 SYSFS = Path("/sys/devices/system/cpu")
 _PMSET_LINE = re.compile(r"^\s*(CPU_\w+)\s*=\s*([0-9]+)\s*$", re.M)
@@ -107,12 +108,7 @@ def read_linux(root: Path = SYSFS, cpus: list[int] | None = None,
 def _command(argv: list[str], timeout: float = 5) -> str | None:
     if shutil.which(argv[0]) is None:
         return None
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                              check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout if done.returncode == 0 else None
+    return probe.stdout_of(argv, timeout)
 
 
 def parse_sysctl_hz(text: str | None) -> float | None:

@@ -12,12 +12,12 @@ from __future__ import annotations
 import platform
 import re
 import shutil
-import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.errors import InputError
+from orchestrator.programs import probe
 
 Runner = Callable[[list[str]], "str | None"]  # a command's stdout, None if missing or failing
 
@@ -48,11 +48,8 @@ def quiet(argv: list[str], timeout: float = 20) -> str | None:
     """stdout of a fact-finding command, or None when it is missing or fails."""
     if shutil.which(argv[0]) is None:
         return None
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
+    out = probe.stdout_of(argv, timeout)  # a hung command's whole process group is killed
+    return out.strip() if out is not None else None
 
 
 @dataclass(frozen=True)

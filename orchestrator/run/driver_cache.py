@@ -28,7 +28,11 @@ from orchestrator.run.cache import CacheContents
 
 DRIVER_ENV = ("CUDA_CACHE_PATH", "CUDA_CACHE_DISABLE", "CUDA_CACHE_MAXSIZE")
 WARM = "warm"
+NAMED, DISABLED = "experiment env", "disabled by the experiment env"
 WHY = {
+    NAMED: "the experiment's env sets CUDA_CACHE_PATH: the driver cache is that folder, as "
+           "found (not emptied for a cold series)",
+    DISABLED: "the experiment's env sets CUDA_CACHE_DISABLE: the driver JIT cache is off",
     "cold series": "docs/CACHES.md: a warm driver JIT cache makes a cubecl-cold first call "
                    "half-warm (H200: 15-17 s vs 26-30 s); a new empty CUDA_CACHE_PATH is what "
                    "a new user has",
@@ -43,6 +47,20 @@ def folder(root: Path, cold_series: str | None, cached: bool,
     if cold_series is not None:
         return root / cold_series, "cold series"
     return (root / WARM, WARM) if cached else (root / program, program)
+
+
+def named(env: dict[str, str]) -> dict[str, Any] | None:
+    """The driver cache an experiment's `env` chose (CUDA_CACHE_PATH, CUDA_CACHE_DISABLE): the
+    record describes that one, never a folder of ours the program did not use; it is read,
+    not made nor emptied (it is the experiment's). None when the env sets neither."""
+    if env.get("CUDA_CACHE_DISABLE", "0") not in ("", "0"):
+        return {"path": None, "kind": DISABLED, "why": WHY[DISABLED],
+                "before": {"files": 0, "bytes": 0}}
+    if "CUDA_CACHE_PATH" not in env:
+        return None
+    path = Path(env["CUDA_CACHE_PATH"])
+    return {"path": str(path.absolute()), "kind": NAMED, "why": WHY[NAMED],
+            "before": _contents(path)}
 
 
 def _contents(path: Path) -> dict[str, Any]:
@@ -69,7 +87,8 @@ def prepare(root: Path, cold_series: str | None, first: bool, cached: bool,
 
 def finish(info: dict[str, Any]) -> None:
     """Add what the folder holds after the run."""
-    info["after"] = _contents(Path(info["path"]))
+    empty = {"files": 0, "bytes": 0}
+    info["after"] = _contents(Path(info["path"])) if info["path"] else empty
 
 
 def overrides(env: dict[str, str]) -> dict[str, str]:

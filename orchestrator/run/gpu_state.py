@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import threading
 from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
@@ -93,21 +94,46 @@ class _Reader:
 
     def get(self, field: str, call: Callable[..., Any], *args: Any) -> Any:
         try:
-            return call(self.handle, *args)
+            value = call(self.handle, *args)
         except Exception as exc:  # NVMLError_NotSupported, _NoPermission, _GpuIsLost, ...
             self.missing[field] = _words(exc)
             return None
+        bound = _BOUNDS.get(field)
+        if bound is not None and not _whole_within(value, bound):
+            # a string clock, NaN power, a pstate past int64: kept out, never stored unchecked
+            self.missing[field] = f"NVML gave {_shown(value)}, not a whole number in " \
+                                  f"0..{bound}"
+            return None
+        return value
 
     def function(self, *names: str) -> Callable[..., Any] | None:
         """The first of `names` this pynvml has (newer names first)."""
         return next((getattr(self.nvml, n) for n in names if hasattr(self.nvml, n)), None)
 
 
+# What each numeric field may hold (NVML's units): a value outside is not a reading
+_BOUNDS: dict[str, int] = {
+    **{f"{c}_{k}": 100_000 for c in ("sm", "mem") for k in ("clock_mhz", "clock_max_mhz",
+                                                             "app_clock_mhz")},
+    "pstate": 32, "temp_c": 1_000, "power_w": 10**8, "power_limit_w": 10**8,  # mW
+    "reasons": 2**64 - 1, "energy_mj": 2**63 - 1}
+
+
+def _whole_within(value: Any, bound: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= bound
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return (text if len(text) <= 40 else text[:37] + "...") + f" ({type(value).__name__})"
+
+
 def _read_gpu(nvml: ModuleType, handle: Any, index: int, ours: set[int]) -> dict[str, Any]:
     r = _Reader(nvml, handle)
     name = r.get("name", nvml.nvmlDeviceGetName)
+    name = name.decode("utf-8", "replace") if isinstance(name, bytes) else name
     state: dict[str, Any] = {"index": index,
-                             "name": name.decode() if isinstance(name, bytes) else name}
+                             "name": name[:200] if isinstance(name, str) else None}
     for clock, const, fallback in _CLOCKS:
         kind = getattr(nvml, const, fallback)
         state[f"{clock}_clock_mhz"] = r.get(f"{clock}_clock_mhz", nvml.nvmlDeviceGetClockInfo,
@@ -131,7 +157,8 @@ def _read_gpu(nvml: ModuleType, handle: Any, index: int, ours: set[int]) -> dict
     state["energy_mj"] = r.get("energy_mj", nvml.nvmlDeviceGetTotalEnergyConsumption)
     state["violations_ns"] = _violations(r)
     procs = r.get("processes", nvml.nvmlDeviceGetComputeRunningProcesses)
-    others = sorted({int(p.pid) for p in procs or []} - ours)
+    others = sorted({p.pid for p in procs or [] if _whole_within(getattr(p, "pid", None),
+                                                                  2**31)} - ours)
     state["other_pids"] = None if procs is None else others
     state["missing"] = r.missing
     return state
@@ -142,15 +169,40 @@ def _violations(r: _Reader) -> dict[str, int]:
     for name, fallback in VIOLATIONS.items():
         policy = getattr(r.nvml, f"NVML_PERF_POLICY_{name.upper()}", fallback)
         status = r.get(f"violation_{name}", r.nvml.nvmlDeviceGetViolationStatus, policy)
-        if status is not None:
-            found[name] = int(status.violationTime)
+        ns = getattr(status, "violationTime", None) if status is not None else None
+        if _whole_within(ns, 2**63 - 1):
+            found[name] = ns
+        elif status is not None:
+            r.missing[f"violation_{name}"] = f"NVML gave {_shown(ns)}, not a count of ns"
     return found
 
 
-def snapshot(env: Mapping[str, str], ours: set[int] | None = None) -> dict[str, Any]:
+NVML_TIMEOUT_S = 10.0  # a snapshot takes milliseconds; a hung driver must not hang the sweep
+_hung: list[threading.Thread] = []  # a snapshot that never returned: no second one is started
+
+
+def snapshot(env: Mapping[str, str], ours: set[int] | None = None,
+             timeout_s: float = NVML_TIMEOUT_S) -> dict[str, Any]:
     """The state of the run's GPU now: {'gpu': {...}} or {'reason': why there is none}.
 
-    `ours`: pids that are not 'another process' (the orchestrator and the run's group)."""
+    `ours`: pids that are not 'another process' (the orchestrator and the run's group). NVML
+    is read in a daemon thread given `timeout_s`: a call that blocks (a hung driver) gives a
+    state with the reason, and later snapshots say so at once while it still hangs."""
+    if any(thread.is_alive() for thread in _hung):
+        return {"reason": "NVML did not answer an earlier call (still blocked): not read"}
+    _hung.clear()
+    found: list[dict[str, Any]] = []
+    thread = threading.Thread(target=lambda: found.append(_snapshot(env, ours)),
+                              name="nvml-snapshot", daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    if thread.is_alive():
+        _hung.append(thread)
+        return {"reason": f"NVML did not answer within {timeout_s:g} s (a hung driver?)"}
+    return found[0] if found else {"reason": "NVML failed: no answer"}
+
+
+def _snapshot(env: Mapping[str, str], ours: set[int] | None) -> dict[str, Any]:
     nvml, why = _load_nvml()
     if nvml is None:
         return {"reason": why}

@@ -11,7 +11,6 @@ failed with the reason; nothing already measured is dropped.
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 
 from orchestrator.data import ncu
@@ -27,12 +26,6 @@ NCU_OPTIONS = ("--clock-control", "none", "--cache-control", "none",
 def argv(program_argv: list[str], csv_path: Path) -> list[str]:
     """ncu around the program, which marks its window (--profile-window)."""
     return ["ncu", *NCU_OPTIONS, "--log-file", str(csv_path), *program_argv, "--profile-window"]
-
-
-def collect(record: RunRecord, csv_path: Path) -> None:
-    """Keep ncu's CSV (whatever it holds) as the record's artifact."""
-    with contextlib.suppress(OSError):  # no file: `add_figures` says so
-        record.artifacts[ARTIFACT] = csv_path.read_bytes()
 
 
 def where(run: RunDef) -> ncu.Where:

@@ -128,6 +128,9 @@ def _driver_cache(run: RunDef, ctx: RunContext, cold_series: str | None) -> dict
     program = programs.get(run.program)
     if ctx.driver_cache is None or run.device not in program.driver_cache_devices:
         return None
+    chosen = driver_cache.named(dict(run.env))
+    if chosen is not None:  # the experiment's own folder: recorded as it is, ours not made
+        return chosen
     first = run.cache_action == CacheAction.DELETE
     series = run.run_id if first else cold_series
     return driver_cache.prepare(ctx.driver_cache, series, first,
@@ -203,7 +206,8 @@ def _prepare(record: RunRecord, ctx: RunContext, cold_series: str | None,
         record.argv = program_argv(run, ctx, out_dir)
     record.env = program_env(run)
     if driver is not None:  # an experiment's own CUDA_CACHE_PATH wins, and is flagged
-        record.env.setdefault("CUDA_CACHE_PATH", driver["path"])
+        if driver["path"] is not None:
+            record.env.setdefault("CUDA_CACHE_PATH", driver["path"])
         record.cache = {**(record.cache or {}), "driver_cache": driver}
     return out_dir
 
@@ -243,8 +247,8 @@ def _collect(record: RunRecord, out_dir: Path) -> None:
     record.artifacts, record.refused = artifacts.read_arrays(out_dir, record.run.shape)
     if record.run.profile:
         csv = out_dir / profile.ARTIFACT
-        problem = artifacts.too_large(csv, PROFILE_CAP)
+        data, problem = artifacts.read_plain(csv, PROFILE_CAP)
         if problem:
             record.refused = f"ncu's CSV {problem}"
-        else:
-            profile.collect(record, csv)
+        elif data is not None:
+            record.artifacts[profile.ARTIFACT] = data

@@ -26,7 +26,7 @@ RUNS = {"torch cpu": "57076cc84be1d7c9", "torch cuda": "0e8969a400be835e",
 
 
 def _arrays(run_id: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    db = sqlite3.connect(f"file:{H200 / 'results.sqlite'}?mode=ro", uri=True)
+    db = sqlite3.connect(f"file:{H200 / 'results.sqlite'}?mode=ro&immutable=1", uri=True)
     try:
         found = {name: np.load(io.BytesIO(data)) for name, data in db.execute(
             "SELECT name, data FROM artifacts WHERE run_id=?", (run_id,))}

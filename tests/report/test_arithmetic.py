@@ -28,7 +28,7 @@ BURN_CUDA_ACCURACY = "6de1ebf79a34c59a"  # the H200 store's burn cuda accuracy r
 
 
 def _h200_arrays(run_id: str) -> dict[str, bytes]:
-    db = sqlite3.connect(f"file:{H200 / 'results.sqlite'}?mode=ro", uri=True)
+    db = sqlite3.connect(f"file:{H200 / 'results.sqlite'}?mode=ro&immutable=1", uri=True)
     try:
         return {name: bytes(data) for name, data in db.execute(
             "SELECT name, data FROM artifacts WHERE run_id=?", (run_id,))}

@@ -187,6 +187,38 @@ def test_torch_cuda_gets_its_own_driver_cache(tmp_path: Path,
     assert cpu.cache is None and "CUDA_CACHE_PATH" not in cpu.env  # no GPU, no driver cache
 
 
+@pytest.mark.parametrize("env", [("CUDA_CACHE_PATH", "EXP"), ("CUDA_CACHE_DISABLE", "1")])
+def test_an_experiments_own_driver_cache_is_what_the_record_describes(
+        tmp_path: Path, env: tuple[str, str]) -> None:
+    """An experiment's env naming its own CUDA_CACHE_PATH (or turning the cache off): the
+    record describes that, never our folder the program did not use ('new and empty')."""
+    fake = tmp_path / "fake-python"
+    fake.write_text(f"#!{sys.executable}\nimport os\n"
+                    "print(os.environ.get('CUDA_CACHE_PATH', 'unset'))\n")
+    fake.chmod(0o755)
+    theirs = tmp_path / "their-jit"
+    theirs.mkdir()
+    (theirs / "k.bin").write_bytes(b"x" * 10)
+    value = str(theirs) if env[1] == "EXP" else env[1]
+    run = RunDef(experiment="t", program="torch", device="cuda", mode="mm", shape=(8, 8),
+                 reps=3, env=((env[0], value),))
+    ctx = RunContext(PROJECT, str(fake), tmp_path / "scratch", {}, tmp_path / "driver-cache")
+    rec = execute(run, ctx)
+    assert rec.cache is not None
+    driver = rec.cache["driver_cache"]
+    assert not (tmp_path / "driver-cache").exists()  # ours was never made
+    if env[0] == "CUDA_CACHE_PATH":
+        assert rec.stdout.decode().strip() == str(theirs)
+        assert driver["path"] == str(theirs) and driver["before"]["files"] == 1
+        assert rec.cache["proof"].startswith("driver cache from the experiment env held 1 "
+                                             "files")
+        assert (theirs / "k.bin").exists()  # theirs: never emptied
+    else:
+        assert rec.stdout.decode().strip() == "unset"
+        assert rec.cache["proof"].startswith("driver cache disabled (experiment env)")
+    assert "new and empty" not in rec.cache["proof"]
+
+
 def test_store_proofs_on_the_real_database(tmp_path: Path) -> None:
     from orchestrator.programs.burn import cubecl_proof as proof
     here = tmp_path / "environment"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -39,6 +40,24 @@ elif mode == "truncated":
     open(log, "w").write(open({str(H200 / "ncu_window_torch_fp32.csv")!r}).read()[:1500])
 elif mode == "empty":
     open(log, "w").close()
+elif mode == "fifo":  # no writer: a blocking read would hang the sweep
+    os.remove(log) if os.path.lexists(log) else None
+    os.mkfifo(log)
+elif mode == "devzero":
+    os.symlink("/dev/zero", log)
+elif mode == "sparse":  # 3 GB by its real size, no block written
+    with open(log, "wb") as f:
+        f.truncate(3 * 2**30)
+elif mode == "long_name":  # one kernel name past csv's 128 KiB field limit
+    text = open({str(H200 / "ncu_window_torch_fp32.csv")!r}).read()
+    open(log, "w").write(text.replace("sm80_xmma", "k" * 200_000 + "sm80_xmma", 1))
+elif mode == "many_kernels":  # inside the size cap, a distinct kernel per launch
+    lines = open({str(H200 / "ncu_window_torch_fp32.csv")!r}).read().splitlines()
+    head = [i for i, l in enumerate(lines) if l.startswith('"ID",')][0]
+    row = lines[head + 1]
+    rows = [row.replace('"0",', f'"{{i}}",', 1).replace("sm80_xmma", f"k{{i}}_sm80", 1)
+            for i in range(5000)]
+    open(log, "w").write("\\n".join(lines[:head + 1] + rows) + "\\n")
 elif mode == "error":
     open(log, "w").write("==ERROR== The application returned an error code (1).\\n")
     sys.exit(1)
@@ -127,6 +146,28 @@ def test_profile_run_under_ncu_keeps_the_csv_and_reads_kernel_times(
 def test_broken_ncu_output_fails_the_profile_run_and_keeps_the_program_figures(
         tmp_path: Path, fake_ncu: Path, mode: str, why: str) -> None:
     rec, parsed = _profile(tmp_path, fake_ncu, mode)
+    assert rec.status == Status.FAILED
+    assert why in rec.reason
+    assert not [f for f in parsed.figures if f.profiler == "ncu"]
+    assert any(f.method == "device_time" for f in parsed.figures)
+
+
+@pytest.mark.parametrize(("mode", "why"), [
+    ("fifo", "ncu's CSV is not a plain file (not read)"),
+    ("devzero", "ncu's CSV is a symbolic link (not followed)"),
+    ("sparse", "ncu's CSV is 3.0 GiB, over the 256.0 MiB kept"),
+    ("long_name", "ncu: ncu's CSV line 6 cannot be read: field larger than field limit"),
+    ("many_kernels", "ncu: ncu's CSV names 5000 distinct kernels, more than the 256 one "
+                     "profile run may add"),
+])
+def test_hostile_ncu_output_is_refused_promptly_with_the_reason(
+        tmp_path: Path, fake_ncu: Path, mode: str, why: str) -> None:
+    """A FIFO, a link to /dev/zero, a 3 GB sparse file, a 200 KB kernel name, 5000 kernels:
+    each a failed profile run with its reason, in seconds (no hang, no MemoryError, no
+    csv.Error), the program's own figures kept."""
+    started = time.monotonic()
+    rec, parsed = _profile(tmp_path, fake_ncu, mode)
+    assert time.monotonic() - started < 60
     assert rec.status == Status.FAILED
     assert why in rec.reason
     assert not [f for f in parsed.figures if f.profiler == "ncu"]

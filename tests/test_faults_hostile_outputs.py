@@ -1,0 +1,169 @@
+"""Records and leftovers that mislead (issue 29 class 8), provoked for real: a manifest planted
+in an output folder, a staging folder a SIGKILLed report left, an export cut by a full disk
+(a small tmpfs in a private mount namespace), a newline in an env value in compare.md."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from orchestrator.cli import main
+from orchestrator.data import outputs
+
+from .conftest import PROJECT, dead_within
+from .report.fake_stores import store
+
+ONE = [{"with sync": np.full(20, 1e-3)}]
+
+
+def test_a_planted_manifest_makes_compare_delete_nothing(tmp_path: Path) -> None:
+    a, b = store(tmp_path / "a", ONE), store(tmp_path / "b", [{"with sync": np.full(20, 2e-3)}])
+    out = tmp_path / "cmp"
+    out.mkdir()
+    precious = out / "thesis.tex"
+    precious.write_text("a user's work\n")
+    manifest = {"written_by": "compare", "files": {
+        "thesis.tex": hashlib.sha256(precious.read_bytes()).hexdigest()}}
+    (out / outputs.manifest_name("compare")).write_text(json.dumps(manifest))
+    assert main(["compare", str(a), str(b), "--out", str(out)]) == 0
+    assert precious.read_text() == "a user's work\n"
+    # its own manifest names each file it wrote with its identity
+    ours = json.loads((out / outputs.manifest_name("compare")).read_text())
+    assert set(ours["identities"]) == set(ours["files"])
+
+
+def test_our_own_stale_file_still_goes(tmp_path: Path) -> None:
+    out = tmp_path / "rep"
+
+    def render(names: dict[str, str]):
+        def write(stage: Path) -> list[Path]:
+            for name, text in names.items():
+                (stage / name).write_text(text)
+            return [stage / n for n in names]
+        return write
+
+    outputs.write_folder(out, "--out", "report", outputs.NO_INPUTS,
+                         render({"a.csv": "1", "b.csv": "2"}))
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)  # a copied folder: same names, digests, manifest
+    outputs.write_folder(out, "--out", "report", outputs.NO_INPUTS, render({"a.csv": "3"}))
+    assert sorted(p.name for p in out.iterdir()) == [".orchestrator-report.json", "a.csv"]
+    # in the copy the manifest's identities are not the files': nothing of it is removed
+    outputs.write_folder(copy, "--out", "report", outputs.NO_INPUTS, render({"a.csv": "3"}))
+    assert (copy / "b.csv").read_text() == "2"
+
+
+def test_a_killed_reports_staging_folder_is_removed_next_time(tmp_path: Path) -> None:
+    a = store(tmp_path / "a", ONE)
+    out = tmp_path / "rep"
+    assert main(["report", str(a), "--out", str(out)]) == 0
+    # a report SIGKILLed while it rendered: its staging folder, its pid in the name
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    stage = out / f".orchestrator-stage-{child.pid}-abcd1234"
+    stage.mkdir()
+    (stage / "report.md").write_text("half")
+    live = out / f".orchestrator-stage-{os.getpid()}-efgh5678"  # a live writer's: kept
+    live.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("keep")
+    planted = out / ".orchestrator-stage-999999999-zzzz9999"  # a link, not our folder
+    planted.symlink_to(elsewhere)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert dead_within(child.pid, 10)
+    assert main(["report", str(a), "--out", str(out)]) == 0
+    assert not stage.exists() and live.is_dir() and planted.is_symlink()
+    assert (elsewhere / "keep.txt").read_text() == "keep"
+
+
+def test_a_newline_in_an_env_value_stays_in_its_table_row(tmp_path: Path) -> None:
+    a = store(tmp_path / "a", ONE, env=(("MY_FLAG", "one\ntwo"),))
+    b = store(tmp_path / "b", [{"with sync": np.full(20, 2e-3)}], env=(("MY_FLAG", "one"),))
+    assert main(["compare", str(a), str(b), "--out", str(tmp_path / "cmp")]) == 0
+    text = (tmp_path / "cmp" / "compare.md").read_text()
+    row = next(line for line in text.splitlines() if "MY_FLAG" in line)
+    assert row.startswith("| ") and row.endswith(" |") and "one\\ntwo" in row
+    assert "\ntwo" not in text
+
+
+FULL_DISK = """
+import sys
+from pathlib import Path
+sys.path.insert(0, {project!r})
+from orchestrator.cli import main
+disk, small, other = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+csv = disk / "x.csv"
+assert main(["export", small, "--csv", str(csv)]) == 0
+first = {{p.name: p.read_bytes() for p in disk.iterdir()}}
+figures = len(csv.read_bytes())
+filler = disk / "filler"
+with open(filler, "wb", buffering=0) as f:  # fill the disk, then room for the figures only
+    try:
+        while True:
+            f.write(b"x" * 4096)
+    except OSError:
+        pass
+size = filler.stat().st_size
+with open(filler, "r+b") as f:
+    f.truncate(max(0, size - (figures // 4096 + 2) * 4096))
+code = main(["export", other, "--csv", str(csv)])
+print("CUT", code)
+left = {{p.name: p.read_bytes() for p in disk.iterdir() if p.name != "filler"}}
+print("SAME", left == first)
+filler.unlink()
+print("AGAIN", main(["export", other, "--csv", str(csv)]))
+"""
+
+
+def test_an_export_cut_by_a_full_disk_leaves_the_last_export_and_is_redone(
+        tmp_path: Path) -> None:
+    if shutil.which("unshare") is None or subprocess.run(
+            ["unshare", "-rm", "true"], capture_output=True, check=False).returncode != 0:
+        pytest.skip("needs unshare -rm (a private mount namespace) for a small tmpfs")
+    small = store(tmp_path / "small", ONE)
+    rng = np.random.default_rng(1)
+    other = store(tmp_path / "other", [{"with sync": 1e-3 * (1 + rng.random(5000))}])
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    script = tmp_path / "full.py"
+    script.write_text(FULL_DISK.format(project=str(PROJECT)))
+    done = subprocess.run(["unshare", "-rm", "sh", "-c",
+                           f'mount -t tmpfs -o size=1m tmpfs "{disk}" && exec "$0" "$@"',
+                           sys.executable, str(script), str(disk), str(small), str(other)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "CUT 2" in done.stdout, done.stdout + done.stderr
+    assert "No space left on device" in done.stderr
+    assert "SAME True" in done.stdout  # nothing of the last export replaced
+    assert "AGAIN 0" in done.stdout, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_full_tmpdir_while_reading_an_older_store_names_the_tmpdir(tmp_path: Path) -> None:
+    """docs/results/h200-2026-11-30 is format 1: read through a migrated copy in TMPDIR; a
+    TMPDIR too small for it (a 256 KiB tmpfs) is named, the store is not blamed."""
+    if shutil.which("unshare") is None or subprocess.run(
+            ["unshare", "-rm", "true"], capture_output=True, check=False).returncode != 0:
+        pytest.skip("needs unshare -rm (a private mount namespace) for a small tmpfs")
+    old = PROJECT / "docs" / "results" / "h200-2026-11-30"
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    out = tmp_path / "rep"
+    done = subprocess.run(["unshare", "-rm", "sh", "-c",
+                           f'mount -t tmpfs -o size=256k tmpfs "{tmp}" && exec "$0" "$@"',
+                           sys.executable, "-m", "orchestrator", "report", str(old), "--out",
+                           str(out)], cwd=PROJECT, env={**os.environ, "TMPDIR": str(tmp)},
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    assert f"the temporary folder {tmp}" in done.stderr and "set TMPDIR" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
