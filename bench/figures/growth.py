@@ -101,7 +101,7 @@ def _fill(results: Path, exp: Path, runs: int) -> tuple[float, float]:
     return filled, per_run
 
 
-def _cli(*args: str) -> tuple[float, float, int]:
+def cli(*args: str) -> tuple[float, float, int]:
     """(wall seconds, peak MiB, exit code) of `python -m orchestrator ARGS`, a fresh process."""
     start = time.perf_counter()
     proc = subprocess.Popen([PYTHON, "-m", "orchestrator", *args], cwd=PROJECT,
@@ -116,12 +116,12 @@ def _one(tmp: Path, runs: int) -> dict[str, Any]:
     folder.mkdir()
     exp = _experiments(folder / "growth.yaml", runs)
     out: dict[str, Any] = {"runs": runs}
-    out["plan"] = _cli("plan", str(exp), "--assume", "cuda")
+    out["plan"] = cli("plan", str(exp), "--assume", "cuda")
     filled, per_run = _fill(folder / "results", exp, runs)
     out["fill_s"], out["bookkeeping_ms"] = filled, per_run
-    out["export"] = _cli("export", str(folder / "results"), "--csv", str(folder / "d.csv"))
-    out["report"] = _cli("report", str(folder / "results"), "--out", str(folder / "report"))
-    out["compare"] = _cli("compare", str(folder / "results"), str(folder / "results"),
+    out["export"] = cli("export", str(folder / "results"), "--csv", str(folder / "d.csv"))
+    out["report"] = cli("report", str(folder / "results"), "--out", str(folder / "report"))
+    out["compare"] = cli("compare", str(folder / "results"), str(folder / "results"),
                           "--out", str(folder / "compare"))
     figures = store_rows(folder / "results", "SELECT count(*) n FROM figures")[0]["n"]
     out["figures"] = figures
