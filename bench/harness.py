@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/harness.py [--quick] [--json OUT.json] [--only FIGURE ...]
 
-Six figures, each measured in this one run (BENCHMARKS.md explains them and keeps the latest):
+Seven figures, each measured in this one run (BENCHMARKS.md explains them and keeps the latest):
 
 1. Per-run overhead: `python -m orchestrator run` running a trivial program N times (a fresh
    process each, output parsed and each run committed to the results store) against hyperfine
@@ -16,6 +16,8 @@ Six figures, each measured in this one run (BENCHMARKS.md explains them and keep
    runs and the orchestrator's own time (--quick: a 128x128 copy with 5 repetitions).
 6. Growth: plan, bookkeeping per run, export, report and compare (time, peak memory) against
    the number of runs in a store: 50, 500, 5000 (--quick: 50, 500), each against its goal.
+7. Limits: parse, report and compare of captured logs at a quarter, half and all of the 16 MiB
+   input cap (--quick: a quarter).
 
 The machine may be shared and noisy: figure 1 runs in interleaved rounds, waits (bounded,
 --wait-quiet) for other processes to calm down before each, measures how much of the machine
@@ -44,6 +46,7 @@ from figures.builds import figure_builds
 from figures.common import loadavg, say
 from figures.growth import figure_growth
 from figures.interference import figure_interference
+from figures.limits import figure_limits
 from figures.overhead import figure_overhead
 from figures.parsing import figure_parse
 from figures.sweep import figure_sweep
@@ -70,8 +73,10 @@ def main() -> int:
     parser.add_argument("--wait-quiet", type=float, default=60, metavar="S",
                         help="before each round of figure 1, wait up to S s for others to use "
                              "under a quarter of the machine (default 60)")
+    parser.add_argument("--runs", nargs="+", type=int, metavar="N",
+                        help="figure 6 at these store sizes (default 50 500 5000)")
     parser.add_argument("--only", nargs="+", choices=["overhead", "interference", "builds",
-                                                      "parse", "sweep", "growth"],
+                                                      "parse", "sweep", "growth", "limits"],
                         help="these figures only")
     args = parser.parse_args()
     facts = machine()
@@ -79,7 +84,7 @@ def main() -> int:
     say(f"{facts['nproc']} cores ({facts['cpu']}), {facts['os']}, Python {facts['python']}, "
         f"{facts['hyperfine']}; load {facts['load']}")
     wanted = set(args.only or ["overhead", "interference", "builds", "parse", "sweep",
-                               "growth"])
+                               "growth", "limits"])
     results: dict[str, Any] = {"machine": facts, "quick": args.quick}
     with tempfile.TemporaryDirectory(prefix="orchestrator-bench-") as name:
         tmp = Path(name)
@@ -89,7 +94,8 @@ def main() -> int:
             ("builds", lambda: figure_builds(args.quick, tmp)),
             ("sweep", lambda: figure_sweep(args.quick, tmp)),
             ("parse", lambda: figure_parse(args.quick, results.get("sweep"))),
-            ("growth", lambda: figure_growth(args.quick, tmp)),
+            ("growth", lambda: figure_growth(args.quick, tmp, tuple(args.runs or ()))),
+            ("limits", lambda: figure_limits(args.quick, tmp)),
         ]
         for key, figure in figures:
             if key in wanted:

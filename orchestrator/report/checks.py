@@ -16,7 +16,7 @@ import pandas as pd
 from orchestrator import programs, vocabulary
 from orchestrator.report.names import column_name, cpu_build_name, threads_column
 from orchestrator.report.spread import iqr, ratio
-from orchestrator.report.tables import duration, ordered
+from orchestrator.report.tables import duration, ordered, split
 
 SampleSets = dict[str, np.ndarray]
 UNKNOWN_CORES_LOAD = 4.0  # the load threshold where the data does not say how many cores ran it
@@ -94,15 +94,8 @@ def _stat(rows: pd.DataFrame, method: str, stat: str) -> float | None:
 def _per_run(rows: pd.DataFrame) -> list[tuple[pd.DataFrame, pd.Series]]:
     """The rows of each program run and device (and shape), with a representative row."""
     keys = ["unit", "framework", "label", "shape", "threads_key"]
-    out = []
-    for values in ordered(rows, keys):
-        mask = pd.Series(True, index=rows.index)
-        for col, value in zip(keys, values, strict=True):
-            mask &= (rows[col] == value).fillna(pd.isna(value)) if col == "threads_key" \
-                else rows[col] == value
-        mine = rows[mask]
-        out.append((mine, mine.iloc[0]))
-    return out
+    # one pass (a missing thread count is a key of its own); a mask per run was quadratic
+    return [(mine, mine.iloc[0]) for mine in split(rows, keys).values()]
 
 
 # ---- figures no timing can mean -------------------------------------------------------------
@@ -217,13 +210,20 @@ def short_window(rows: pd.DataFrame, th: Thresholds) -> list[str]:
 def spread(rows: pd.DataFrame, sets: SampleSets, th: Thresholds) -> list[str]:
     """A median far above the minimum: the runs disagree, so the median is not one number."""
     out = []
+    keys = ["unit", "label", "method", "sample_key"]
+    medians = rows[rows["stat"] == "median"]
+    first: dict[tuple[Any, ...], float] = {}  # each min's median, found once, not by a mask
+    for key, value in zip(medians[keys].itertuples(index=False, name=None),
+                          medians["value_s"].tolist(), strict=True):
+        first.setdefault(key, value)
     for _, row in rows[rows["stat"] == "min"].iterrows():
-        median = rows[(rows["unit"] == row["unit"]) & (rows["label"] == row["label"]) &
-                      (rows["method"] == row["method"]) & (rows["stat"] == "median") &
-                      (rows["sample_key"] == row["sample_key"])]
-        if median.empty or not _above(median["value_s"].iloc[0], row["value_s"], th.spread):
+        key = tuple(row[k] for k in keys)
+        if any(pd.isna(v) for v in key):  # a missing field equals nothing, as `==` had it
             continue
-        med = float(median["value_s"].iloc[0])
+        found = first.get(key)
+        if found is None or not _above(found, row["value_s"], th.spread):
+            continue
+        med = float(found)
         text = (f"**wide spread**: {_target(row)} {vocabulary.words(row['method'])}"
                 f": median {duration(med)} is {_times(med, row['value_s'])}× the min "
                 f"{duration(row['value_s'])}")

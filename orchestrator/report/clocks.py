@@ -17,7 +17,7 @@ table and check here reads that selection.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -32,6 +32,7 @@ from orchestrator.report.tables import (
     lookup,
     one_unit_per,
     ordered,
+    split,
 )
 
 KEYS = ["framework", "label", "shape"]
@@ -83,13 +84,25 @@ def kernel_rows(fig: pd.DataFrame) -> pd.DataFrame:
     return rows
 
 
-def _value(mine: pd.DataFrame, method: str, profiler: str, stat: str) -> float | None:
-    hit = mine[(mine["method"] == method) & (mine["profiler"] == profiler)
-               & (mine["stat"] == stat)]
-    return None if hit.empty else float(hit["value_s"].iloc[0])
+Values = dict[tuple[Any, Any, Any], float]  # (method, profiler, stat) -> the first row's value
 
 
-def reference_kernel(mine: pd.DataFrame, stat: str) -> tuple[float | None, str]:
+def values(mine: pd.DataFrame) -> Values:
+    """A target's figures by (method, profiler, stat), read once: a mask per figure asked
+    cost a DataFrame each (bench figure 6)."""
+    out: Values = {}
+    for key, value in zip(mine[["method", "profiler", "stat"]].itertuples(index=False,
+                                                                          name=None),
+                          mine["value_s"].tolist(), strict=True):
+        out.setdefault(key, float(value))
+    return out
+
+
+def _value(mine: Values, method: str, profiler: str, stat: str) -> float | None:
+    return mine.get((method, profiler, stat))
+
+
+def reference_kernel(mine: Values, stat: str) -> tuple[float | None, str]:
     """The kernel time the other clocks are compared with: CUPTI's, else ncu's."""
     for profiler, name in (("cupti", "CUPTI"), ("ncu", "ncu")):
         value = _value(mine, "kernel_time", profiler, stat)
@@ -107,6 +120,7 @@ def _table(rows: pd.DataFrame, kernels: pd.DataFrame, target: tuple[str, str, st
     mine = lookup(rows, framework=framework, label=label, shape=shape)
     records = []
     proof = env_checks.proof(mine)
+    mine = values(mine)
     for method, profiler, name, what in vocabulary.clocks():
         cells = [_value(mine, method, profiler, stat) for stat in _STATS]
         if method == "device_time_queued" and proof is not None and proof.failed:
@@ -144,10 +158,8 @@ def kernel_table(selected: ClockRows) -> Table:
     if kernels.empty:
         return empty("kernels", title, "no profiler's kernel list in this data")
     records = []
-    for framework, label, shape, profiler, kernel in ordered(
-            kernels, [*KEYS, "profiler", "kernel"]):
-        one = lookup(kernels, framework=framework, label=label, shape=shape, profiler=profiler,
-                     kernel=kernel)
+    for (framework, label, shape, profiler, kernel), one in split(
+            kernels, [*KEYS, "profiler", "kernel"]).items():
         stats = dict(zip(one["stat"], one["value_s"], strict=False))
         runs = one["runs"].dropna()
         records.append({"run": column_name(framework, label), "shape": shape,
@@ -164,8 +176,9 @@ def undivided(selected: ClockRows) -> list[str]:
     rows, kernels = selected
     kernels = kernels[kernels["profiler"] == "ncu"]
     found = []
+    targets = split(rows, KEYS)
     for framework, label, shape in ordered(kernels, KEYS):
-        mine = lookup(rows, framework=framework, label=label, shape=shape)
+        mine = values(targets.get((framework, label, shape), rows.iloc[0:0]))
         if _value(mine, "kernel_time", "ncu", "min") is None:
             found.append(f"{column_name(framework, label)} {shape}: ncu's launches do not "
                          "divide evenly into --reps matmuls, so no per-matmul kernel time "
@@ -211,10 +224,10 @@ def device_time_excess(selected: ClockRows, excess: float = EXCESS) -> list[str]
     work: on CUDA the start event is recorded on an idle stream, so the window also holds the
     host's launch of the kernel."""
     rows, warnings = selected.rows, []
-    for framework, label, shape in ordered(rows, KEYS):
-        mine = lookup(rows, framework=framework, label=label, shape=shape)
+    for (framework, label, shape), target in split(rows, KEYS).items():
+        mine = values(target)
         kernel, named = reference_kernel(mine, "min")
-        proof = env_checks.proof(mine)
+        proof = env_checks.proof(target)
         for method, text, why in _EXCESS_REASONS:
             value = _value(mine, method, "", "min")
             above = ratio(value, kernel)
@@ -248,9 +261,9 @@ def kernel_ratio_table(selected: ClockRows, candidate: str | None = None) -> Tab
     rows = selected.rows
     rows = rows[rows["method"] == "kernel_time"]
     records = []
-    for label, shape in ordered(rows, ["label", "shape"]):
-        here = lookup(rows, label=label, shape=shape)
-        burn, torch = lookup(here, framework=candidate), lookup(here, framework=reference.name)
+    for (label, shape), here in split(rows, ["label", "shape"]).items():
+        burn = values(lookup(here, framework=candidate))
+        torch = values(lookup(here, framework=reference.name))
         for b_prof, t_prof in ((b, t) for b in ("ncu", "cupti") for t in ("ncu", "cupti")):
             b_vals = [_value(burn, "kernel_time", b_prof, s) for s in _STATS]
             t_vals = [_value(torch, "kernel_time", t_prof, s) for s in _STATS]

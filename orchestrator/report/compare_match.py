@@ -81,15 +81,22 @@ def _pool(frame: pd.DataFrame) -> pd.DataFrame:
     samples or None), `processes`; `value` the geometric mean (positive times) or median."""
     if frame.empty:
         return pd.DataFrame(columns=[*KEY, "value", "min", "samples", "run_id"])
+    # grouped in plain Python, once: a DataFrame per figure (drop_duplicates, iloc) cost ~3 ms
+    # each, minutes for the 76,000 figures a log within the input cap holds (issue 29)
+    groups: dict[tuple[Any, ...], dict[tuple[Any, Any], dict[str, Any]]] = {}
+    for r in frame.to_dict("records"):
+        units = groups.setdefault(tuple(r[k] for k in (*POOL, "process")), {})
+        units.setdefault((r["run_id"], r["process_no"]), r)  # one value per process
     pooled = []
-    for _, part in frame.groupby([*POOL, "process"], sort=False, dropna=False):
-        units = part.drop_duplicates(["run_id", "process_no"])  # one value per process
-        row = units.iloc[0].to_dict()
-        values = [float(v) for v in units["value"]]
-        mins = [float(m) for m in units["min"] if m is not None and not pd.isna(m)]
-        row.update(values=values, sample_sets=list(units["samples"]), processes=len(values),
-                   value=_centre(values), min=min(mins) if mins else None,
-                   order=int(units["order"].min()), reps=int(units["reps"].max()))
+    for units in groups.values():
+        first = list(units.values())
+        row = dict(first[0])
+        values = [float(u["value"]) for u in first]
+        mins = [float(u["min"]) for u in first if u["min"] is not None and not pd.isna(u["min"])]
+        row.update(values=values, sample_sets=[u["samples"] for u in first],
+                   processes=len(values), value=_centre(values), min=min(mins) if mins else None,
+                   order=int(min(u["order"] for u in first)),
+                   reps=int(max(u["reps"] for u in first)))
         row["samples"] = row["sample_sets"][0] if len(values) == 1 else None
         pooled.append(row)
     return pd.DataFrame(pooled, dtype=object)
@@ -216,13 +223,20 @@ def match(ma: pd.DataFrame, mb: pd.DataFrame) -> tuple[list[tuple[dict[str, Any]
     still_a = []
     # second pass: a field one side did not record matches anything; third: the same figure
     # in other arithmetic (fp32 / tf32), paired so that it is shown apart, not judged
+    # the candidates of a loose pass share the fields no pass relaxes: a scan of every free B
+    # row per A row was quadratic (issue 29: 76,000 figures within the input cap)
+    buckets: dict[tuple[str, ...], dict[int, dict[str, Any]]] = {}
+    for b in free_b.values():
+        buckets.setdefault(_fixed(b), {})[id(b)] = b
     for loose in (_loose_equal, _other_precision):
         still_a = []
         # FP32 first: against an unrecorded precision the FP32 run is the one paired
         for a in sorted(left_a, key=lambda row: row["precision"] == "tf32"):
-            found = [b for b in free_b.values() if loose(a, b)]
+            bucket = buckets.get(_fixed(a), {})
+            found = [b for b in bucket.values() if loose(a, b)]
             if found:
                 best = _prefer(found, a)
+                del bucket[id(best)]
                 pairs.append((a, free_b.pop(id(best)), _unrecorded(a, best)))
             else:
                 still_a.append(a)
@@ -234,6 +248,13 @@ def match(ma: pd.DataFrame, mb: pd.DataFrame) -> tuple[list[tuple[dict[str, Any]
 
 def _key(row: dict[str, Any]) -> tuple[str, ...]:
     return tuple(row[k] for k in KEY)
+
+
+FIXED = tuple(k for k in KEY if k not in WILDCARD)  # equal in every pass of `match`
+
+
+def _fixed(row: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(row[k] for k in FIXED)
 
 
 def _best_per_key(m: pd.DataFrame) -> list[dict[str, Any]]:

@@ -108,6 +108,7 @@ def render_markdown(c: Comparison) -> str:
     out += [""] if c.pairings else []
     counts = ", ".join(f"{n} {v}" for v, n in c.verdicts().items())
     out += [f"Verdicts: {counts}.", ""]
+    out += [plot_note(c), ""] if plot_note(c) else []
     for section in SECTIONS[:4]:
         rows = [r for r in c.rows if r.section == section and _is_verdict_row(r)]
         if rows:
@@ -154,8 +155,41 @@ def _num(value: float | None) -> str:
     return "" if value is None else f"{value:.9g}"
 
 
-def write_png(c: Comparison, path: Path) -> None:
+# compare.png grows 0.28 in a row: past this many it is no longer a figure one reads (and a log
+# within the input cap has 38,000 matched figures, a picture matplotlib cannot even make)
+PLOT_ROWS = 100
+TERMINAL_ROWS = 200  # likewise the table `compare` prints
+_NOTABLE = {"slower": 0, "faster": 0, "inconclusive": 1, ONE_VALUE: 2, "same": 3}
+
+
+def notable(rows: list[Row], limit: int) -> list[Row]:
+    """At most `limit` rows, in their order: the slower and faster first, then inconclusive,
+    then the rest, each by the size of the change |log B/A|."""
+    if len(rows) <= limit:
+        return rows
+    ranked = sorted(range(len(rows)), key=lambda i: (
+        _NOTABLE.get(rows[i].verdict, 4),
+        -abs(math.log(rows[i].ratio)) if rows[i].ratio and rows[i].ratio > 0 else 0.0))
+    return [rows[i] for i in sorted(ranked[:limit])]
+
+
+def plotted(c: Comparison) -> tuple[list[Row], int]:
+    """The rows compare.png draws (`notable`, at most PLOT_ROWS), and how many it could draw."""
     rows = [r for r in c.rows if r.verdict and r.ratio and r.ratio > 0]
+    return notable(rows, PLOT_ROWS), len(rows)
+
+
+def plot_note(c: Comparison) -> str:
+    """'' when compare.png draws every figure with a verdict, else what it leaves out."""
+    rows, total = plotted(c)
+    return "" if len(rows) == total else (
+        f"compare.png draws {len(rows)} of the {total} figures with a verdict (at most "
+        f"{PLOT_ROWS}: slower and faster first, then inconclusive, then the rest, each by "
+        "the size of the change); every figure is in compare.csv.")
+
+
+def write_png(c: Comparison, path: Path) -> None:
+    rows, total = plotted(c)
     fig = Figure(figsize=(9, 1.5 + 0.28 * max(len(rows), 1)))
     ax = fig.add_subplot()
     e = c.min_effect
@@ -171,7 +205,9 @@ def write_png(c: Comparison, path: Path) -> None:
     ax.set_xscale("log")
     ax.set_xlabel("B / A (over processes; above 1: B is slower); line: 95% interval, "
                   "diamond: no interval")
-    ax.set_title(f"A = {c.a.name}   B = {c.b.name}", fontsize=9)
+    shown = "" if len(rows) == total else \
+        f"\n{len(rows)} of {total} figures: the most changed (all in compare.csv)"
+    ax.set_title(f"A = {c.a.name}   B = {c.b.name}{shown}", fontsize=9)
     ax.legend(loc="lower right", fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110, bbox_inches="tight", metadata={"Software": PNG_SOFTWARE})
@@ -216,11 +252,15 @@ def show(c: Comparison, console: Console) -> None:
             facts.add_row(f.what, Text(f.a), Text(f.b))  # Text: '[std, flex]' is no markup
     console.print(facts)
     table = Table("section", "figure", "A", "B", "B/A", "95% CI", "basis", "verdict")
-    for r in c.rows:
+    rows = [r for r in c.rows if r.verdict or r.apart]
+    for r in notable(rows, TERMINAL_ROWS):
         verdict = Text(r.verdict, style=COLOURS[r.verdict]) if r.verdict else \
             Text("apart: " + r.apart if r.apart else "", style="dim")
-        if r.verdict or r.apart:
-            table.add_row(r.section, Text(r.figure), value_cell(r, r.a), value_cell(r, r.b),
-                          ratio_cell(r), ci_cell(r), r.basis, verdict)
+        table.add_row(r.section, Text(r.figure), value_cell(r, r.a), value_cell(r, r.b),
+                      ratio_cell(r), ci_cell(r), r.basis, verdict)
     console.print(table)
+    if len(rows) > TERMINAL_ROWS:  # rich draws ~2 ms a row: 76,000 figures took minutes
+        console.print(f"{TERMINAL_ROWS} of {len(rows)} figures shown (slower and faster "
+                      "first, then inconclusive, then the rest, each by the size of the "
+                      "change); compare.md and compare.csv have them all")
     console.print(", ".join(f"{n} {v}" for v, n in c.verdicts().items()))

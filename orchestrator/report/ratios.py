@@ -24,6 +24,7 @@ from orchestrator.report.tables import (
     duration,
     empty,
     ordered,
+    split,
 )
 from orchestrator.report.timing_tables import cpu_rows, methods_rows
 
@@ -139,11 +140,11 @@ def _accelerator_ratios(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, A
     base = rows["label"].map(lambda label: label.split(" [", 1)[0])
     rows = rows.assign(platform=base.map(lambda d: PLATFORMS.get(d, d)))
     out = []
+    groups = split(rows, ["platform", "shape", "method"])  # one pass, not a mask per target
     for platform, shape in ordered(rows, ["platform", "shape"]):
-        mine = rows[(rows["platform"] == platform) & (rows["shape"] == shape)]
         for method in vocabulary.method_keys(ratio=True):  # no sync times only the call
-            of = mine[mine["method"] == method]
-            out += _against_reference(of, sets)
+            if (platform, shape, method) in groups:
+                out += _against_reference(groups[platform, shape, method], sets)
     return out
 
 
@@ -152,8 +153,8 @@ def _cpu_ratios(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
     if rows.empty:
         return []
     out = []
-    for threads, shape in ordered(rows.dropna(subset=["threads_key"]), ["threads_key", "shape"]):
-        mine = rows[(rows["threads_key"] == threads).fillna(False) & (rows["shape"] == shape)]
+    groups = split(rows.dropna(subset=["threads_key"]), ["threads_key", "shape"])
+    for mine in groups.values():
         out += _against_reference(mine, sets)
     return out
 
@@ -165,20 +166,23 @@ def _against_reference(rows: pd.DataFrame, sets: SampleSets) -> list[dict[str, A
         return []
     reference = found[0].name
     out = []
+    by = split(rows, ["framework"])
+    none = rows.iloc[0:0]
     for name in programs.REGISTRY:
         if name != reference:
-            out += _pairs(rows[rows["framework"] == reference], rows[rows["framework"] == name],
-                          sets)
+            out += _pairs(by.get((reference,), none), by.get((name,), none), sets)
     return out
 
 
 def _pairs(torch: pd.DataFrame, burn: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
     """Every burn target against every PyTorch target among rows of one method and place."""
     out = []
-    for t_label in dict.fromkeys(torch["label"]):
-        t_rows = torch[torch["label"] == t_label]
-        for b_label in dict.fromkeys(burn["label"]):
-            record = _ratio_record(t_rows, burn[burn["label"] == b_label], sets)
+    if torch.empty or burn.empty:
+        return out
+    burns = list(split(burn, ["label"]).values())
+    for t_rows in split(torch, ["label"]).values():
+        for b_rows in burns:
+            record = _ratio_record(t_rows, b_rows, sets)
             out += [record] if record else []
     return out
 

@@ -145,6 +145,26 @@ def ordered(frame: pd.DataFrame, keys: list[str]) -> list[tuple[Any, ...]]:
     return list(dict.fromkeys(frame[keys].itertuples(index=False, name=None)))
 
 
+def group_positions(frame: pd.DataFrame, keys: list[str]) -> dict[tuple[Any, ...], list[int]]:
+    """Key tuple -> the positions of its rows, the groups in order of first appearance (as
+    `ordered`): one pass over the frame, where a `lookup` per group is a mask of all rows per
+    group, quadratic in the groups (bench figure 6: a store of 5,000 runs)."""
+    out: dict[tuple[Any, ...], list[int]] = {}
+    for i, key in enumerate(frame[keys].itertuples(index=False, name=None)):
+        if any(v != v for v in key if isinstance(v, float)):  # every NaN one group, as groupby
+            key = tuple(_NAN if isinstance(v, float) and v != v else v for v in key)
+        out.setdefault(key, []).append(i)
+    return out
+
+
+_NAN = float("nan")
+
+
+def split(frame: pd.DataFrame, keys: list[str]) -> dict[tuple[Any, ...], pd.DataFrame]:
+    """Key tuple -> its rows (`lookup` of each), in order of first appearance, in one pass."""
+    return {key: frame.iloc[positions] for key, positions in group_positions(frame, keys).items()}
+
+
 def lookup(frame: pd.DataFrame, **match: Any) -> pd.DataFrame:
     mask = pd.Series(True, index=frame.index)
     for col, value in match.items():

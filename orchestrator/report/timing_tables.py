@@ -23,9 +23,9 @@ from orchestrator.report.tables import (
     empty,
     first_value,
     framework_name,
-    lookup,
     one_unit_per,
     ordered,
+    split,
     threads_column,
 )
 
@@ -56,18 +56,31 @@ def methods_table(rows: pd.DataFrame) -> Table:
     for framework, label, shape in targets:
         name = column_name(framework, label) + (f" {shape}" if several_shapes else "")
         mine = groups[(framework, label, shape)]
-        mins = [_method_cell(mine, m, "min") for m in methods]
+        cells = _firsts(mine)
+        mins = [_method_cell(cells, m, "min") for m in methods]
         table[f"{name} min"] = [*mins, load_text(mine)]
-        table[f"{name} median"] = [*(_method_cell(mine, m, "median") for m in methods), ""]
+        table[f"{name} median"] = [*(_method_cell(cells, m, "median") for m in methods), ""]
     return Table("methods", title, pd.DataFrame(table))
 
 
-def _method_cell(rows: pd.DataFrame, method: str, stat: str) -> str:
-    cell = first_value(rows, method=method, stat=stat)
-    count = lookup(rows, method=method, stat="no_time_count")
-    if stat == "min" and not count.empty and 0 < count["value_s"].iloc[0] < math.inf:
-        empty_runs = int(count["value_s"].iloc[0])
-        runs = count["runs"].iloc[0]
+def _firsts(rows: pd.DataFrame) -> dict[tuple[Any, Any], tuple[Any, Any]]:
+    """(method, stat) -> the first row's (value_s, runs): read once per target, where a
+    lookup per cell made a DataFrame each (bench figure 6)."""
+    out: dict[tuple[Any, Any], tuple[Any, Any]] = {}
+    for method, stat, value, runs in zip(rows["method"].tolist(), rows["stat"].tolist(),
+                                         rows["value_s"].tolist(), rows["runs"].tolist(),
+                                         strict=True):
+        out.setdefault((method, stat), (value, runs))
+    return out
+
+
+def _method_cell(cells: dict[tuple[Any, Any], tuple[Any, Any]], method: str, stat: str) -> str:
+    found = cells.get((method, stat))
+    cell = duration(found[0]) if found is not None else ""
+    count = cells.get((method, "no_time_count"))
+    if stat == "min" and count is not None and 0 < count[0] < math.inf:
+        empty_runs = int(count[0])
+        runs = count[1]
         of = f" of {int(runs)}" if pd.notna(runs) else ""
         flag = f"{empty_runs}{of} read no time"
         cell = f"{cell} ({flag})" if cell else flag
@@ -105,8 +118,9 @@ def first_call_table(rows: pd.DataFrame) -> Table:
     keys = ["unit", "experiment", "framework", "label", "process", "cache"]
     with_cache = cache_report.has_cache_info(rows)  # what autotune chose, the cache proof
     records = []
+    runs = split(rows, ["unit", "framework", "label"])  # one pass, not a mask per process
     for unit, experiment, framework, label, process, cache in ordered(rows, keys):
-        mine = lookup(rows, unit=unit, framework=framework, label=label)
+        mine = runs[unit, framework, label]
         mine = mine[(mine["process"].astype("Int64") == process).fillna(pd.isna(process))]
         record = {"experiment": experiment} if from_store else {}
         record.update({"framework": framework_name(framework), "device": label,
@@ -176,10 +190,12 @@ def thread_pivot(rows: pd.DataFrame) -> pd.DataFrame:
     if rows["threads_key"].isna().any():
         columns.append((None, "threads unknown"))
     records = []
+    builds = split(rows, ["build"])  # one pass, not a mask of all rows per cell
     for build, label in ordered(rows, ["build", "label"]):
         record = {"build": build}
+        of = builds[(build,)]
         for threads, column in columns:
-            mine = rows[(rows["build"] == build) & _threads_match(rows, threads)]
+            mine = of[_threads_match(of, threads)]
             cell = duration(mine["value_s"].iloc[0]) if not mine.empty else MISSING
             if mine.empty and label in programs.one_thread_labels():
                 cell = "single thread only"  # no rayon in the template: the chapter's 只有单线程
@@ -211,8 +227,8 @@ def warmup_table(rows: pd.DataFrame) -> Table:
     runs = sorted(int(i) for i in rows["iteration"].dropna().unique())
     with_cache = cache_report.has_cache_info(rows)
     records = []
-    for unit, label, cache, warmup in ordered(rows, ["unit", "label", "cache", "warmup"]):
-        mine = lookup(rows, unit=unit, label=label, cache=cache, warmup=warmup)
+    for (_unit, label, cache, warmup), mine in split(
+            rows, ["unit", "label", "cache", "warmup"]).items():
         record = {"device": label} if show_device else {}
         record.update({"cache": cache, "warm-up": warmup})
         for i in runs:
