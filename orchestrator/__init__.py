@@ -2,17 +2,18 @@
 
 Layers, each a package whose `__init__` says what lives there and what it may import:
 
-- `spec`: the experiments file (models, YAML with positions) and the plan (runs, skips).
-- `programs`: one module per framework behind one interface, and their registry.
+- `experiments`: the experiments file (models, YAML with positions) and the plan (runs, skips).
+- `programs`: one folder per framework behind one interface, and their registry.
+- `records`: the record types every layer speaks (runs, builds, figures; status, role, cache).
 - `run`: executing a plan: sweep, processes, burn's cache, machine state, progress.
-- `data`: records, the store (schema, migrations), parsing, the dataset, accuracy.
+- `data`: the store (schema, migrations), parsing, the dataset, accuracy.
 - `report`: the chapter's tables, checks, statistics and plots, and the writer.
 - `vocabulary`: every measurement word once (methods, stats, dataset columns).
 - `cli`, `errors`, `signals`: the command line; errors and signal deferral every layer uses.
 
-Import rules (tests/test_layers.py enforces them): cli -> report -> data; cli -> run -> spec
-and data; every layer may use programs and vocabulary; programs use nothing but data's record
-types.
+Import rules (tests/test_layers.py enforces them): cli -> report -> data; cli -> run -> experiments
+and data; every layer may use programs, the vocabulary and the records; programs use nothing
+but the records.
 
 Python users: `orchestrator.dataset.load(Path("results"))` (the same module as
 `orchestrator.data.dataset`) returns the tidy figures and raw samples of the latest sweep as

@@ -23,15 +23,15 @@ from rich.text import Text
 
 from orchestrator.data import outputs
 from orchestrator.data.parse import parse_text, read_log
-from orchestrator.data.records import BuildResult, Status
 from orchestrator.errors import InputError, OrchestratorError
+from orchestrator.experiments import config as config_mod
+from orchestrator.experiments.config import Capability
+from orchestrator.experiments.plan import PlannedRun, builds_needed
 from orchestrator.programs.burn.cargo import Builder
+from orchestrator.records import BuildResult, Status
 from orchestrator.run import carry
 from orchestrator.run.machine import cpu_count
 from orchestrator.run.sweep import Interrupted, Sweep, plan, reparse
-from orchestrator.spec import config as config_mod
-from orchestrator.spec.config import Capability
-from orchestrator.spec.plan import PlannedRun, builds_needed
 
 PROJECT = Path(__file__).resolve().parent.parent
 CAPABILITIES = list(get_args(Capability))

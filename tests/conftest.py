@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.data.records import BuildResult
+from orchestrator.experiments.config import Build
 from orchestrator.programs.burn.cargo import CACHE_ENV, Builder, cache_root
+from orchestrator.records import BuildResult
 from orchestrator.run import cache_lock
-from orchestrator.spec.config import Build
 
 PROJECT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"

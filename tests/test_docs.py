@@ -17,8 +17,8 @@ import pytest
 
 from orchestrator import cli
 from orchestrator.data import dataset
+from orchestrator.experiments import config
 from orchestrator.hosts import model as hosts_model
-from orchestrator.spec import config
 
 from .conftest import PROJECT
 

@@ -34,12 +34,12 @@ import yaml
 
 from orchestrator.cli import main
 from orchestrator.data.parse import parse_text
+from orchestrator.experiments.config import Build
 from orchestrator.programs.burn.cargo import Builder
 from orchestrator.run import process
-from orchestrator.spec.config import Build
 
 from .conftest import PROJECT, dead_within
-from .spec.test_config import GOOD as CONFIG_GOOD
+from .experiments.test_config import GOOD as CONFIG_GOOD
 
 FAKE = r'''
 import os, signal, subprocess, sys, time

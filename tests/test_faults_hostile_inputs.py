@@ -76,8 +76,8 @@ def test_an_absurd_time_is_flagged(tmp_path: Path) -> None:
 
 def _failed_only(folder: Path) -> Path:
     """A store whose only run printed its figures and then failed (exit status 1)."""
-    from orchestrator.data.records import RunDef, RunRecord, Status
     from orchestrator.data.store import Store
+    from orchestrator.records import RunDef, RunRecord, Status
     from orchestrator.run.sweep import parse_record
 
     from .report.fake_stores import lines

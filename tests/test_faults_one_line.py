@@ -10,8 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from orchestrator.data.records import RunDef, RunRecord
 from orchestrator.data.store import Store
+from orchestrator.records import RunDef, RunRecord
 
 from .conftest import PROJECT
 from .test_faults import in_process

@@ -333,8 +333,8 @@ print("cuda 8x8 matmul with sync, 3 runs: min 1.000\\u00b5s median 2.000\\u00b5s
 
 def install_burn(root: Path, tmp_path: Path) -> Path:
     """A stand-in burn binary where an up-to-date build would be; its folder (the hold file)."""
+    from orchestrator.experiments.config import Build
     from orchestrator.programs.burn.cargo import Builder
-    from orchestrator.spec.config import Build
     folder = tmp_path / "burn"
     folder.mkdir()
     program = folder / "fake-burn"

@@ -145,7 +145,7 @@ ALLOWED: dict[str, tuple[str, tuple[str, ...]]] = {
             'docs/CACHES.md: a warm driver JIT cache ',
         ),
     ),
-    "spec/config.py": (
+    "experiments/config.py": (
         'JSON-schema descriptions (the schema output stays byte-identical)',
         (
             'burn cache sweep',

@@ -1,9 +1,10 @@
 """The package's layers import only what their `__init__` docstrings allow (parsed with ast,
 every module, imports inside functions included):
 
-cli -> report -> data; cli -> run -> spec and data; every layer may use programs; programs
-use nothing but data's record types; cli -> hosts -> data and spec's YAML loader; every layer
-may use the measurement vocabulary; vocabulary, errors and signals use nothing of the package.
+cli -> report -> data; cli -> run -> experiments and data; every layer may use programs; programs
+use nothing but the record types (`records`); cli -> hosts -> data and the experiments file's YAML
+loader; every layer may use the measurement vocabulary and the records; vocabulary, records,
+errors and signals use nothing of the package.
 """
 
 from __future__ import annotations
@@ -16,15 +17,16 @@ from .conftest import PROJECT
 PACKAGE = PROJECT / "orchestrator"
 BASE = {"errors", "signals", "vocabulary"}
 ALLOWED = {
-    "programs": {"programs", "data.records", "errors", "vocabulary"},
-    "data": {"data", "programs", *BASE},
-    "spec": {"spec", "data.records", "programs", "errors", "vocabulary"},
-    "run": {"run", "spec", "data", "programs", *BASE},
-    "report": {"report", "data", "programs", *BASE},
-    "hosts": {"hosts", "spec.yamlsource", "spec.messages", "data", *BASE},
+    "programs": {"programs", "records", "errors", "vocabulary"},
+    "data": {"data", "records", "programs", *BASE},
+    "experiments": {"experiments", "records", "programs", "errors", "vocabulary"},
+    "run": {"run", "experiments", "records", "data", "programs", *BASE},
+    "report": {"report", "records", "data", "programs", *BASE},
+    "hosts": {"hosts", "experiments.yamlsource", "experiments.messages", "records", "data", *BASE},
     "errors": set(),
     "signals": set(),
     "vocabulary": set(),
+    "records": {"records"},  # the record types under every layer: they import nothing
 }
 
 
@@ -68,11 +70,11 @@ def test_the_rule_checker_sees_a_breach(tmp_path: Path) -> None:
                    "from orchestrator import report\n")
     assert _imports(bad) == {"run", "report"}
     assert not _allowed("data", "run") and not _allowed("programs", "data.store")
-    assert _allowed("run", "data.store") and _allowed("programs", "data.records")
-    assert _allowed("data", "vocabulary") and not _allowed("vocabulary", "data.records")
+    assert _allowed("run", "data.store") and _allowed("programs", "records")
+    assert _allowed("data", "vocabulary") and not _allowed("vocabulary", "records")
 
 
 def test_every_package_says_what_it_may_import() -> None:
-    for layer in ("spec", "programs", "run", "data", "report", "hosts"):
+    for layer in ("experiments", "programs", "run", "data", "report", "hosts"):
         doc = ast.get_docstring(ast.parse((PACKAGE / layer / "__init__.py").read_text()))
         assert doc and "May import" in doc, layer

@@ -30,7 +30,7 @@ LINUX_FORM = {
     ".venv/bin/python -m orchestrator report": "test_report_of_a_store",
     ".venv/bin/python -m orchestrator plan experiments.yaml": "test_plan_of_the_experiments_file",
     ".venv/bin/python -m orchestrator plan experiments.yaml --assume macos arm64 apple-silicon mps "
-    "metal": "tests/spec/test_plan_macos.py",
+    "metal": "tests/experiments/test_plan_macos.py",
     ".venv/bin/python -m orchestrator compare results-mac docs/results/h200": (
         "test_compare_a_results_folder_with_the_h200"
     ),

@@ -22,12 +22,12 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.data.records import RunRecord, Status
 from orchestrator.data.store import Store
+from orchestrator.experiments import config
+from orchestrator.experiments.plan import expand
+from orchestrator.records import RunRecord, Status
 from orchestrator.run.detect import assumed
 from orchestrator.run.machine import capabilities, cpu_count
-from orchestrator.spec import config
-from orchestrator.spec.plan import expand
 
 from .conftest import PROJECT, write
 from .test_faults import FAKE
@@ -46,7 +46,7 @@ experiments:
     targets: [{program: torch, device: cpu}]
 """
 # the tests that run `plan` or `report` from the project folder with its default results
-COMMAND_2 = ["tests/spec/test_plan_macos.py", "tests/test_readme_mac.py"]
+COMMAND_2 = ["tests/experiments/test_plan_macos.py", "tests/test_readme_mac.py"]
 GOOD = ("cpu: device init 1.000ms\n"
         "cpu 8x8 matmul with sync, 3 runs: min 1.000\u00b5s median 2.000\u00b5s\n").encode()
 

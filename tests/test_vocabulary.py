@@ -17,7 +17,7 @@ import pytest
 from orchestrator import programs, vocabulary
 from orchestrator.data import dataset, parse, schema
 from orchestrator.data.parse import parse_text
-from orchestrator.data.records import Context
+from orchestrator.records import Context
 from orchestrator.report import clocks, compare, process_table, timing_tables, writer
 from orchestrator.report.compare_sides import load_side
 from orchestrator.report.tables import prepare

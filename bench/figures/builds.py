@@ -18,9 +18,9 @@ from figures.common import (
     orchestrator,
     say,
 )
+from orchestrator.experiments.plan import builds_needed
 from orchestrator.programs.burn.cargo import Builder
 from orchestrator.run.sweep import plan
-from orchestrator.spec.plan import builds_needed
 
 # ---- 3. rebuilds -------------------------------------------------------------------------------
 

@@ -22,11 +22,11 @@ from typing import Any
 import yaml
 
 from figures.common import PROJECT, PYTHON, say, store_rows
-from orchestrator.data.records import RunRecord
 from orchestrator.data.store import Store
+from orchestrator.experiments import config
+from orchestrator.experiments.plan import expand
+from orchestrator.records import RunRecord
 from orchestrator.run.sweep import parse_record
-from orchestrator.spec import config
-from orchestrator.spec.plan import expand
 
 SOURCE = PROJECT / "docs" / "results" / "h200"
 # (what, goal in CPU seconds at 5000 runs, on the project's 2-core box); memory goal for every

@@ -26,8 +26,8 @@ from figures.common import (
     store_rows,
     write_exe,
 )
-from orchestrator.data.records import RunDef
 from orchestrator.data.store import Store
+from orchestrator.records import RunDef
 from orchestrator.run import runner
 from orchestrator.run.machine import wait_idle
 from orchestrator.run.runner import RunContext

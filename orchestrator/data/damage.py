@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.data import schema
-from orchestrator.data.records import Role, RunDef, Status
+from orchestrator.records import Role, RunDef, Status
 
 _INT64 = 2**63
 _RUN_TEXT = ("run_id", "experiment", "role", "status", "definition_json")

@@ -30,9 +30,9 @@ from orchestrator.data import (
 from orchestrator.data import damage as damage_mod
 from orchestrator.data.damage import Damage
 from orchestrator.data.merge import latest_of_host
-from orchestrator.data.records import CacheState, ParseResult, Role, RunDef, Status
 from orchestrator.data.store import Store, SweepState
 from orchestrator.errors import InputError
+from orchestrator.records import CacheState, ParseResult, Role, RunDef, Status
 
 # The figures' columns, in the CSV's order, each with its dtype: the measurement vocabulary's
 # (orchestrator/vocabulary.py: run, state (data/state_columns.py), cache (data/cache_columns.py),

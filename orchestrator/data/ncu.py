@@ -23,7 +23,7 @@ import re
 import statistics
 from dataclasses import dataclass
 
-from orchestrator.data.records import CacheState, Figure
+from orchestrator.records import CacheState, Figure
 
 METRIC = "gpu__time_duration.sum"
 METHOD_TEXT = "kernel time (ncu)"

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from orchestrator import programs, vocabulary
 from orchestrator.data.durations import UNIT_EXPONENTS as _EXPONENTS
-from orchestrator.data.records import (
+from orchestrator.errors import InputError
+from orchestrator.records import (
     CacheState,
     Context,
     Figure,
@@ -26,7 +27,6 @@ from orchestrator.data.records import (
     Samples,
     mutable_twin,
 )
-from orchestrator.errors import InputError
 
 __all__ = ["Context", "Figure", "Header", "ParseResult", "Samples", "parse_lines", "parse_text",
            "read_log", "wrote_label"]

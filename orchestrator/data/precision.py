@@ -20,7 +20,7 @@ from typing import Any
 
 from orchestrator import vocabulary
 from orchestrator.data.accuracy import Inference
-from orchestrator.data.records import Figure, Header, RunDef
+from orchestrator.records import Figure, Header, RunDef
 
 COLUMNS = vocabulary.column_keys("precision")  # orchestrator/vocabulary.py
 KNOWN = ("fp32", "tf32")

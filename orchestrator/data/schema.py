@@ -33,7 +33,7 @@ from dataclasses import dataclass, fields
 import yaml
 
 from orchestrator import vocabulary
-from orchestrator.data.records import Figure
+from orchestrator.records import Figure
 
 VERSION = 5
 

@@ -33,8 +33,8 @@ from typing import IO, Any
 
 from orchestrator import signals
 from orchestrator.data import schema
-from orchestrator.data.records import BuildResult, ParseResult, RunRecord
 from orchestrator.errors import InputError, StoreBusyError, StoreError
+from orchestrator.records import BuildResult, ParseResult, RunRecord
 
 FORMAT_VERSION = schema.VERSION
 DB_NAME = "results.sqlite"
@@ -75,24 +75,11 @@ def _connect_reader(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None)
 
 
-def _hold(wal: Path) -> tuple[int | None, bool]:
-    """(a descriptor holding a shared flock on the `-wal`, whether another reader held it
-    already): (None, False) when there is none."""
+def _inode(path: Path) -> int | None:
     try:
-        fd = os.open(wal, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        return os.lstat(path).st_ino
     except OSError:
-        return None, False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        transient = False  # nobody on it: a pair left lying (or the writer's, still empty)
-    except OSError:
-        transient = True  # a live reader's pair: its last reader removes it
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH)
-    except OSError:
-        os.close(fd)
-        return None, False
-    return fd, transient
+        return None
 
 
 def _read_only_fs(path: Path) -> bool:
@@ -307,42 +294,47 @@ class Store:
     def _tidied(self) -> Iterator[Callable[[], None]]:
         """A read-only connection to a WAL store makes an empty `-wal` and a `-shm` beside it
         and cannot remove them when it closes (a writer's last close does). Readers overlap
-        (a report while an export runs): each holds a shared flock on the `-wal` while it
-        reads (SQLite locks the store and `-shm`, never the `-wal`; the reader calls the
-        yielded `hold` once connected), and the last one out removes the pair when empty and
-        no orchestrator holds the folder. A pair nobody held when this reader came (left by a
-        crash) is left as found, unless it was replaced meanwhile."""
+        (a report while an export runs): each holds a shared flock on the store's own file
+        from before it connects until after it closes (SQLite's locks are fcntl locks, which
+        flock does not meet; the writer's lock is the `.lock` file), and the one that can turn
+        it exclusive as it leaves is the last one out: it removes the pair when empty and no
+        orchestrator holds the folder. A pair lying there when a reader came while no other
+        was in (left by a crash) is left as found, unless it was replaced meanwhile. (A lock
+        on the `-wal` itself left a window: a reader between connecting and locking was not
+        seen, and its pair could be removed under it or left behind.)"""
         wal = self.path.with_name(self.path.name + "-wal")
-        held: list[int] = []
-        fd, transient = _hold(wal)
-        held += [fd] if fd is not None else []
-        before = os.fstat(fd).st_ino if fd is not None else None
-
-        def hold() -> None:
-            if not held and (mine := _hold(wal)[0]) is not None:
-                held.append(mine)
-
         try:
-            yield hold
-        finally:
-            for fd in held:
-                os.close(fd)  # drops this reader's shared lock
-            with contextlib.suppress(OSError):
-                self._tidy(wal, before, transient)
-
-    def _tidy(self, wal: Path, before: int | None, transient: bool) -> None:
-        fd = os.open(wal, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            yield lambda: None
+            return
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # OSError: a reader still on it
-            st = os.fstat(fd)
-            if st.st_size or not stat.S_ISREG(st.st_mode):
-                return
-            if before is not None and st.st_ino == before and not transient:
-                return  # found lying there, nobody's: left as found
-            sides = [wal, self.path.with_name(self.path.name + "-shm")]
-            self._in_use(lambda: [side.unlink(missing_ok=True) for side in sides])
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                alone = True  # nobody reading: a pair there now is lying (or the writer's)
+            except OSError:
+                alone = False  # other readers in: their pair, the last of us removes it
+            fcntl.flock(fd, fcntl.LOCK_SH)  # downgrades, or waits out a leaving tidier
+            before = _inode(wal) if alone else None
+            yield lambda: None
         finally:
-            os.close(fd)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # OSError: a reader still in
+                with contextlib.suppress(OSError):
+                    self._tidy(wal, before)
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+
+    def _tidy(self, wal: Path, before: int | None) -> None:
+        st = os.lstat(wal)
+        if st.st_size or not stat.S_ISREG(st.st_mode):
+            return
+        if before is not None and st.st_ino == before:
+            return  # found lying there while nobody read: left as found
+        sides = [wal, self.path.with_name(self.path.name + "-shm")]
+        self._in_use(lambda: [side.unlink(missing_ok=True) for side in sides])
 
     @contextmanager
     def reading(self) -> Iterator[Store]:

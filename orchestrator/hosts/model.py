@@ -13,8 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from orchestrator.spec.messages import problems
-from orchestrator.spec.yamlsource import load_yaml, problems_error
+from orchestrator.experiments.messages import problems
+from orchestrator.experiments.yamlsource import load_yaml, problems_error
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _TIME = re.compile(r"(\d+-)?\d+(:\d{2}){0,2}")  # Slurm's --time: MM, HH:MM:SS, D-HH:MM

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from orchestrator.data.records import Header, RunDef
 from orchestrator.programs import probe
+from orchestrator.records import Header, RunDef
 
 
 @dataclass(frozen=True)

@@ -26,10 +26,10 @@ from orchestrator.data.damage import run_problem
 from orchestrator.data.dataset import Dataset
 from orchestrator.data.merge import latest_of_host
 from orchestrator.data.parse import parse_text, read_log
-from orchestrator.data.records import Header
 from orchestrator.data.store import Store
 from orchestrator.errors import InputError
 from orchestrator.programs.base import FactRow
+from orchestrator.records import Header
 
 NOT_RECORDED = "not recorded"
 

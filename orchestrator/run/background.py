@@ -18,8 +18,8 @@ import threading
 import time
 from collections.abc import Mapping
 
-from orchestrator.data.records import BuildResult
 from orchestrator.programs.burn.cargo import Build, Builder
+from orchestrator.records import BuildResult
 from orchestrator.run import leftovers
 
 NICE = 10  # cargo's priority below the runs it shares the machine with

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator import programs
-from orchestrator.data.records import RunDef
 from orchestrator.errors import CacheSafetyError
 from orchestrator.programs.burn import CACHE_PARTS, cache_dir_for
+from orchestrator.records import RunDef
 
 __all__ = ["CACHE_PARTS", "CacheContents", "cache_dir_for", "cache_home", "check_removable",
            "config_override", "remove_cache"]

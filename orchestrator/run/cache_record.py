@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator import programs
-from orchestrator.data.records import CacheState, RunDef
+from orchestrator.records import CacheState, RunDef
 from orchestrator.run.cache import CacheContents
 from orchestrator.run.driver_cache import DISABLED, DRIVER_ENV, NAMED
 

@@ -19,11 +19,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.data.records import BuildResult
 from orchestrator.errors import OrchestratorError
+from orchestrator.experiments.config import ExperimentsFile
+from orchestrator.experiments.plan import PlannedRun, builds_needed
 from orchestrator.programs.burn.cargo import Builder
-from orchestrator.spec.config import ExperimentsFile
-from orchestrator.spec.plan import PlannedRun, builds_needed
+from orchestrator.records import BuildResult
 
 # What the orchestrator imports that a bare GPU box (torch, pandas, numpy, psutil, PyYAML) lacks;
 # nvidia-ml-py (pynvml, the GPU state around each run) too, in case its Python has none.

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO
 
 from orchestrator import signals
-from orchestrator.data.records import Outcome
+from orchestrator.records import Outcome
 from orchestrator.run import leftovers
 
 OUTPUT_CAP = 32 * 1024 * 1024  # bytes of stdout/stderr kept per run

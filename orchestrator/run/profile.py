@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from orchestrator.data import ncu
-from orchestrator.data.records import ParseResult, RunDef, RunRecord, Status
+from orchestrator.records import ParseResult, RunDef, RunRecord, Status
 
 ARTIFACT = "ncu.csv"
 # --clock-control none / --cache-control none: the GPU's clocks and caches as the measured

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from orchestrator import vocabulary
 from orchestrator.data.durations import format_duration
-from orchestrator.data.records import BuildResult, ParseResult, Role, RunDef, RunRecord, Status
+from orchestrator.records import BuildResult, ParseResult, Role, RunDef, RunRecord, Status
 
 STYLE = {Status.OK: "green", Status.FAILED: "red", Status.SKIPPED: "yellow"}
 

@@ -17,11 +17,11 @@ import os
 from pathlib import Path
 
 from orchestrator import programs
-from orchestrator.data.records import CacheAction
 from orchestrator.errors import CacheSafetyError, InputError
+from orchestrator.experiments.plan import PlannedRun
+from orchestrator.records import CacheAction
 from orchestrator.run.cache import cache_home
 from orchestrator.run.runner import program_cwd
-from orchestrator.spec.plan import PlannedRun
 
 
 def caches_touched(planned: list[PlannedRun],

@@ -14,8 +14,8 @@ from typing import Any
 import yaml
 
 from orchestrator.data.store import Store
-from orchestrator.spec.config import ExperimentsFile
-from orchestrator.spec.plan import PlannedRun
+from orchestrator.experiments.config import ExperimentsFile
+from orchestrator.experiments.plan import PlannedRun
 
 # an older text larger than this is only counted in lines, not parsed again
 _PARSE_LIMIT = 1 << 20

@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator import programs
-from orchestrator.data.records import (
+from orchestrator.errors import CacheSafetyError
+from orchestrator.programs import Paths
+from orchestrator.records import (
     CacheAction,
     CacheState,
     Role,
@@ -28,8 +30,6 @@ from orchestrator.data.records import (
     Status,
     classify,
 )
-from orchestrator.errors import CacheSafetyError
-from orchestrator.programs import Paths
 from orchestrator.run import (
     artifacts,
     cache_lock,

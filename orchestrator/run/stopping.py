@@ -40,11 +40,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from orchestrator.data.records import RunDef
 from orchestrator.data.store import Store
 from orchestrator.errors import InputError
-from orchestrator.spec.config import ExperimentsFile, PrecisionTarget
-from orchestrator.spec.plan import PlannedRun
+from orchestrator.experiments.config import ExperimentsFile, PrecisionTarget
+from orchestrator.experiments.plan import PlannedRun
+from orchestrator.records import RunDef
 
 STEADY = ("no_sync", "with_sync", "device_time", "device_time_no_flush", "device_time_queued",
           "readback", "timer", "kernel_time")

@@ -22,7 +22,12 @@ from orchestrator import programs
 from orchestrator.data.damage import Damage
 from orchestrator.data.damage import run_problem as damage_problem
 from orchestrator.data.parse import parse_text
-from orchestrator.data.records import (
+from orchestrator.data.store import Store
+from orchestrator.errors import CacheSafetyError, InputError, StoreError
+from orchestrator.experiments import config as config_mod
+from orchestrator.experiments.plan import PlannedRun, builds_needed, expand
+from orchestrator.programs.burn.cargo import Builder
+from orchestrator.records import (
     BuildResult,
     CacheAction,
     CacheState,
@@ -34,9 +39,6 @@ from orchestrator.data.records import (
     Status,
     classify,
 )
-from orchestrator.data.store import Store
-from orchestrator.errors import CacheSafetyError, InputError, StoreError
-from orchestrator.programs.burn.cargo import Builder
 from orchestrator.run import driver_cache, leftovers, profile, results_place, resume, stopping
 from orchestrator.run.background import BackgroundBuilds
 from orchestrator.run.cache import CacheContents, cache_home, config_override
@@ -44,8 +46,6 @@ from orchestrator.run.detect import ARCHITECTURES, OPERATING_SYSTEMS, assumed
 from orchestrator.run.machine import capabilities, cpu_count, host_facts
 from orchestrator.run.progress import Progress
 from orchestrator.run.runner import RunContext, execute, program_cwd, wait_quiet
-from orchestrator.spec import config as config_mod
-from orchestrator.spec.plan import PlannedRun, builds_needed, expand
 
 PartialReport = Callable[[str, list[str]], None]  # (sweep id, builds still building)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from orchestrator.data import damage
-from orchestrator.data.records import RunDef
+from orchestrator.records import RunDef
 
 RUN = RunDef(experiment="t", program="torch", device="cpu", mode="mm", shape=(8, 8), reps=3)
 GOOD = {"run_id": "r", "experiment": "t", "role": "measure", "status": "ok",

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from orchestrator.data import dataset
 from orchestrator.data.parse import parse_text
-from orchestrator.data.records import RunDef, RunRecord
 from orchestrator.data.store import Store
+from orchestrator.records import RunDef, RunRecord
 
 from ..conftest import DATA, PROJECT, write
 

@@ -19,8 +19,8 @@ from orchestrator.data.parse import (
     parse_text,
     read_log,
 )
-from orchestrator.data.records import CacheState
 from orchestrator.errors import InputError
+from orchestrator.records import CacheState
 
 from ..conftest import PROJECT
 

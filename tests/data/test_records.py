@@ -7,7 +7,7 @@ import json
 import pytest
 
 from orchestrator.data.parse import parse_text
-from orchestrator.data.records import (
+from orchestrator.records import (
     CacheAction,
     CacheState,
     Outcome,
@@ -101,7 +101,7 @@ PANIC_NOW = (b"thread 'main' panicked at bench-core/src/bench.rs:120:9:\n"
     (b"", ""),
 ])
 def test_the_reason_quotes_a_panic_not_the_backtrace_hint(stderr: bytes, why: str) -> None:
-    from orchestrator.data.records import stderr_reason
+    from orchestrator.records import stderr_reason
 
     assert stderr_reason(stderr) == why
     status, reason = classify(_rec(code=-6, stderr=stderr))

@@ -15,9 +15,9 @@ import pytest
 
 from orchestrator.data import dataset, schema
 from orchestrator.data.parse import parse_text
-from orchestrator.data.records import Figure, RunDef, RunRecord
 from orchestrator.data.store import Store
 from orchestrator.errors import StoreError
+from orchestrator.records import Figure, RunDef, RunRecord
 
 from ..conftest import PROJECT
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator.data.parse import parse_text
-from orchestrator.data.records import RunDef, RunRecord
 from orchestrator.data.store import Store, SweepState
 from orchestrator.errors import InputError, StoreBusyError, StoreError
+from orchestrator.records import RunDef, RunRecord
 
 from ..conftest import PROJECT
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.experiments.config import Build
 from orchestrator.programs.burn.cargo import CACHE_ENV, Builder, cache_root
 from orchestrator.run.cache import cache_dir_for
-from orchestrator.spec.config import Build
 
 from .test_cargo import fake_project  # noqa: F401 (a fixture)
 

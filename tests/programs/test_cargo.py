@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.experiments.config import Build
 from orchestrator.programs.burn.cargo import Builder, build_key, source_hash
-from orchestrator.spec.config import Build
 
 from ..conftest import CPU_BUILDS, PROJECT, USER_BUILD_CACHE
 

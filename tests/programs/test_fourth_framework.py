@@ -34,7 +34,7 @@ QUILL = '''
 import re
 from typing import ClassVar
 
-from orchestrator.data.records import Header
+from orchestrator.records import Header
 from orchestrator.programs.base import Program
 
 

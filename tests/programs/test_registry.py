@@ -14,12 +14,12 @@ import pytest
 
 from orchestrator import programs
 from orchestrator.data import dataset
-from orchestrator.data.records import Header, RunDef
 from orchestrator.errors import ConfigError
+from orchestrator.experiments import config
 from orchestrator.programs import Paths, Program
+from orchestrator.records import Header, RunDef
 from orchestrator.report import writer
 from orchestrator.run.sweep import Sweep, plan
-from orchestrator.spec import config
 
 from ..conftest import PROJECT, write
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 
 from orchestrator.data.durations import format_duration
-from orchestrator.data.records import RunDef, RunRecord
 from orchestrator.data.store import Store
+from orchestrator.records import RunDef, RunRecord
 from orchestrator.run.sweep import parse_record
 
 Process = dict[str, np.ndarray | float]  # method words -> samples (or one value) of a process

@@ -14,8 +14,8 @@ import pytest
 
 from orchestrator.data import dataset
 from orchestrator.data.parse import parse_text
-from orchestrator.data.records import RunDef, RunRecord
 from orchestrator.data.store import Store
+from orchestrator.records import RunDef, RunRecord
 from orchestrator.report import ratios, tables
 from orchestrator.report import writer as report
 from orchestrator.report.spread import sample_sets

@@ -12,8 +12,8 @@ import pytest
 
 from orchestrator.data import dataset
 from orchestrator.data.parse import parse_text
-from orchestrator.data.records import Context, Role, RunDef, RunRecord
 from orchestrator.data.store import Store
+from orchestrator.records import Context, Role, RunDef, RunRecord
 from orchestrator.report import clocks, writer
 from orchestrator.report.tables import prepare
 from orchestrator.run import profile

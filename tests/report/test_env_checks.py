@@ -17,8 +17,8 @@ import pytest
 from bench_py.bench_core.queued import queued_proof_line
 from orchestrator.data import dataset
 from orchestrator.data.parse import parse_text
-from orchestrator.data.records import Context, Role, RunDef, RunRecord
 from orchestrator.data.store import Store
+from orchestrator.records import Context, Role, RunDef, RunRecord
 from orchestrator.report import clocks, env_checks, writer
 from orchestrator.report.tables import prepare
 

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from orchestrator import dataset
-from orchestrator.data.records import RunDef, RunRecord
 from orchestrator.data.store import Store
+from orchestrator.records import RunDef, RunRecord
 from orchestrator.report import writer as report
 from orchestrator.run import gpu_state
 from orchestrator.run.sweep import parse_record

@@ -12,9 +12,9 @@ import pytest
 from orchestrator.cli import main
 from orchestrator.data import dataset
 from orchestrator.errors import ConfigError, InputError
+from orchestrator.experiments import config
 from orchestrator.report import compare
 from orchestrator.report.compare import load_side
-from orchestrator.spec import config
 
 from ..conftest import write
 from .test_aa import STEADY

@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 import yaml
 
-from orchestrator.data.records import RunDef
+from orchestrator.experiments.config import Build
 from orchestrator.programs.burn.cargo import Builder
+from orchestrator.records import RunDef
 from orchestrator.run.runner import RunContext, execute
 from orchestrator.run.sweep import Sweep
-from orchestrator.spec.config import Build
 
 from ..conftest import PROJECT
 from ..test_faults import project_copy, runs_of  # noqa: F401 (a fixture)

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator.data import dataset
+from orchestrator.experiments import config
+from orchestrator.experiments.plan import expand
 from orchestrator.run import carry
-from orchestrator.spec import config
-from orchestrator.spec.plan import expand
 
 from ..conftest import PROJECT, write
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.data.records import RunRecord
+from orchestrator.experiments.plan import RunDef
+from orchestrator.records import RunRecord
 from orchestrator.run import gpu_state
 from orchestrator.run.runner import RunContext, execute
-from orchestrator.spec.plan import RunDef
 
 from ..conftest import PROJECT
 from .fake_nvml import PROBE, FakeNvml, NVMLError_LibraryNotFound

@@ -9,9 +9,9 @@ import os
 import tarfile
 from pathlib import Path
 
+from orchestrator.experiments.config import Build
 from orchestrator.programs.burn.cargo import Builder
 from orchestrator.run import carry
-from orchestrator.spec.config import Build
 
 
 def _precious(tmp_path: Path) -> Path:

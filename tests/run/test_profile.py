@@ -16,13 +16,13 @@ import pytest
 
 from orchestrator.cli import main
 from orchestrator.data import dataset
-from orchestrator.data.records import Role, RunDef, RunRecord, Status, classify
 from orchestrator.data.store import Store
 from orchestrator.errors import ConfigError
+from orchestrator.experiments import config
+from orchestrator.experiments.plan import expand
+from orchestrator.records import Role, RunDef, RunRecord, Status, classify
 from orchestrator.run import profile, sweep
 from orchestrator.run.runner import RunContext, execute
-from orchestrator.spec import config
-from orchestrator.spec.plan import expand
 
 from ..conftest import DATA, PROJECT, write
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.data.records import CacheAction, CacheState
 from orchestrator.errors import CacheSafetyError, InputError
+from orchestrator.experiments.plan import PlannedRun, RunDef
+from orchestrator.records import CacheAction, CacheState
 from orchestrator.run.cache import check_removable
 from orchestrator.run.results_place import caches_touched, refuse_results_in_cache
-from orchestrator.spec.plan import PlannedRun, RunDef
 
 
 def _project(root: Path) -> Path:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.experiments.plan import RunDef
 from orchestrator.run import process
 from orchestrator.run.runner import RunContext, _fresh_dir, execute, program_argv, program_env
-from orchestrator.spec.plan import RunDef
 
 from ..conftest import PROJECT, dead_within
 

@@ -13,8 +13,8 @@ import pytest
 
 from orchestrator.cli import main
 from orchestrator.data import dataset
-from orchestrator.data.records import RunDef, RunRecord
 from orchestrator.data.store import Store
+from orchestrator.records import RunDef, RunRecord
 from orchestrator.report import intervals, process_table, tables
 from orchestrator.run import stopping
 from orchestrator.run.sweep import Sweep

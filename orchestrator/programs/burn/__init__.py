@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from orchestrator.data.records import Header, RunDef
 from orchestrator.errors import CacheSafetyError
 from orchestrator.programs.base import FactRow, Paths, Program
 from orchestrator.programs.burn import cubecl_proof
+from orchestrator.records import Header, RunDef
 
 _HEADER = re.compile(
     r"burn ([0-9][^\s,]*)(?:, features \[([^\]]*)\])?(?:, rayon threads ([0-9]{1,9}))?")

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from orchestrator.data.records import BuildResult, Status
+from orchestrator.records import BuildResult, Status
 
 
 class Build(Protocol):

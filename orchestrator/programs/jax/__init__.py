@@ -14,9 +14,9 @@ import re
 from pathlib import Path
 from typing import Any, ClassVar
 
-from orchestrator.data.records import CacheState, Header, RunDef
 from orchestrator.programs.base import Paths, Program, python_facts, stdout_of
 from orchestrator.programs.jax import cache
+from orchestrator.records import CacheState, Header, RunDef
 
 _HEADER = re.compile(r"jax ([0-9][^\s,]*)(?:, threads ([0-9]{1,9}))?")
 _PRECISION_HEADER = re.compile(r"jax precision (fp32|tf32|unknown)(?: \((.*)\))?")

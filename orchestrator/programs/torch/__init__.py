@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from orchestrator.data.records import Header, RunDef
 from orchestrator.programs.base import FactRow, Paths, Program, join, python_facts, stdout_of
+from orchestrator.records import Header, RunDef
 
 _HEADER = re.compile(r"torch ([0-9][^\s,]*)(?:, threads ([0-9]{1,9}))?")
 _BLAS_HEADER = re.compile(r"torch BLAS_INFO=(\S*)")

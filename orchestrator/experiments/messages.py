@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from orchestrator.spec.yamlsource import PathKey
+from orchestrator.experiments.yamlsource import PathKey
 
 
 class PathError(ValueError):

@@ -10,10 +10,10 @@ import pytest
 
 from orchestrator import programs
 from orchestrator.errors import ConfigError
+from orchestrator.experiments import config
+from orchestrator.experiments.config import Capability
+from orchestrator.experiments.plan import expand
 from orchestrator.programs.base import Paths
-from orchestrator.spec import config
-from orchestrator.spec.config import Capability
-from orchestrator.spec.plan import expand
 
 from ..conftest import PROJECT, write
 from .test_plan import file_order

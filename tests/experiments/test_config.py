@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.errors import ConfigError
-from orchestrator.spec import config
+from orchestrator.experiments import config
 
 from ..conftest import PROJECT, write
 

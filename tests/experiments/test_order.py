@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.data.records import CacheState
-from orchestrator.spec import config
-from orchestrator.spec.plan import expand
+from orchestrator.experiments import config
+from orchestrator.experiments.plan import expand
+from orchestrator.records import CacheState
 
 from ..conftest import PROJECT, write
 from .test_plan import NVIDIA

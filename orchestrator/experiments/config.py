@@ -23,11 +23,11 @@ from pydantic import (
 )
 
 from orchestrator import programs
+from orchestrator.experiments import limits as lim
+from orchestrator.experiments.limits import Env, Seconds, StrictBool, StrictInt
+from orchestrator.experiments.messages import PathError, problems
+from orchestrator.experiments.yamlsource import load_yaml, problems_error
 from orchestrator.programs.burn import CRATE_FEATURES
-from orchestrator.spec import limits as lim
-from orchestrator.spec.limits import Env, Seconds, StrictBool, StrictInt
-from orchestrator.spec.messages import PathError, problems
-from orchestrator.spec.yamlsource import load_yaml, problems_error
 
 FORMAT_VERSION = 1
 

@@ -6,7 +6,7 @@ resolves them (its 8 performance cores, from the transcribed sysctl in tests/dat
 change to experiments.yaml, to the plan or to --assume that changes the Mac's runs fails here;
 if the change is meant, write the file again and review its diff:
 
-    .venv/bin/python -m tests.spec.test_plan_macos
+    .venv/bin/python -m tests.experiments.test_plan_macos
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 
 from orchestrator.cli import plan_rows
+from orchestrator.experiments import config
+from orchestrator.experiments.plan import expand
 from orchestrator.run.detect import assumed
 from orchestrator.run.machine import capabilities, cpu_count
-from orchestrator.spec import config
-from orchestrator.spec.plan import expand
 
 from ..conftest import DATA, PROJECT
 from ..transcripts import host
@@ -33,8 +33,8 @@ MAC = ["macos", "arm64", "apple-silicon", "mps", "metal"]
 EXPECTED = DATA / "plan_macos.txt"
 HEADER = """\
 # plan experiments.yaml --assume macos arm64 apple-silicon mps metal, 'auto' threads = 8 (the
-# M2 Max's performance cores). Written by `python -m tests.spec.test_plan_macos`; compared
-# exactly by tests/spec/test_plan_macos.py. experiment | run | will | why
+# M2 Max's performance cores). Written by `python -m tests.experiments.test_plan_macos`; compared
+# exactly by tests/experiments/test_plan_macos.py. experiment | run | will | why
 """
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from orchestrator.spec import limits
+from orchestrator.experiments import limits
 
 
 @pytest.mark.parametrize(("value", "shape"), [([8, 4], (8, 4)), ("64x32", (64, 32)),

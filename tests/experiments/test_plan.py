@@ -10,9 +10,9 @@ from typing import get_args
 import pytest
 
 from orchestrator.errors import InputError
-from orchestrator.spec import config, plan
-from orchestrator.spec.config import Capability
-from orchestrator.spec.plan import builds_needed, expand
+from orchestrator.experiments import config, plan
+from orchestrator.experiments.config import Capability
+from orchestrator.experiments.plan import builds_needed, expand
 
 from ..conftest import PROJECT
 
@@ -25,7 +25,7 @@ NVIDIA = {**NO_GPU, "cuda": None}
 
 def file_order(cfg: config.ExperimentsFile) -> config.ExperimentsFile:
     """The file with `defaults.order.interleave: false`: these tests read runs by their
-    position in the file (interleaving, the default, is tests/spec/test_order.py's)."""
+    position in the file (interleaving, the default, is tests/experiments/test_order.py's)."""
     order = config.Order(interleave=False)
     return cfg.model_copy(update={"defaults": cfg.defaults.model_copy(update={"order": order})})
 
@@ -127,7 +127,7 @@ def test_builds_needed_only_for_runnable_runs(tmp_path: Path) -> None:
 
 def test_run_ids_of_the_experiments_file_never_change() -> None:
     """A run id hashes the run's definition: resume and the committed stores depend on it.
-    tests/data/plan_run_ids.json was computed before the records moved into data/records.py
+    tests/data/plan_run_ids.json was computed before the records moved into records.py
     (every capability present, 8 cores); the same file must give the same ids, in file order.
     Runs added since with a new axis (torch's `precision: tf32`, first-call's repeats 2 and
     3) are new runs: not pinned; so are profile runs (`profile: [ncu]`), each right after

@@ -10,11 +10,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from orchestrator import programs
-from orchestrator.data.records import CacheAction, CacheState, RunDef
 from orchestrator.errors import InputError
-from orchestrator.spec import order
-from orchestrator.spec.config import Build, Experiment, ExperimentsFile, Target
-from orchestrator.spec.limits import MAX_RUNS
+from orchestrator.experiments import order
+from orchestrator.experiments.config import Build, Experiment, ExperimentsFile, Target
+from orchestrator.experiments.limits import MAX_RUNS
+from orchestrator.records import CacheAction, CacheState, RunDef
 
 __all__ = ["PlannedRun", "RunDef", "builds_needed", "expand"]
 

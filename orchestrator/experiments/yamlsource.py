@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 import yaml
 
 from orchestrator.errors import ConfigError
-from orchestrator.spec.limits import MAX_DEPTH, MAX_FILE_BYTES, MAX_VALUES
+from orchestrator.experiments.limits import MAX_DEPTH, MAX_FILE_BYTES, MAX_VALUES
 
 PathKey = tuple[str | int, ...]
 Problem = tuple[int | None, PathKey, str]  # line, YAML path, what is wrong

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.errors import ConfigError
-from orchestrator.spec import limits
-from orchestrator.spec.yamlsource import load_yaml, problems_error
+from orchestrator.experiments import limits
+from orchestrator.experiments.yamlsource import load_yaml, problems_error
 
 from ..conftest import write
 

@@ -5,6 +5,6 @@ every value's line, within limits), `limits` (every size and count limit, the st
 types), `messages` (validation errors in YAML words, every problem), `plan` (expand the file
 into runs, each runnable or skipped with why).
 
-May import: `programs` (what frameworks, devices and capabilities exist), `data.records`
+May import: `programs` (what frameworks, devices and capabilities exist), `records`
 (the run definition), `errors`. Not `run`, `report` or `cli`.
 """

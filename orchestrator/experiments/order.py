@@ -24,10 +24,10 @@ import random
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from orchestrator.data.records import CacheAction, CacheState
+from orchestrator.records import CacheAction, CacheState
 
 if TYPE_CHECKING:  # plan.py calls this module: the type only, no import cycle
-    from orchestrator.spec.plan import PlannedRun
+    from orchestrator.experiments.plan import PlannedRun
 
 Unit = list["PlannedRun"]
 

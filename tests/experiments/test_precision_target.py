@@ -9,9 +9,9 @@ from typing import get_args
 import pytest
 
 from orchestrator.errors import ConfigError
-from orchestrator.spec import config
-from orchestrator.spec.config import Capability
-from orchestrator.spec.plan import expand
+from orchestrator.experiments import config
+from orchestrator.experiments.config import Capability
+from orchestrator.experiments.plan import expand
 
 from ..conftest import write
 
