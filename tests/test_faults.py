@@ -755,7 +755,8 @@ def test_results_path_that_is_a_file(tmp_path: Path, fake: Fake) -> None:
     exp, results = fill_disk_sweep(tmp_path), tmp_path / "results"
     results.write_text("not a folder")
     code, err = cli("run", exp, "--python", fake.path, "--results", results)
-    assert (code, err) == (1, f"error: cannot use results folder {results}: File exists\n")
+    assert (code, err) == (1, f"error: cannot use results folder {results}: it is a file, not a "
+                              "folder; choose another --results folder\n")
     assert results.read_text() == "not a folder"
 
 

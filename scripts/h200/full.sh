@@ -37,8 +37,9 @@ if [ "$phase" != gpu ]; then
     "$PYTHON" -m orchestrator report "$RESULTS" --out "$OUT/report" > "$OUT/report.log" 2>&1
     echo "report: exit $?" | tee -a "$OUT/steps.txt"
     "$PYTHON" -m orchestrator export "$RESULTS" --csv "$OUT/dataset.csv" >> "$OUT/steps.txt" 2>&1
-    tar -C "$OUT" -cJf "$OUT/report.tar.xz" report dataset.csv report.log && rm -rf "$OUT/report"
-    rm -f "$OUT/dataset.csv" "$OUT/report.log"
+    tar -C "$OUT" -cJf "$OUT/report.tar.xz" report dataset.csv dataset.samples.csv \
+        dataset.schema.json report.log && rm -rf "$OUT/report"
+    rm -f "$OUT"/dataset.* "$OUT/report.log"
 fi
 # the store holds the 1024x1024 accuracy arrays (12 MiB a run): xz'd it exceeds one file the
 # device returns, so it comes back in pieces of 15 MiB (`cat results.sqlite.xz.* | xz -d`)
@@ -46,3 +47,6 @@ xz -T0 -c "$RESULTS/results.sqlite" | split -b 15M -d - "$OUT/results.sqlite.xz.
 # the log can be long (a progress line per run): its tail says where it stopped
 tail -c 200000 "$OUT/run-$phase.log" > "$OUT/run-$phase.tail" && rm -f "$OUT/run-$phase.log"
 echo "done after $(( $(date +%s) - start )) s" | tee -a "$OUT/steps.txt"
+# at most 8 files come back: the small ones in one archive beside the report and the pieces
+tar -C "$OUT" -cJf "$OUT/logs.tar.xz" steps.txt "run-$phase.tail" "gpu-$phase.csv" \
+    && rm -f "$OUT/steps.txt" "$OUT/run-$phase.tail" "$OUT/gpu-$phase.csv"

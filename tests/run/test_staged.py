@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.cargo, pytest.mark.torch]
 
 TINY = """\
 version: 1
-defaults: {shape: [32, 32], reps: 2, timeout_s: 120}
+defaults: {shape: [32, 32], reps: 2, timeout_s: 120, order: {interleave: false}}
 builds:
   template: {crate: exec-cpu}
   default: {crate: exec-gpu}
