@@ -274,8 +274,7 @@ class Store:
             raise InputError(f"{self.path} is not a results store (not an SQLite database); "
                              f"{advice}")
         try:
-            with self._tidied() as hold, closing(_connect_reader(self.path)) as db:
-                hold()
+            with self._tidied(), closing(_connect_reader(self.path)) as db:
                 tables = [r[0] for r in db.execute(
                     "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
                 version = schema.version_of(db) if "meta" in tables else None
@@ -291,7 +290,7 @@ class Store:
                              f"{advice}")
 
     @contextmanager
-    def _tidied(self) -> Iterator[Callable[[], None]]:
+    def _tidied(self) -> Iterator[None]:
         """A read-only connection to a WAL store makes an empty `-wal` and a `-shm` beside it
         and cannot remove them when it closes (a writer's last close does). Readers overlap
         (a report while an export runs): each holds a shared flock on the store's own file
@@ -306,7 +305,7 @@ class Store:
         try:
             fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError:
-            yield lambda: None
+            yield
             return
         try:
             try:
@@ -316,7 +315,7 @@ class Store:
                 alone = False  # other readers in: their pair, the last of us removes it
             fcntl.flock(fd, fcntl.LOCK_SH)  # downgrades, or waits out a leaving tidier
             before = _inode(wal) if alone else None
-            yield lambda: None
+            yield
         finally:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # OSError: a reader still in
@@ -352,12 +351,11 @@ class Store:
         temporary copy when reading, so reading a store (the committed docs/results/h200-2026-11-30
         included) never changes its file."""
         with tempfile.TemporaryDirectory(prefix="orchestrator-store-") as scratch, \
-                contextlib.nullcontext(lambda: None) if create else self._tidied() as hold:
+                contextlib.nullcontext() if create else self._tidied():
             try:
                 self._db = self._open(create, Path(scratch))
             except sqlite3.Error as exc:
                 raise StoreError(f"cannot open {self.path}: {exc}") from None
-            hold()  # the reader's `-wal` is there now: held while it reads
             try:
                 yield
             finally:
