@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import BenchError
+from bench_core import BenchError, guarded
 from bench_core.args import positive_int as _positive_int
 from bench_core.args import seconds as _seconds
 from bench_core.args import shape as _shape
@@ -361,15 +361,7 @@ def _run(argv: Sequence[str] | None) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        _run(argv)
-    except BenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.code
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
-    return 0
+    return guarded(_run, argv)
 
 
 if __name__ == "__main__":

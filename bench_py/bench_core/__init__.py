@@ -112,6 +112,9 @@ Exit status: 0 on success; an expected failure prints one line ``error: ...`` on
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable, Sequence
+
 
 class BenchError(Exception):
     """An expected failure: reported as one ``error: ...`` line on stderr."""
@@ -119,3 +122,23 @@ class BenchError(Exception):
     def __init__(self, message: str, code: int = 1) -> None:
         super().__init__(message)
         self.code = code
+
+
+def guarded(run: Callable[[Sequence[str] | None], None], argv: Sequence[str] | None,
+            runtime: tuple[type[Exception], ...] = ()) -> int:
+    """`run(argv)` with its failures as one ``error:`` line and an exit status; `runtime`:
+    the further exceptions a program turns into exit 1 with their type named (the JAX
+    program names none)."""
+    try:
+        run(argv)
+    except BenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.code
+    except runtime as exc:
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"error: {type(exc).__name__}: {text}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    return 0

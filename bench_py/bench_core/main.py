@@ -6,10 +6,9 @@ anything else (no such device, a torch runtime error, a write error). The twin o
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 
-from . import BenchError, args, bench, facts
+from . import BenchError, args, bench, facts, guarded
 
 
 def _run(argv: Sequence[str] | None) -> None:
@@ -46,16 +45,5 @@ def _run(argv: Sequence[str] | None) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        _run(argv)
-    except BenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.code
-    except (RuntimeError, OSError) as exc:  # torch runtime errors (device, memory), file writes
-        text = " ".join(str(exc).split()) or type(exc).__name__
-        print(f"error: {type(exc).__name__}: {text}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
-    return 0
+    # torch runtime errors (device, memory) and file writes are expected failures too
+    return guarded(_run, argv, (RuntimeError, OSError))
