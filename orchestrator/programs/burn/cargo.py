@@ -175,8 +175,10 @@ class Builder:
                            expect_failure=build.expect_failure)
 
     def cargo_argv(self, build: Build) -> list[str]:
+        # --timings: cargo writes an HTML breakdown of every unit's time into the target
+        # folder's cargo-timings/ (where a build's minutes went; BENCHMARKS.md reads them)
         argv = [str(self.cargo), "build", "--release", "-p", build.crate,
-                "--target-dir", str(self.target_dir),
+                "--target-dir", str(self.target_dir), "--timings",
                 "--message-format", "json-render-diagnostics"]
         if build.features:
             argv += ["--features", ",".join(sorted(build.features))]
