@@ -44,6 +44,9 @@ class Profiler:
     key: str  # the dataset's `profiler`
     words: str  # 'CUPTI': the clocks table's 'kernel time (CUPTI)'
     clock: str  # what its clock holds
+    # a profile run's profiler (experiments file `profile: [...]`): the value of ncu's
+    # `--cache-control` it runs with ('none': L2 as the kernel finds it; 'all': flushed)
+    cache_control: str = ""
 
 
 @dataclass(frozen=True)
@@ -112,11 +115,21 @@ METHODS: tuple[Method, ...] = (
            "warm-up", headline=True, time=True),
     Method("accuracy", "accuracy", "the accuracy table's errors", "accuracy", unit=""),
     Method("energy", "energy", "the GPU's energy over a block of matmuls", "methods", unit="J"),
+    Method("accuracy_kernel", "accuracy kernel",
+           "the kernel that computed an accuracy run's product (column `kernel`, profiler "
+           "`cupti`)", "accuracy", printed=("accuracy kernel time (cupti)",)),
+    Method("sm_clock", "SM clock", "the SM clock at the start and end of a timed block "
+           "(`method_text`: the block's method as printed)", "methods", unit="MHz"),
 )
 PROFILERS: tuple[Profiler, ...] = (
     Profiler("cupti", "CUPTI",
              "GPU time of the matmul's kernels, torch.profiler (bench_py's own block)"),
-    Profiler("ncu", "ncu", "GPU time of the matmul's kernels, Nsight Compute (a profile run)"),
+    Profiler("ncu", "ncu, L2 warm (--cache-control none)",
+             "GPU time of the matmul's kernels, Nsight Compute (a profile run; L2 as the "
+             "previous launch left it, as in the timed runs)", cache_control="none"),
+    Profiler("ncu_flushed", "ncu, L2 flushed (--cache-control all)",
+             "GPU time of the matmul's kernels, Nsight Compute (a profile run; caches flushed "
+             "before every kernel: inputs from HBM)", cache_control="all"),
 )
 STATS: tuple[Stat, ...] = (
     Stat("min", "the minimum of the timed runs", time=True),
@@ -136,6 +149,14 @@ STATS: tuple[Stat, ...] = (
     Stat("max_err_f32_numpy", "numpy's own f32 product's error", unit=""),
     Stat("joules", "the energy of an energy block", unit="J"),
     Stat("seconds", "the energy block's wall time"),
+    Stat("joules_net", "the energy block's joules less idle power times its wall time",
+         unit="J"),
+    Stat("idle_watts", "the GPU's idle power, measured just before the energy block", unit="W"),
+    Stat("idle_seconds", "how long that idle power was measured over"),
+    Stat("busy_fraction", "the share of the energy block the GPU ran kernels (runs x kernel "
+         "median / wall time)", unit=""),
+    Stat("block_start", "the SM clock when a timed block started", unit="MHz"),
+    Stat("block_end", "the SM clock when a timed block ended", unit="MHz"),
 )
 
 
@@ -194,6 +215,19 @@ COLUMNS: tuple[Column, ...] = (
     _text("gpu_reasons_after", "clock-event reasons after", "state"),
     Column("gpu_energy_j", "float64", "energy between the snapshots (J)", "state"),
     Column("gpu_throttle_s", "float64", "time the clocks were held down (s)", "state"),
+    Column("gpu_below_app_clock_s", "float64", "time the clocks were below the application "
+           "clock during the run, any cause, idle included (s)", "state"),
+    Column("gpu_below_base_clock_s", "float64", "time the clocks were below the base clock "
+           "during the run (s)", "state"),
+    Column("gpu_low_utilization_s", "float64", "time the clocks were held down for low "
+           "utilization (idle) during the run (s)", "state"),
+    Column("gpu_power_throttle_s", "float64", "power-cap violation time during the run (s)",
+           "state"),
+    Column("gpu_thermal_throttle_s", "float64", "thermal violation time during the run (s)",
+           "state"),
+    _int("gpu_sm_clock_run_min_mhz", "lowest SM clock NVML gave while the run ran", "state"),
+    _int("gpu_sm_clock_run_max_mhz", "highest SM clock NVML gave while the run ran", "state"),
+    _int("gpu_sm_clock_samples", "NVML SM-clock readings taken while the run ran", "state"),
     _int("gpu_other_processes", "other compute processes on the GPU", "state"),
     _text("gpu_other_pids", "their pids", "state"),
     _text("gpu_state_reason", "why the GPU values are empty", "state"),
@@ -271,6 +305,11 @@ def clocks() -> list[tuple[str, str, str, str]]:
         elif m.clock:
             rows.append((m.key, "", m.words, m.clock))
     return rows
+
+
+def profile_profilers() -> dict[str, Profiler]:
+    """The profilers of profile runs (ncu's variants), by key."""
+    return {p.key: p for p in PROFILERS if p.cache_control}
 
 
 def time_stats() -> list[str]:

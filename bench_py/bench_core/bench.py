@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import energy, facts, kernels, queued, window
+from . import energy, facts, kernels, queued, smclock, window
 from . import format as fmt
-from .facts import Device
+from .facts import Device, cuda_index
 from .format import OP
 
 if TYPE_CHECKING:
@@ -44,10 +44,12 @@ def run_mm(
     clock = time.perf_counter_ns
 
     # Device init: the first operations that touch the device, up to the first synchronize.
+    # Inputs uniform in [-1, 1), as burn's (bench-core's pseudo_random): the same
+    # distribution in both programs, so the energy (which depends on the bits) compares.
     torch.manual_seed(0)
     t0 = clock()
-    a = torch.rand(m, n, device=dev.device)
-    b = torch.rand(n, m, device=dev.device)
+    a = torch.empty(m, n, device=dev.device).uniform_(-1.0, 1.0)
+    b = torch.empty(n, m, device=dev.device).uniform_(-1.0, 1.0)
     sync()
     fmt.emit(f"{label}: device init {fmt.format_duration_ns(clock() - t0)}")
 
@@ -66,9 +68,13 @@ def run_mm(
     else:
         fmt.emit(f"{label} {shape} {OP} first call: {fmt.format_duration_ns(returned)}")
 
+    # The SM clock at each timed block's start and end (NVML, CUDA; outside the timing)
+    sm = smclock.open_clock(label, cuda_index(a) if label == "cuda" else 0)
+
     # No sync / with sync: the chapter's loop exactly (c is dropped only after the sync).
     nosync: list[int] = []
     synced: list[int] = []
+    start_mhz = sm.read()
     for _ in range(reps):
         t = clock()
         c = a @ b
@@ -76,8 +82,11 @@ def run_mm(
         sync()
         synced.append(clock() - t)
         del c
+    end_mhz = sm.read()
     fmt.report(label, shape, "no sync", fmt.ns_to_s(nosync), show_samples)
     fmt.report(label, shape, "with sync", fmt.ns_to_s(synced), show_samples)
+    for method in ("no sync", "with sync"):  # one loop: the same clocks for both
+        smclock.clock_line(label, shape, method, start_mhz, end_mhz)
 
     # Device time: the chapter's event_time, on accelerators only.
     if dev.is_accelerator:
@@ -93,23 +102,32 @@ def run_mm(
             del out
             return start.elapsed_time(end) / 1e3
 
+        start_mhz = sm.read()
         events = [event_time(lambda: a @ b) for _ in range(reps)]
+        event_clocks = (start_mhz, sm.read())
         # Measured in a loop of its own after the chapter's, printed right after it.
+        start_mhz = sm.read()
         held = queued.queued_event_times(dev, a, b, reps, make_event) if label == "cuda" else None
+        queued_clocks = (start_mhz, sm.read())
         fmt.report(label, shape, f"{label}.Event time", events, show_samples)
+        smclock.clock_line(label, shape, f"{label}.Event time", *event_clocks)
         if held is not None:
             fmt.report(label, shape, f"{label}.{queued.QUEUED_METHOD}", held[0], show_samples)
             fmt.emit(queued.queued_proof_line(label, shape, held[1]))
+            smclock.clock_line(label, shape, f"{label}.{queued.QUEUED_METHOD}", *queued_clocks)
 
     # Read one number back: .item() waits for the device.
     readback: list[int] = []
+    start_mhz = sm.read()
     for _ in range(reps):
         t = clock()
         c = a @ b
         c.sum().item()
         readback.append(clock() - t)
         del c
+    end_mhz = sm.read()
     fmt.report(label, shape, "+ sum().item()", fmt.ns_to_s(readback), show_samples)
+    smclock.clock_line(label, shape, "+ sum().item()", start_mhz, end_mhz)
 
     # torch.utils.benchmark.Timer: synchronizes the accelerator around its clock reads.
     # num_threads must be given: the Timer runs with 1 thread unless told otherwise.
@@ -127,19 +145,31 @@ def run_mm(
     timer = benchmark.Timer(
         stmt="a @ b", globals={"a": a, "b": b}, num_threads=torch.get_num_threads(), **timer_kwargs
     )
+    start_mhz = sm.read()
     timed = [timer.timeit(1).times[0] for _ in range(reps)]
+    end_mhz = sm.read()
     fmt.report(label, shape, "benchmark.Timer", timed, show_samples)
+    smclock.clock_line(label, shape, "benchmark.Timer", start_mhz, end_mhz)
 
-    _beyond_the_chapter(dev, a, b, reps, show_samples, extras or Extras())
+    try:
+        _beyond_the_chapter(dev, a, b, reps, show_samples, extras or Extras(), sm)
+    finally:
+        sm.close()
 
 
 def _beyond_the_chapter(
-    dev: Device, a: torch.Tensor, b: torch.Tensor, reps: int, show_samples: bool, extras: Extras
+    dev: Device, a: torch.Tensor, b: torch.Tensor, reps: int, show_samples: bool, extras: Extras,
+    sm: smclock.SmClock | None = None,
 ) -> None:
     """The CUDA blocks after every chapter method: kernel time, then energy (if asked)."""
+    sm = sm or smclock.SmClock(None)
+    kernel_s: float | None = None  # one matmul's kernel time (median): the energy's busy share
     if dev.label == "cuda":
-        kernels.kernel_time_block(
+        start_mhz = sm.read()
+        kernel_s = kernels.kernel_time_block(
             dev, a, b, reps, show_samples, extras.dump_kernels, extras.precision)
+        smclock.clock_line(dev.label, f"{a.shape[0]}x{a.shape[1]}", kernels.KERNEL_METHOD,
+                           start_mhz, sm.read())
         if extras.profile_window:
             window.profile_window_block(a, b, reps, dev.sync)
     else:
@@ -149,7 +179,7 @@ def _beyond_the_chapter(
         if extras.profile_window:
             fmt.note(f"--profile-window: no CUDA profiler API on {dev.label}; no window marked")
     if extras.energy_s > 0:
-        energy.energy_block(dev, a, b, extras.energy_s)
+        energy.energy_block(dev, a, b, extras.energy_s, kernel_s, sm)
 
 
 def run_accuracy(dev: Device, m: int, n: int, out: Path) -> None:
@@ -162,7 +192,8 @@ def run_accuracy(dev: Device, m: int, n: int, out: Path) -> None:
     kb = torch.arange(n * m, dtype=torch.int64).to(torch.float32).reshape(n, m)
     a = torch.sin(ka)
     b = torch.cos(kb)
-    c = (a.to(dev.device) @ b.to(dev.device)).cpu()  # .cpu() waits for the device
+    # on CUDA under torch.profiler: the `# kernel` line names the kernel that computed c
+    c = kernels.accuracy_product(dev, a.to(dev.device), b.to(dev.device)).cpu()  # waits
     out.mkdir(parents=True, exist_ok=True)
     for name, tensor in (("a", a), ("b", b), ("c", c)):
         array = np.ascontiguousarray(tensor.numpy(), dtype=np.float32)

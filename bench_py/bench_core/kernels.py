@@ -140,8 +140,9 @@ def kernel_time_block(
     show_samples: bool,
     dump: Path | None,
     precision: str,
-) -> None:
-    """The kernel-time summary, its samples, and one ``# kernel`` line per kernel name."""
+) -> float | None:
+    """The kernel-time summary, its samples, and one ``# kernel`` line per kernel name; the
+    median per-matmul kernel time (s), None where the grouping (or the profiler) failed."""
     import torch
 
     label, shape = dev.label, f"{a.shape[0]}x{a.shape[1]}"
@@ -151,7 +152,7 @@ def kernel_time_block(
     except Exception as exc:  # no CUPTI, a profiler bug: the figure is optional, never fatal
         text = " ".join(str(exc).split()) or type(exc).__name__
         fmt.note(f"torch.profiler failed ({type(exc).__name__}: {text}): no {KERNEL_METHOD} line")
-        return
+        return None
     if dump is not None:
         meta = {
             "torch": torch.__version__,
@@ -164,15 +165,53 @@ def kernel_time_block(
     groups = group_kernels(events, reps)
     if groups.note is not None:
         fmt.note(f"{label} {shape} {OP} {KERNEL_METHOD}: {groups.note}")
+    per_matmul = None
     if groups.per_matmul_us is not None:
         per_matmul = [us / 1e6 for us in groups.per_matmul_us]
         fmt.report(label, shape, KERNEL_METHOD, per_matmul, show_samples)
-    for kernel in groups.kernels:
+    kernel_lines(label, shape, KERNEL_METHOD, groups.kernels)
+    return fmt.median(per_matmul) if per_matmul else None
+
+
+def kernel_lines(label: str, shape: str, method: str, stats: Sequence[KernelStat]) -> None:
+    """One ``# kernel LABEL SHAPE OP METHOD: N launches, min DUR median DUR: NAME`` each."""
+    for kernel in stats:
         seconds = [us / 1e6 for us in kernel.durations_us]
         fmt.emit(
-            f"# kernel {label} {shape} {OP} {KERNEL_METHOD}: {len(seconds)} launches, "
+            f"# kernel {label} {shape} {OP} {method}: {len(seconds)} launches, "
             f"min {fmt.format_duration(min(seconds))} "
             f"median {fmt.format_duration(fmt.median(seconds))}: "
             f"{kernel.name}"
         )
+
+
+ACCURACY_KERNEL_METHOD = "accuracy kernel time (cupti)"
+
+
+def accuracy_product(dev: Device, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``a @ b`` on the device for the accuracy mode; on CUDA under torch.profiler (CUPTI),
+    then one ``# kernel ... accuracy kernel time (cupti)`` line per kernel that computed it
+    (which kernel, and so which arithmetic, made the arrays the orchestrator compares).
+    The product is the same either way: the profiler only records; where it fails, a note
+    and the product without the lines."""
+    if dev.label != "cuda":
+        return a @ b
+    try:
+        from torch.profiler import ProfilerActivity, profile
+
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            c = a @ b
+            dev.sync()
+        events = kernel_events(prof, cuda_index(c))
+    except Exception as exc:  # no CUPTI, a profiler bug: the product is what matters here
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        fmt.note(f"torch.profiler failed ({type(exc).__name__}: {text}): no "
+                 f"{ACCURACY_KERNEL_METHOD} line")
+        return a @ b
+    groups = group_kernels(events, 1)
+    if not groups.kernels:
+        fmt.note(f"{ACCURACY_KERNEL_METHOD}: the profiler recorded no device kernel")
+    kernel_lines(dev.label, f"{a.shape[0]}x{a.shape[1]}", ACCURACY_KERNEL_METHOD,
+                 groups.kernels)
+    return c
 

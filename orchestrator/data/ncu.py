@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from orchestrator.records import CacheState, Figure
 
 METRIC = "gpu__time_duration.sum"
-METHOD_TEXT = "kernel time (ncu)"
+METHOD_TEXT = "kernel time (ncu)"  # the L2-flushed variant's: 'kernel time (ncu_flushed)'
+PROFILER = "ncu"  # the dataset's `profiler` of a warm-L2 profile run (vocabulary.PROFILERS)
 # ncu's unit names for a duration, both its short and its long spellings
 _UNITS = {"ns": 1e-9, "nsecond": 1e-9, "us": 1e-6, "usecond": 1e-6, "µs": 1e-6, "ms": 1e-3,
           "msecond": 1e-3, "s": 1.0, "second": 1.0}
@@ -73,6 +74,7 @@ class Where:
     device: str
     shape: str
     op: str = "matmul"
+    profiler: str = PROFILER  # 'ncu' (L2 warm) or 'ncu_flushed' (vocabulary.PROFILERS)
 
 
 def read_launches(text: str) -> list[Launch]:
@@ -167,10 +169,11 @@ def figures(launches: list[Launch], reps: int, where: Where) -> list[Figure]:
 def _figures(where: Where, stats: tuple[tuple[str, float], ...], runs: int,
              kernel: str) -> list[Figure]:
     return [Figure(framework=where.framework, label=where.label, device=where.device,
-                   shape=where.shape, op=where.op, method="kernel_time", method_text=METHOD_TEXT,
-                   stat=stat, value=value, runs=runs, threads=None, cache=CacheState.NONE,
-                   process=None, warmup=None, iteration=None, section=None, line_no=0,
-                   profiler="ncu", kernel=kernel) for stat, value in stats]
+                   shape=where.shape, op=where.op, method="kernel_time",
+                   method_text=f"kernel time ({where.profiler})", stat=stat, value=value,
+                   runs=runs, threads=None, cache=CacheState.NONE, process=None, warmup=None,
+                   iteration=None, section=None, line_no=0, profiler=where.profiler,
+                   kernel=kernel) for stat, value in stats]
 
 
 def read(data: bytes | None, reps: int, where: Where) -> list[Figure]:

@@ -102,7 +102,14 @@ _SAMPLES = re.compile(r"# samples " + _LSO + r"([^:]+):(.*)")
 # NAME is everything after the ': ' that follows `median DUR` (it may hold ': ' itself)
 _KERNEL = re.compile(r"# kernel " + _LSO +
                      rf"([^:]+): {_INT} launches, min {_DUR} median {_DUR}: (.*\S)")
-_PROFILER = re.compile(r"kernel time \(([a-z]+)\)")  # the profiler a kernel_time names
+# the profiler a kernel_time (or accuracy_kernel: `accuracy kernel time (cupti)`) names
+_PROFILER = re.compile(r"kernel time \(([a-z_]+)\)$")
+# `# sm clock cuda 1024x1024 matmul with sync: start 1980 MHz, end 1980 MHz` (bench_py)
+_SM_CLOCK = re.compile(r"# sm clock " + _LSO + rf"([^:]+): start {_INT} MHz, end {_INT} MHz")
+# `# energy cuda 1024x1024 matmul energy (nvml): idle 121.250 W over 1.003s, net 2805.112 J,
+# busy 0.962` (after its energy line; `busy` only where the kernel time is known)
+_ENERGY_MORE = re.compile(r"# energy " + _LSO + rf"(energy \([a-z]+\)): idle {_UNSIGNED} W "
+                          rf"over {_DUR}, net ([-]?{_UNSIGNED[1:-1]}) J(?:, busy {_UNSIGNED})?")
 # NAME must end in a non-space, so a long run of spaces can't make the lazy group quadratic.
 _ACCURACY = re.compile(
     rf"(.*?\S) +max\|x - f64 ref\| = {_NUM}(?: +max\|x - torch cpu\| = {_NUM})?")
@@ -128,6 +135,8 @@ _VALUE_FORMS = (
     (": device init ", re.compile(rf"(\S+)()(): device init {_DUR}"),
      (("device_init", "device init"),)),
 )
+
+_PROFILED = ("kernel_time", "accuracy_kernel")  # methods whose figures name a profiler
 
 # Printed METHOD -> dataset method: the methods every program prints are the vocabulary's
 # (`Method.printed`); the others are each program's own (programs/*.py: Program.methods), which
@@ -173,7 +182,7 @@ def _program_words() -> tuple[re.Pattern[str], dict[str, str], tuple[str, ...]]:
 
 def _profiler(text: str) -> str:
     """'cupti' of `kernel time (cupti)`: the profiler a kernel-time figure came from."""
-    match = _PROFILER.fullmatch(text)
+    match = _PROFILER.search(text)
     return match.group(1) if match else ""
 
 
@@ -261,8 +270,8 @@ def parse_lines(lines: Iterable[str], context: Context | None = None) -> ParseRe
 class _Parser:
     """Parsing state: the section and header context, and the last labelled line."""
 
-    __slots__ = ("ctx", "figures", "framework", "last", "result", "run", "sec", "section",
-                 "unsampled")
+    __slots__ = ("ctx", "energy_line", "figures", "framework", "last", "result", "run", "sec",
+                 "section", "unsampled")
 
     def __init__(self, context: Context) -> None:
         self.ctx, self.result = context, ParseResult()
@@ -289,6 +298,8 @@ class _Parser:
         self.framework = framework or sec_framework
         self.run = (sec_threads if threads is None else threads, cache, process, warmup)
         self.last: tuple[str, str | None, str | None] | None = None
+        # the last energy line (label, shape, op, line, runs): its `# energy` line completes it
+        self.energy_line: tuple[str, str, str, int, int] | None = None
 
     def feed(self, n: int, raw: str) -> None:
         """Parse line number `n`; whatever is not understood goes to `unknown`."""
@@ -310,6 +321,10 @@ class _Parser:
                 return self._samples(n, line)
             if line.startswith("# kernel "):
                 return self._kernel(n, line)
+            if line.startswith("# sm clock "):
+                return self._sm_clock(n, line)
+            if line.startswith("# energy "):
+                return self._energy_more(n, line)
             if line == "###" or line.startswith("### "):
                 self._enter_section(line[4:].strip())
                 return True
@@ -350,7 +365,7 @@ class _Parser:
         framework = self.framework or implied or hint
         threads, cache, process, run_warmup = self.run
         warmup, section, append = warmup or run_warmup, self.section, self.figures.append
-        profiler = _profiler(text) if method == "kernel_time" else ""
+        profiler = _profiler(text) if method in _PROFILED else ""
         for stat, value in stats:
             figure = _FigureTwin(
                 framework=framework, label=label, device=device, shape=shape, op=op,
@@ -377,12 +392,41 @@ class _Parser:
         """`# kernel ... kernel time (cupti): N launches, min DUR median DUR: NAME`."""
         match = _KERNEL.fullmatch(line)
         found = match and _method(match.group(4))
-        if not found or found[0] != "kernel_time":
+        if not found or found[0] not in _PROFILED:
             return False
         label, shape, op, text, launches, num1, unit1, num2, unit2, name = match.groups()
         stats = (("kernel_min", _seconds(num1, unit1)), ("kernel_median", _seconds(num2, unit2)))
-        self._emit(label, shape, op, "kernel_time", text, found[1], n, stats, int(launches),
+        self._emit(label, shape, op, found[0], text, found[1], n, stats, int(launches),
                    kernel=name)
+        return True
+
+    def _sm_clock(self, n: int, line: str) -> bool:
+        """Method `sm_clock`, stats `block_start` / `block_end` (MHz); `method_text` is the
+        timed block's method as printed."""
+        match = _SM_CLOCK.fullmatch(line)
+        if match is None:
+            return False
+        label, shape, op, text, start, end = match.groups()
+        self._emit(label, shape, op, "sm_clock", text, None, n,
+                   (("block_start", float(start)), ("block_end", float(end))))
+        return True
+
+    def _energy_more(self, n: int, line: str) -> bool:
+        """Method `energy`: stats `idle_watts`, `idle_seconds`, `joules_net`, and
+        `busy_fraction` where printed (the `# energy` line after the energy line)."""
+        match = _ENERGY_MORE.fullmatch(line)
+        if match is None:
+            return False
+        label, shape, op, text, watts, num, unit, net, busy = match.groups()
+        last = self.energy_line
+        if last is None or last[:3] != (label, shape, op):
+            return False  # it completes the energy line before it: alone it is not a figure
+        stats = [("idle_watts", float(watts)), ("idle_seconds", _seconds(num, unit)),
+                 ("joules_net", float(net))]
+        if busy is not None:
+            stats.append(("busy_fraction", float(busy)))
+        # the energy line's number and runs: the report reads one block per energy line
+        self._emit(label, shape, op, "energy", text, None, last[3], tuple(stats), last[4])
         return True
 
     def _values(self, n: int, groups: tuple[str, ...],
@@ -427,6 +471,7 @@ class _Parser:
         label, shape, op, text, joules, runs, num, unit = match.groups()
         self._emit(label, shape, op, "energy", text, None, n,
                    (("joules", float(joules)), ("seconds", _seconds(num, unit))), int(runs))
+        self.energy_line = (label, shape, op, n, int(runs))
         return True
 
     def _warmup(self, n: int, line: str) -> bool:

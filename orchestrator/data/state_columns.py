@@ -26,6 +26,11 @@ def reasons_text(names: list[str] | None) -> str:
     return "+".join(map(str, names)) or "none"
 
 
+# NVML's violation counters (run/gpu_state.VIOLATIONS) whose growth over the run is a column
+VIOLATION_COLUMNS = {"gpu_below_app_clock_s": "total_app_clocks",
+                     "gpu_below_base_clock_s": "total_base_clocks",
+                     "gpu_low_utilization_s": "low_utilization",
+                     "gpu_power_throttle_s": "power", "gpu_thermal_throttle_s": "thermal"}
 _TEXT_COLUMNS = ("gpu_reasons_before", "gpu_reasons_after", "gpu_other_pids",
                  "gpu_state_reason", "cpu_governor", "cpu_boost")
 _INT64 = 2**63 - 1
@@ -68,6 +73,7 @@ def _gpu(state: dict[str, Any]) -> dict[str, Any]:
                                                                  "no GPU state recorded")
         return {"gpu_state_reason": why}
     delta = state.get("gpu_delta") or {}
+    grown = delta.get("violations_s") or {}
     pids = sorted({*(before.get("other_pids") or []), *((after or {}).get("other_pids") or [])})
     counted = before.get("other_pids") is not None or (after or {}).get("other_pids") is not None
     missing = sorted({*before.get("missing", {}), *((after or {}).get("missing") or {})})
@@ -85,10 +91,19 @@ def _gpu(state: dict[str, Any]) -> dict[str, Any]:
         "gpu_reasons_after": reasons_text((after or {}).get("reason_names")),
         "gpu_energy_j": delta.get("energy_j"),
         "gpu_throttle_s": delta.get("throttle_s"),
+        **{column: grown.get(name) for column, name in VIOLATION_COLUMNS.items()},
+        **_sampled(state.get("gpu_during") or {}),
         "gpu_other_processes": len(pids) if counted else None,
         "gpu_other_pids": " ".join(map(str, pids)),
         "gpu_state_reason": ("not supported here: " + ", ".join(missing)) if missing else "",
     }
+
+
+def _sampled(during: dict[str, Any]) -> dict[str, Any]:
+    """The SM clock NVML gave while the run ran (run/gpu_state.Sampler), min/max/count."""
+    return {"gpu_sm_clock_run_min_mhz": during.get("sm_clock_min_mhz"),
+            "gpu_sm_clock_run_max_mhz": during.get("sm_clock_max_mhz"),
+            "gpu_sm_clock_samples": during.get("samples")}
 
 
 def _cpu(state: dict[str, Any]) -> dict[str, Any]:

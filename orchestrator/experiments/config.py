@@ -22,7 +22,7 @@ from pydantic import (
     model_validator,
 )
 
-from orchestrator import programs
+from orchestrator import programs, vocabulary
 from orchestrator.experiments import limits as lim
 from orchestrator.experiments.limits import Env, Seconds, StrictBool, StrictInt
 from orchestrator.experiments.messages import PathError, problems
@@ -47,7 +47,9 @@ Mode = Literal["mm", "warm", "accuracy"]
 CacheState = Literal["cold", "warm", "none"]
 WarmupKind = Literal["dropped", "kept"]
 Threads = lim.ThreadCount | Literal["auto"]
-Profiler = Literal["ncu"]  # a profile run of each measured CUDA mm run, under Nsight Compute
+# a profile run of each measured CUDA mm run, under Nsight Compute: 'ncu' with L2 as the timed
+# runs had it (--cache-control none), 'ncu_flushed' with caches flushed before every kernel
+Profiler = Literal[tuple(vocabulary.profile_profilers())]  # type: ignore[valid-type]
 # every arithmetic a program may be asked for (Program.precisions), first seen first
 Precision = Literal[tuple(dict.fromkeys(  # type: ignore[valid-type]
     q for p in programs.REGISTRY.values() for qs in p.precisions.values() for q in qs))]
@@ -263,7 +265,8 @@ class Experiment(Strict):
         "(`--energy`: matmuls back to back, joules from NVML; CUDA only); 0: none")
     profile: tuple[Profiler, ...] = Field(
         (), description="profile runs: ['ncu'] adds, after each measured mm run on a CUDA "
-        "device, the same run under Nsight Compute (kernel times); default none")
+        "device, the same run under Nsight Compute (kernel times, L2 warm: --cache-control "
+        "none); 'ncu_flushed' one more with L2 flushed (--cache-control all); default none")
     variants: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")],
                    Variant] | None = Field(
         None, description="A/B in one sweep: each target runs once per variant, the "

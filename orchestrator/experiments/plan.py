@@ -167,7 +167,8 @@ def _profile_runs(run: RunDef, profilers: tuple[str, ...], reason: str | None,
     if run.mode != "mm" or run.device != "cuda":
         return
     for profiler in profilers:
-        yield PlannedRun(replace(run, profile=profiler), reason or caps.get(profiler), expect)
+        # every profiler of a profile run is a variant of ncu: its capability is 'ncu'
+        yield PlannedRun(replace(run, profile=profiler), reason or caps.get("ncu"), expect)
 
 
 def builds_needed(config: ExperimentsFile, planned: list[PlannedRun]) -> dict[str, Build]:

@@ -5,7 +5,16 @@ total-energy counter around them (`LABEL SHAPE OP energy (nvml): J J, N runs, DU
 method `energy`, stats `joules` and `seconds`). The counter moves every ~100 ms on the H200,
 so a 2 s block spans ~20 updates: one 75 µs matmul is far below what it can resolve, N of them
 are not. J per matmul = J / N; GFLOP/J = 2·M·N·M·N_matmuls / J / 1e9 (a is M×N, b is N×M);
-mean power = J / s. The block's energy is the whole GPU's, idle power included.
+mean power = J / s. The block's energy is the whole GPU's, idle power included (gross).
+
+Where the program printed its `# energy` line (bench_py since issue 24: every counter read
+aligned to one of NVML's updates, blocks of >= 5 s), the idle power measured just before the
+block, the net joules (gross less idle power times the block's time) and net J per matmul are
+shown beside the gross ones, and the busy share (runs x one matmul's kernel time / the block's
+time). A program that prints no busy share (burn) gets it from its target's kernel time (ncu's
+profile run, else CUPTI), marked `(kernel time)`. Blocks without that line (burn's, older
+stores) read the counter at arbitrary moments: their idle and net cells are empty and a note
+says so; a block under 5 s gets a note too.
 """
 
 from __future__ import annotations
@@ -36,8 +45,36 @@ def _number(value: float | None, digits: int) -> str:
     return "?" if value is None else f"{value:.{digits}f}"
 
 
+MIN_BLOCK_S = 5.0  # a ~100 ms counter step is over 2% of a shorter block
+
+
 def energy_rows(fig: pd.DataFrame) -> pd.DataFrame:
     return fig[fig["method"] == "energy"]
+
+
+def _kernel_median(fig: pd.DataFrame, first: pd.Series) -> float | None:
+    """One matmul's kernel time (median) of the energy block's target: ncu's, else CUPTI's."""
+    mine = fig[(fig["method"] == "kernel_time") & (fig["stat"] == "median")
+               & (fig["framework"] == first["framework"]) & (fig["label"] == first["label"])
+               & (fig["shape"] == first["shape"])]
+    if "kernel" in mine:
+        mine = mine[mine["kernel"].fillna("").astype(str) == ""]
+    for profiler in ("ncu", "cupti"):
+        found = mine[mine["profiler"] == profiler]["value_s"].dropna() \
+            if "profiler" in mine else []
+        if len(found):
+            return float(found.iloc[0])
+    return None
+
+
+def _busy(stats: dict, fig: pd.DataFrame, first: pd.Series, matmuls: int,
+          seconds: float | None) -> str:
+    printed = stats.get("busy_fraction")
+    if printed is not None and not pd.isna(printed):
+        return f"{printed:.0%}"
+    kernel = _kernel_median(fig, first)
+    share = ratio(kernel * matmuls, seconds) if kernel is not None else None
+    return "" if share is None else f"{share:.0%} (kernel time)"
 
 
 def energy_table(fig: pd.DataFrame) -> Table:
@@ -50,7 +87,9 @@ def energy_table(fig: pd.DataFrame) -> Table:
                      "`energy_s`; CUDA with NVML only)")
     has_precision = "precision" in rows and rows["precision"].notna().any() and \
         rows["precision"].dropna().astype(str).ne("").any()
-    out = []
+    out: list[dict[str, object]] = []
+    unaligned: list[str] = []
+    short: list[str] = []
     for unit, line in ordered(rows, ["unit", "line_no"]):  # one energy line each
         mine = rows[(rows["unit"] == unit) & (rows["line_no"] == line)]
         first = mine.iloc[0]
@@ -62,6 +101,7 @@ def energy_table(fig: pd.DataFrame) -> Table:
         row = {"framework": column_name(first["framework"], first["label"])}
         if has_precision:
             row["precision"] = as_text(first["precision"])
+        net, idle = stats.get("joules_net"), stats.get("idle_watts")
         row.update({
             "shape": first["shape"], "matmuls": matmuls,
             "seconds": f"{seconds:.3f}" if seconds is not None else "",
@@ -69,11 +109,26 @@ def energy_table(fig: pd.DataFrame) -> Table:
             # a zero count, zero joules or a zero block time gives '?', not a division by zero
             "J per matmul": _per_matmul(ratio(joules, matmuls)),
             "GFLOP/J": _number(ratio(flop * matmuls / 1e9, joules), 1) if flop else "",
-            "mean power W": _number(ratio(joules, seconds), 0)})
+            "mean power W": _number(ratio(joules, seconds), 0),
+            "idle W": "" if idle is None else f"{idle:.0f}",
+            "net J": "" if net is None else f"{net:.3f}",
+            "net J per matmul": "" if net is None else _per_matmul(ratio(net, matmuls)),
+            "busy": _busy(stats, fig, first, matmuls, seconds)})
+        if net is None:
+            unaligned.append(f"{row['framework']} {row['shape']}")
+        if seconds is not None and seconds < MIN_BLOCK_S:
+            short.append(f"{row['framework']} {row['shape']} ({seconds:.1f} s)")
         out.append(row)
     if not out:
         return empty("energy", title, "the energy lines hold no joules")
     odd = [f"{r['framework']} {r['shape']}" for r in out if "?" in r.values()]
     notes = [f"**no per-matmul energy**: {', '.join(odd)}: a block of 0 matmuls, 0 J or 0 s "
              "(as printed) gives no share, shown as '?'."] if odd else []
+    if unaligned:
+        notes.append(f"**energy not aligned, idle not subtracted**: {', '.join(unaligned)}: "
+                     "the program read NVML's counter (updated every ~100 ms) at arbitrary "
+                     "moments and measured no idle power, so its joules are gross only.")
+    if short:
+        notes.append(f"**short energy block**: {', '.join(short)}: under {MIN_BLOCK_S:g} s, "
+                     "one ~100 ms counter step is over 2% of it.")
     return Table("energy", title, pd.DataFrame(out), notes=notes)

@@ -25,6 +25,7 @@ from orchestrator.data.dataset import Dataset
 from orchestrator.report import (
     cache_report,
     checks,
+    clock_checks,
     clocks,
     drift,
     energy,
@@ -32,6 +33,7 @@ from orchestrator.report import (
     first_call_breakdown,
     plots,
     process_table,
+    profile_report,
     ratios,
     sizes_plot,
     sizes_report,
@@ -155,6 +157,7 @@ def _clocks(ctx: Context, selected: clocks.ClockRows) -> Section:
         "and median, with the differences named; then the kernels each framework ran, and "
         "burn / PyTorch on kernel time.",
         [*clocks.clock_tables(selected), clocks.kernel_table(selected),
+         profile_report.profile_table(ctx.fig),
          clocks.kernel_ratio_table(selected),
          # every later candidate's (JAX) only where it has kernel times beside the reference's
          *(t for t in (clocks.kernel_ratio_table(selected, p.name)
@@ -291,7 +294,7 @@ def _failures(ctx: Context, figures: pd.DataFrame) -> Section:
 def _gpu_warnings(rows: pd.DataFrame) -> list[str]:
     """What NVML said about the GPU around these runs (state_checks)."""
     return (state_checks.gpu_start(rows) + state_checks.gpu_throttle(rows)
-            + state_checks.gpu_others(rows))
+            + clock_checks.warnings(rows) + state_checks.gpu_others(rows))
 
 
 @section("machine", lambda ctx: ctx.fig)

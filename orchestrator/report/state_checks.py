@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from orchestrator.report import clock_checks
 from orchestrator.report.names import as_text, run_name
 from orchestrator.report.tables import Table, empty
 
@@ -130,6 +131,7 @@ def gpu_state_table(rows: pd.DataFrame) -> Table:
                                   f"{as_text(row['gpu_reasons_after'])}",
         "run energy J": _f(row["gpu_energy_j"], "{:.1f}"),
         "throttled s": _f(row["gpu_throttle_s"], "{:.3g}"),
+        **clock_checks.cells(row),
         "other processes": as_text(_int(row["gpu_other_processes"])),
     } for row in runs])
     return Table("gpu_state", title, frame)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from orchestrator import programs
+from orchestrator import programs, vocabulary
 from orchestrator.data.dataset import Dataset, typed
 from orchestrator.data.durations import format_duration
 from orchestrator.report import arithmetic
@@ -79,7 +79,7 @@ def prepare(data: Dataset) -> pd.DataFrame:
     # a profile run's program ran under ncu: of its figures only ncu's own are kept
     profiler = fig["profiler"].astype(object).where(fig["profiler"].notna(), "") \
         if "profiler" in fig else pd.Series("", index=fig.index)
-    ok &= (fig["role"] != "profile") | (profiler == "ncu")
+    ok &= (fig["role"] != "profile") | profiler.isin(list(vocabulary.profile_profilers()))
     return fig[ok].reset_index(drop=True)
 
 
@@ -188,7 +188,8 @@ ACCURACY_STATS = {"max_err_f64_ref": "max|x - f64 ref|",
 
 
 def accuracy_rows(fig: pd.DataFrame) -> pd.DataFrame:
-    rows = fig[fig["method"] == "accuracy"].copy()
+    # with the kernel that computed each product (bench_py's `accuracy kernel time (cupti)`)
+    rows = fig[fig["method"].isin(["accuracy", "accuracy_kernel"])].copy()
     rows["build"] = [accuracy_build_name(f, lab)
                      for f, lab in zip(rows["framework"], rows["label"], strict=True)]
     return rows
@@ -218,8 +219,17 @@ def accuracy_table(rows: pd.DataFrame) -> Table:
                                                          stat="inputs_match_torch_cpu")
         if known:  # how the build computed, and how that is known
             record["arithmetic"] = arithmetic.accuracy_cell(mine)
+        if "kernel_min" in has:  # which kernel computed c (CUDA torch: CUPTI)
+            record["kernel"] = _accuracy_kernel(mine)
         records.append(record)
     return Table("accuracy", title, pd.DataFrame(records).fillna(""))
+
+
+def _accuracy_kernel(mine: pd.DataFrame) -> str:
+    """The kernel(s) the profiler saw compute a build's product, in launch order."""
+    found = mine[(mine["method"] == "accuracy_kernel") & (mine["stat"] == "kernel_min")]
+    names = [str(k) for k in found["kernel"].dropna() if str(k)] if "kernel" in found else []
+    return " + ".join(dict.fromkeys(names))
 
 
 def _accuracy_number(stat: str) -> Callable[[Any], str]:

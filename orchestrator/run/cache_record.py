@@ -28,7 +28,9 @@ def env_overrides(run: RunDef) -> dict[str, str]:
 
 def begin(run: RunDef, path: Path, info: dict[str, Any]) -> dict[str, Any]:
     """Add the state found before the process (the cache action has been applied)."""
-    info["state"] = run.cache.value  # the state the process starts in (priming: cold)
+    # the state the process starts in (priming: cold); a profile run starts from what its
+    # measured run left, so warm whatever that one was (its cache is never emptied)
+    info["state"] = CacheState.WARM.value if run.profile else run.cache.value
     info["before"] = asdict(CacheContents.of(path))
     info["store_before"] = programs.get(run.program).store_look(run, path, dict(run.env))
     overrides = env_overrides(run)
@@ -57,8 +59,8 @@ def proof(run: RunDef, info: dict[str, Any]) -> str:
     parts = []
     before, after = info.get("store_before"), info.get("store_after")
     if before is not None and after is not None and run.cache != CacheState.NONE:
-        parts.append(programs.get(run.program).store_proof(run.cache == CacheState.COLD,
-                                                           before, after))
+        cold = run.cache == CacheState.COLD and not run.profile  # a profile run is never cold
+        parts.append(programs.get(run.program).store_proof(cold, before, after))
     driver = _driver_text(info.get("driver_cache"))
     if driver:
         parts.append(driver)

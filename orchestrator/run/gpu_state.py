@@ -237,3 +237,71 @@ def delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     # the causes overlap in time (power and thermal at once): the largest, not the sum
     return {"energy_j": energy, "throttle_s": max(throttled) if throttled else None,
             "violations_s": grown}
+
+
+SAMPLE_INTERVAL_S = 0.2  # one NVML clock read per interval: a driver call, no GPU work
+MAX_SAMPLES = 100_000  # a week-long run at the interval; past it the sampler stops reading
+
+
+class Sampler:
+    """The SM clock while a run runs, from NVML in a daemon thread: min, max, count.
+
+    For programs that cannot read it themselves (burn; bench_py prints its own per timed
+    block). Bounded: one read per SAMPLE_INTERVAL_S, at most MAX_SAMPLES, kept as three
+    numbers; `stop` waits at most `timeout_s` for the thread (a hung NVML call leaves it
+    behind, said in the result's `reason`), and never raises."""
+
+    def __init__(self, env: Mapping[str, str], interval_s: float = SAMPLE_INTERVAL_S,
+                 timeout_s: float = NVML_TIMEOUT_S) -> None:
+        self.env, self.interval_s, self.timeout_s = dict(env), interval_s, timeout_s
+        self.stopped = threading.Event()
+        self.clocks: list[int] = []  # min and max so far (two numbers, not every reading)
+        self.samples = 0
+        self.reason: str | None = None
+        self.thread = threading.Thread(target=self._run, name="nvml-sampler", daemon=True)
+
+    def start(self) -> Sampler:
+        if any(thread.is_alive() for thread in _hung):
+            self.reason = "NVML did not answer an earlier call (still blocked): not sampled"
+        else:
+            self.thread.start()
+        return self
+
+    def _run(self) -> None:
+        nvml, why = _load_nvml()
+        if nvml is None:
+            self.reason = why
+            return
+        try:
+            found = device_index(nvml, self.env)
+            if isinstance(found, str):
+                self.reason = found
+                return
+            kind = getattr(nvml, "NVML_CLOCK_SM", 1)
+            while not self.stopped.is_set() and self.samples < MAX_SAMPLES:
+                value = nvml.nvmlDeviceGetClockInfo(found[0], kind)
+                if _whole_within(value, _BOUNDS["sm_clock_mhz"]):
+                    low, high = self.clocks or (value, value)
+                    self.clocks = [min(low, value), max(high, value)]
+                    self.samples += 1
+                self.stopped.wait(self.interval_s)
+        except Exception as exc:  # a device that vanished mid-run: what was read is kept
+            self.reason = f"NVML failed while sampling: {_words(exc)}"
+        finally:
+            with contextlib.suppress(Exception):
+                nvml.nvmlShutdown()
+
+    def stop(self) -> dict[str, Any]:
+        """{'sm_clock_min_mhz', 'sm_clock_max_mhz', 'samples', 'interval_s'} (+ 'reason')."""
+        self.stopped.set()
+        if self.thread.ident is not None:
+            self.thread.join(self.timeout_s)
+            if self.thread.is_alive():
+                _hung.append(self.thread)
+                self.reason = f"NVML did not answer within {self.timeout_s:g} s while sampling"
+        low, high = self.clocks or (None, None)
+        out: dict[str, Any] = {"sm_clock_min_mhz": low, "sm_clock_max_mhz": high,
+                               "samples": self.samples, "interval_s": self.interval_s}
+        if self.reason:
+            out["reason"] = self.reason
+        return out

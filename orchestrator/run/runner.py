@@ -14,7 +14,7 @@ import os
 import shutil
 import time
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -194,14 +194,21 @@ def _prepare(record: RunRecord, ctx: RunContext, cold_series: str | None,
     """Cache action, driver cache, scratch folder, argv and environment; the scratch folder."""
     run = record.run
     primed = record.role in (Role.MEASURE, Role.PRIMING)  # a priming run is recorded as cold
-    record.cache = prepare_cache(run, ctx.project, held, ctx.ledger) if primed else None
+    if primed:
+        record.cache = prepare_cache(run, ctx.project, held, ctx.ledger)
+    elif record.role == Role.PROFILE:  # recorded, never emptied: as its measured run left it
+        record.cache = prepare_cache(replace(run, cache_action=CacheAction.NONE), ctx.project,
+                                     held, ctx.ledger)
+    else:
+        record.cache = None
     driver = _driver_cache(run, ctx, cold_series)
     out_dir = ctx.scratch / record.run_id if run.mode == "accuracy" or run.profile else None
     problem = _fresh_dir(out_dir) if out_dir is not None else None
     if problem is not None:
         raise CacheSafetyError(problem)
     if run.profile and out_dir is not None:  # the program under ncu, its CSV into out_dir
-        record.argv = profile.argv(program_argv(run, ctx, None), out_dir / profile.ARTIFACT)
+        record.argv = profile.argv(program_argv(run, ctx, None), out_dir / profile.ARTIFACT,
+                                   run.profile)
     else:
         record.argv = program_argv(run, ctx, out_dir)
     record.env = program_env(run)
@@ -214,14 +221,20 @@ def _prepare(record: RunRecord, ctx: RunContext, cold_series: str | None,
 
 def _run_program(record: RunRecord, ctx: RunContext, out_dir: Path | None) -> None:
     run = record.run
-    # snapshots only, right before the spawn and right after the exit: nothing of the
-    # orchestrator runs while the program does
+    # snapshots right before the spawn and right after the exit; while the program runs only
+    # the SM-clock sampler (a thread, one NVML call per 200 ms, on NVIDIA runs)
     record.state = {"cpu_before": cpu_state.read(), "gpu_before": _gpu_snapshot(run, record.env)}
     record.load_before = asdict(Load.now())
+    # the SM clock while it runs (one NVML read per 200 ms in a thread): NVIDIA runs only
+    sampler = gpu_state.Sampler(record.env) if "gpu" in record.state["gpu_before"] else None
+    if sampler is not None:
+        sampler.start()
     record.started_at = time.time()
     record.outcome = outcome = spawn(record.argv, record.env, Path(record.cwd), run.timeout_s,
                                      ctx.ledger)
     record.ended_at = time.time()
+    if sampler is not None:
+        record.state["gpu_during"] = sampler.stop()
     gpu_after = _gpu_snapshot(run, record.env)
     record.load_after = asdict(Load.now())
     record.state.update(gpu_after=gpu_after, cpu_after=cpu_state.read(),

@@ -151,7 +151,12 @@ def test_a_cuda_run_records_the_state_before_and_after(tmp_path: Path, nvml: Fak
     assert rec.state["gpu_before"]["gpu"]["reason_names"] == ["gpu_idle"]
     assert rec.state["gpu_after"]["gpu"]["energy_mj"] == PROBE["energy_mj"]
     assert rec.state["gpu_delta"]["energy_j"] == 0
-    assert nvml.calls[calls_before:].count("nvmlInit") == 2  # one before, one after
+    # one before, one after, and the SM-clock sampler's while it ran
+    assert nvml.calls[calls_before:].count("nvmlInit") == 3
+    during = rec.state["gpu_during"]
+    assert during["samples"] >= 1 and "reason" not in during, during
+    assert during["sm_clock_min_mhz"] == during["sm_clock_max_mhz"]  # the fake's one clock
+    assert during["sm_clock_min_mhz"] == rec.state["gpu_before"]["gpu"]["sm_clock_mhz"]
     assert rec.state["cpu_before"]["source"] and rec.state["cpu_after"]["source"]
 
 
