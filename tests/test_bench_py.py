@@ -574,31 +574,93 @@ def test_queued_without_torch_sleep_is_a_note_and_no_figure(
 # --------------------------------------------------------------------------------------------
 
 
-def test_energy_waits_for_the_time_and_for_the_counter_to_move() -> None:
-    clock = iter(range(0, 10**12, 300_000_000))  # each look at the clock: 0.3 s later
-    counter = iter([5000, 5000, 5000, 5000, 7250])  # the counter moves on the 5th read
-    calls: list[str] = []
+class _World:
+    """A GPU whose NVML energy counter steps every 100 ms: idle at 120 W, 700 W while a batch
+    runs (each batch 0.25 s); clock reads cost 10 µs. Drives measure_energy with no GPU."""
 
-    def run_batch() -> int:
-        calls.append("batch")
+    STEP_NS = 100_000_000
+
+    def __init__(self) -> None:
+        self.t = 37_000_000  # not on a counter step: the first read is mid-interval
+        self.mj = 0.0  # energy so far (exact), the counter shows it as of its last step
+        self.shown = 0
+        self.steps = 0
+        self.reads: list[int] = []
+
+    def _advance(self, ns: int, watts: float) -> None:
+        for _ in range(ns // 1_000_000):  # 1 ms steps
+            self.t += 1_000_000
+            self.mj += watts  # W x 1 ms = that many mJ
+            if self.t // self.STEP_NS > self.steps:  # NVML updates its counter
+                self.steps, self.shown = self.t // self.STEP_NS, round(self.mj)
+
+    def clock(self) -> int:
+        self.t += 10_000
+        return self.t
+
+    def read_mj(self) -> int:
+        self.reads.append(self.t)
+        return self.shown
+
+    def sleep(self, seconds: float) -> None:
+        self._advance(max(int(seconds * 1e9), 1_000_000), 120.0)
+
+    def batch(self) -> int:
+        self._advance(250_000_000, 700.0)
         return 100
 
-    reading = energy.measure_energy(
-        run_batch, lambda: calls.append("sync"), lambda: next(counter), 0.5, lambda: next(clock)
-    )
+
+def test_energy_reads_at_counter_steps_and_subtracts_idle_power() -> None:
+    world = _World()
+    reading = energy.measure_energy(world.batch, lambda: None, world.read_mj, 5.0,
+                                    world.clock, world.sleep)
     assert reading is not None
-    # clock 0 at the start; 0.3 s after batch 1 (too soon, no read); then reads at 0.6, 0.9,
-    # 1.2 s that find 5000, and at 1.5 s the counter has moved.
-    assert (reading.millijoules, reading.runs, reading.elapsed_ns) == (2250, 500, 1_500_000_000)
-    assert calls[0] == "sync" and calls[1:] == ["batch", "sync"] * 5
+    assert reading.runs == 2000  # 20 batches of 0.25 s: the first >= 5 s
+    # the idle interval and the block start and end within 1 ms after a counter step
+    assert reading.idle_watts == pytest.approx(120.0, rel=0.01)
+    assert reading.elapsed_ns >= 5_000_000_000
+    # both ends just after a counter step: the block is a whole number of steps, +- 2 ms
+    assert min(reading.elapsed_ns % _World.STEP_NS,
+               -reading.elapsed_ns % _World.STEP_NS) < 2_000_000
+    assert min(reading.idle_ns % _World.STEP_NS, -reading.idle_ns % _World.STEP_NS) < 2_000_000
+    # gross: 5 s at 700 W plus the idle tail up to the next step; net: less 120 W x the time
+    seconds = reading.elapsed_ns / 1e9
+    assert reading.millijoules / 1000 == pytest.approx(5 * 700 + (seconds - 5) * 120, rel=0.01)
+    assert reading.net_joules == pytest.approx(5 * 580, rel=0.01)
+    # busy share from one matmul's kernel time: 2000 x 2.5 ms over the block's time
+    assert reading.busy(2.5e-3) == pytest.approx(5 / seconds)
+    assert reading.busy(None) is None
 
 
 def test_energy_gives_up_when_the_counter_never_moves() -> None:
-    clock = iter(range(0, 10**13, 1_000_000_000))
-    reading = energy.measure_energy(
-        lambda: 100, lambda: None, lambda: 42, 0.5, lambda: next(clock)
-    )
+    world = _World()
+    reading = energy.measure_energy(world.batch, lambda: None, lambda: 42, 5.0, world.clock,
+                                    world.sleep)
     assert reading is None
+
+
+def test_energy_lines_follow_the_contract_and_parse() -> None:
+    from orchestrator.data import parse
+
+    reading = energy.EnergyReading(3_625_000, 2000, 5_100_000_000, 121_000, 1_000_000_000)
+    lines: list[str] = []
+    original = fmt.emit
+    try:
+        energy.fmt.emit = lines.append  # type: ignore[assignment]
+        energy.print_reading("cuda", "1024x1024", reading, 2.5e-3)
+        energy.print_reading("cuda", "1024x1024", reading, None)
+    finally:
+        energy.fmt.emit = original  # type: ignore[assignment]
+    assert lines[1] == ("# energy cuda 1024x1024 matmul energy (nvml): idle 121.000 W over "
+                        "1.000s, net 3007.900 J, busy 0.980")
+    assert lines[3].endswith("net 3007.900 J")  # no kernel time: no busy share
+    parsed = parse.parse_text("\n".join(lines))
+    assert not parsed.unknown
+    stats = {(f.line_no, f.stat): f.value for f in parsed.figures}
+    assert stats[(1, "joules")] == 3625.0 and stats[(1, "joules_net")] == 3007.9
+    assert stats[(1, "busy_fraction")] == 0.98 and stats[(1, "idle_watts")] == 121.0
+    assert (3, "busy_fraction") not in stats and stats[(3, "idle_seconds")] == 1.0
+    assert {f.runs for f in parsed.figures} == {2000}  # the block's runs, on its line
 
 
 def test_uuids_of_nvml_and_torch_compare_equal() -> None:
@@ -652,6 +714,7 @@ def _energy_run(monkeypatch: pytest.MonkeyPatch, nvml: _FakeNvml, uuid: str) -> 
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda i: SimpleNamespace(uuid=uuid))
     dev = facts.Device("cuda", torch.device("cpu"), lambda: None, is_accelerator=True)
     a = torch.rand(4, 4)
+    monkeypatch.setattr(energy, "IDLE_S", 0.01)  # the fake counter moves at every read
     energy.energy_block(dev, a, a, 0.01)
 
 
@@ -663,14 +726,16 @@ def test_energy_block_reads_the_nvml_device_with_torchs_uuid(
     nvml = _FakeNvml()
     _energy_run(monkeypatch, nvml, "bbbbbbbb-1111")
     out, err = capsys.readouterr()
-    (line,) = out.splitlines()
+    line, more = out.splitlines()  # the energy line and its `# energy` line
     kind, match = classify(line)
     assert kind == "energy", line
-    assert (match["label"], match["shape"], match["joules"]) == ("cuda", "4x4", "1.250")
+    assert more.startswith("# energy cuda 4x4 matmul energy (nvml): idle "), more
+    # the fake counter moves 1.25 J at every read: from one step to the step after the next
+    assert (match["label"], match["shape"], match["joules"]) == ("cuda", "4x4", "2.500")
     assert int(match["runs"]) % energy.ENERGY_BATCH == 0 and int(match["runs"]) > 0
     assert {c for c in nvml.calls if c.startswith("energy")} == {"energy 1"}
     assert nvml.calls[0] == "init" and nvml.calls[-1] == "shutdown"
-    assert "note:" not in err
+    assert [n for n in err.splitlines() if "shorter than 5 s" not in n] == []
 
 
 @pytest.mark.torch
@@ -681,7 +746,7 @@ def test_energy_block_falls_back_to_nvml_device_0_with_a_note(
     nvml = _FakeNvml()
     _energy_run(monkeypatch, nvml, "cccccccc-2222")
     out, err = capsys.readouterr()
-    assert classify(out.strip())[0] == "energy"
+    assert classify(out.splitlines()[0])[0] == "energy"
     assert {c for c in nvml.calls if c.startswith("energy")} == {"energy 0"}
     assert "reading NVML device 0" in err
 

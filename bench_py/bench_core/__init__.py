@@ -23,7 +23,8 @@ module         Rust twin                   role
 ``kernels``    (none: burn has no CUPTI)   kernel time from torch.profiler (grouping shared
                                            with JAX)
 ``window``     ``window.rs``               the profile window for Nsight Compute
-``energy``     ``energy.rs``               energy from NVML
+``energy``     ``energy.rs``               energy from NVML (aligned, idle subtracted)
+``smclock``    (none: burn has no NVML)    the SM clock at each timed block's ends
 ``main``       ``lib.rs`` (``main_with_``  arguments to mode, errors to exit status
                ``args``)
 =============  ==========================  ==================================================
@@ -33,7 +34,8 @@ Every line it prints on stdout follows ``docs/LINES.md``; diagnostics and errors
 Modes
 -----
 ``--mode mm`` (default): ``a`` is ``[M, N]``, ``b`` is ``[N, M]`` (``--shape MxN``, default
-1024x1024), both ``torch.rand`` on the device (seed 0). The program prints, in this order:
+1024x1024), both uniform in [-1, 1) on the device (``uniform_(-1, 1)``, seed 0: the distribution
+of burn's inputs). The program prints, in this order:
 
 * ``torch VERSION, threads N`` and ``torch BLAS_INFO=...`` (parsed from
   ``torch.__config__.show()``); ``N`` is ``torch.get_num_threads()`` after ``--threads``.
@@ -44,7 +46,7 @@ Modes
   GPUs have no TF32 format and torch's TF32 settings do not reach MPS), so ``--precision tf32``
   is refused there.
 * ``LABEL: device init DUR``: wall time from just before the first operation that touches the
-  device (creating ``a`` and ``b`` there with ``torch.rand``) to just after the first
+  device (filling ``a`` and ``b`` there) to just after the first
   synchronize. On an accelerator this is the lazy initialisation of the device (context,
   allocator, RNG state), plus two random fills; on the CPU it is the two random fills only.
   The availability check done before it (``torch.cuda.is_available()`` and friends) is not
@@ -79,17 +81,19 @@ Beyond the chapter, CUDA only (each in a loop of its own, so it perturbs none of
   matmul launches the same sequence of k kernels, k = kernels / reps). Then one ``# kernel``
   line per distinct kernel name (launches, min, median). ``--dump-kernels FILE`` writes the
   profiler's device events as JSON (``kernel_events``) so a test fixture can be captured.
-* ``energy (nvml)``, with ``--energy SECONDS``, after everything else: matmuls back to back
-  until SECONDS have passed and NVML's total-energy counter has moved; joules, matmuls, wall
-  time between the two syncs before the two counter reads. ``pynvml`` (nvidia-ml-py) is
-  imported only there.
+* ``energy (nvml)``, with ``--energy SECONDS``, after everything else: the idle power, then
+  matmuls back to back until SECONDS have passed, every NVML counter read aligned to one of its
+  updates; joules, matmuls, wall time, then a ``# energy`` line (idle power, net joules, busy
+  share). ``pynvml`` (nvidia-ml-py) is imported only there and for the ``# sm clock`` lines
+  (the SM clock at each timed block's start and end, ``smclock``).
 
 Where one of these cannot be measured (no ``torch.cuda._sleep``, no CUPTI, no NVML, not CUDA)
 the program says so in a ``note:`` on stderr, prints no line for it, and still exits 0.
 
 ``--mode accuracy``: ``a[i, j] = sin(i*N + j)`` and ``b[i, j] = cos(i*M + j)``, the index cast to
 float32 and the sine/cosine evaluated in float32 on the CPU, then moved to the device;
-``c = a @ b`` on the device. Writes ``a.npy``, ``b.npy`` and ``c.npy`` (float32, C order) to
+``c = a @ b`` on the device (on CUDA under torch.profiler: one ``# kernel ... accuracy kernel
+time (cupti)`` line per kernel that computed it). Writes ``a.npy``, ``b.npy`` and ``c.npy`` (float32, C order) to
 ``--out`` and prints ``LABEL MxN matmul accuracy: wrote DIR``. Default shape 256x256. The
 comparing is done by the orchestrator, not here.
 

@@ -26,15 +26,16 @@ def profile_table(fig: pd.DataFrame) -> Table:
     if "role" not in fig or "profiler" not in fig:
         return empty("profile_runs", title, "no profile run in this data")
     rows = fig[(fig["role"] == "profile") & (fig["method"] == "kernel_time")]
-    if "kernel" in rows:
-        rows = rows[rows["kernel"].fillna("").astype(str) == ""]
     if rows.empty:
-        return empty("profile_runs", title, "no profile run with a per-matmul kernel time")
+        return empty("profile_runs", title, "no profile run with a kernel time")
+    per_matmul = rows["kernel"].fillna("").astype(str) == "" if "kernel" in rows else True
     records = []
     for unit, in ordered(rows, ["unit"]):
         mine = rows[rows["unit"] == unit]
         first = mine.iloc[0]
-        stats = dict(zip(mine["stat"], mine["value_s"], strict=False))
+        # the per-matmul figures ('' where ncu's launches did not divide into --reps)
+        whole = mine[per_matmul[mine.index]] if not isinstance(per_matmul, bool) else mine
+        stats = dict(zip(whole["stat"], whole["value_s"], strict=False))
         record = {"run": column_name(first["framework"], first["label"]),
                   "shape": first["shape"], "profiler": _words(str(first["profiler"])),
                   "min": duration(stats.get("min")), "median": duration(stats.get("median"))}

@@ -138,13 +138,13 @@ def test_run_ids_of_the_experiments_file_never_change() -> None:
     caps: dict[str, str | None] = dict.fromkeys(get_args(Capability))
     # in file order (the pinned list's); the interleaved default plans the same ids reordered
     planned = expand(file_order(config.load(PROJECT / "experiments.yaml")), caps, 8)
-    # the methods experiment's energy block (`energy_s: 2`) makes its runs new measurements:
+    # the methods experiment's energy block (`energy_s: 5`) makes its runs new measurements:
     # without it, their definitions are the pinned ones
     assert [[replace(p.run, energy_s=None).run_id, p.run.describe()] for p in planned
             if p.run.precision is None and p.run.repeat == 1 and p.run.profile is None
             and p.run.experiment not in ("sizes", "sizes-cpu") and p.run.program != "jax"
             and not (p.run.mode == "accuracy" and p.run.shape == (1024, 1024))] == want
-    assert all(p.run.energy_s == 2 for p in planned if p.run.experiment == "methods")
+    assert all(p.run.energy_s == 5 for p in planned if p.run.experiment == "methods")
 
 
 def test_a_plan_past_the_run_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
