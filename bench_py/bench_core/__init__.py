@@ -94,8 +94,8 @@ the program says so in a ``note:`` on stderr, prints no line for it, and still e
 float32 and the sine/cosine evaluated in float32 on the CPU, then moved to the device;
 ``c = a @ b`` on the device (on CUDA under torch.profiler: one ``# kernel ... accuracy kernel
 time (cupti)`` line per kernel that computed it). Writes ``a.npy``, ``b.npy`` and ``c.npy``
-(float32, C order) to ``--out`` and prints ``LABEL MxN matmul accuracy: wrote DIR``. Default shape 256x256. The
-comparing is done by the orchestrator, not here.
+(float32, C order) to ``--out`` and prints ``LABEL MxN matmul accuracy: wrote DIR``. Default
+shape 256x256. The comparing is done by the orchestrator, not here.
 
 Timing details
 --------------
