@@ -215,19 +215,6 @@ COLUMNS: tuple[Column, ...] = (
     _text("gpu_reasons_after", "clock-event reasons after", "state"),
     Column("gpu_energy_j", "float64", "energy between the snapshots (J)", "state"),
     Column("gpu_throttle_s", "float64", "time the clocks were held down (s)", "state"),
-    Column("gpu_below_app_clock_s", "float64", "time the clocks were below the application "
-           "clock during the run, any cause, idle included (s)", "state"),
-    Column("gpu_below_base_clock_s", "float64", "time the clocks were below the base clock "
-           "during the run (s)", "state"),
-    Column("gpu_low_utilization_s", "float64", "time the clocks were held down for low "
-           "utilization (idle) during the run (s)", "state"),
-    Column("gpu_power_throttle_s", "float64", "power-cap violation time during the run (s)",
-           "state"),
-    Column("gpu_thermal_throttle_s", "float64", "thermal violation time during the run (s)",
-           "state"),
-    _int("gpu_sm_clock_run_min_mhz", "lowest SM clock NVML gave while the run ran", "state"),
-    _int("gpu_sm_clock_run_max_mhz", "highest SM clock NVML gave while the run ran", "state"),
-    _int("gpu_sm_clock_samples", "NVML SM-clock readings taken while the run ran", "state"),
     _int("gpu_other_processes", "other compute processes on the GPU", "state"),
     _text("gpu_other_pids", "their pids", "state"),
     _text("gpu_state_reason", "why the GPU values are empty", "state"),
@@ -251,6 +238,21 @@ COLUMNS: tuple[Column, ...] = (
     _text("half_width", "its achieved relative 95% half-width", "run"),
     _text("stop_target", "the precision target it was run to", "run"),
     _text("variant", "the A/B variant of an experiment measured in one sweep", "run"),
+    # issue 24 item 6 (the clock during a run): after the older columns, so the CSV's
+    # earlier columns keep their places
+    Column("gpu_below_app_clock_s", "float64", "time the clocks were below the application "
+           "clock during the run, any cause, idle included (s)", "state"),
+    Column("gpu_below_base_clock_s", "float64", "time the clocks were below the base clock "
+           "during the run (s)", "state"),
+    Column("gpu_low_utilization_s", "float64", "time the clocks were held down for low "
+           "utilization (idle) during the run (s)", "state"),
+    Column("gpu_power_throttle_s", "float64", "power-cap violation time during the run (s)",
+           "state"),
+    Column("gpu_thermal_throttle_s", "float64", "thermal violation time during the run (s)",
+           "state"),
+    _int("gpu_sm_clock_run_min_mhz", "lowest SM clock NVML gave while the run ran", "state"),
+    _int("gpu_sm_clock_run_max_mhz", "highest SM clock NVML gave while the run ran", "state"),
+    _int("gpu_sm_clock_samples", "NVML SM-clock readings taken while the run ran", "state"),
 )
 
 
