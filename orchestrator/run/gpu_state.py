@@ -5,7 +5,10 @@ idles at 345 MHz and runs at 1980 MHz; a clock-event (throttle) reason, a lowere
 clock or another process on the GPU changes every figure silently. `snapshot` reads NVML once
 before a run is spawned and once after it exited (nothing runs in the orchestrator while the
 program does); `delta` turns NVML's cumulative counters (total energy in mJ, violation times in
-ns) into the energy of the run and the time it spent throttled.
+ns) into the energy of the run and the time it spent throttled (and each violation counter's
+growth, kept as dataset columns: time below the application clock, ...). `Sampler` reads the SM
+clock every 200 ms in a thread while an NVIDIA run runs (min, max, count; bounded like a
+snapshot), for programs that cannot read it per timed block themselves (burn).
 
 `pynvml` (the nvidia-ml-py package) is imported lazily: a CPU box, macOS or a broken driver
 gives a state with a `reason` and no values, never a failed run. A field the GPU does not
