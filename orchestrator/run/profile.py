@@ -16,7 +16,7 @@ from pathlib import Path
 from orchestrator.data import ncu
 from orchestrator.records import ParseResult, RunDef, RunRecord, Status
 
-ARTIFACT = "ncu.csv"
+ARTIFACT = ncu.ARTIFACT
 # --clock-control none / --cache-control none: the GPU's clocks and caches as the measured
 # run had them (ncu's defaults lock the base clock and flush caches before every kernel)
 NCU_OPTIONS = ("--clock-control", "none", "--cache-control", "none",
