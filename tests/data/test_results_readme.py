@@ -77,6 +77,24 @@ def _h200_accuracy(csv: pd.DataFrame, readme: str) -> None:
         assert any(f"{e:.2e}".replace("e-0", "e-") == text for e in errors), text
 
 
+def _h200_headline(csv: pd.DataFrame, readme: str) -> None:
+    """The headline ratio: burn / PyTorch TF32 on kernel time, ncu / ncu, ratio of medians."""
+    m = csv[(csv["experiment"] == "methods") & (csv["stat"] == "median") & (csv["device"] == "cuda")
+            & (csv["precision"] == "tf32")]
+    # the measured run's own clocks; ncu's figures come from the profile run
+    m = m[(m["role"] == "measure") | (m["profiler"] == "ncu")]
+    def ratio(method: str, profiler: str | None = None) -> float:
+        rows = m[(m["method"] == method) & m["kernel"].isna()]
+        rows = rows[rows["profiler"] == profiler] if profiler else rows[rows["profiler"].isna()]
+        by = dict(zip(rows["framework"], rows["value_s"], strict=True))
+        return float(by["burn"]) / float(by["torch"])
+    text = " ".join(readme.split())
+    assert f"**burn / PyTorch = {ratio('kernel_time', 'ncu'):.2f}× on kernel time (ncu / ncu" \
+        in text
+    assert f"{ratio('device_time_queued'):.2f}× on the queued device time" in text
+    assert f"{ratio('device_time'):.2f}× on the chapter's idle-stream device time" in text
+
+
 # ---- docs/results/h200-2026-12-02-chapter/README.md ------------------------------------------
 
 
@@ -151,7 +169,8 @@ class Claims(NamedTuple):
 
 CLAIMS: dict[str, Claims] = {
     # docs/results/README.md describes h200/ (until h200 is re-made with its own README)
-    "h200": Claims(RESULTS / "README.md", (_h200_clock_table, _h200_cold_order, _h200_accuracy)),
+    "h200": Claims(RESULTS / "README.md", (_h200_clock_table, _h200_cold_order, _h200_accuracy,
+                                            _h200_headline)),
     "h200-2026-12-02-chapter": Claims(
         RESULTS / "h200-2026-12-02-chapter" / "README.md",
         (_chapter_kernel_ratios, _chapter_jax_accuracy, _chapter_first_call_breakdown,
