@@ -140,7 +140,8 @@ def _chapter_first_call_breakdown(csv: pd.DataFrame, readme: str) -> None:
     lower, compile_, run = span("first_call_lower"), span("first_call_compile"), \
         span("first_call_run")
     claim = (f"trace and lower ~{lower.min() * 1e3:.0f}-{lower.max() * 1e3:.0f} ms, compile "
-             f"~{compile_.min():.2f}-{compile_.max():.2f} s, first run ~{run.median() * 1e3:.1f} ms")
+             f"~{compile_.min():.2f}-{compile_.max():.2f} s, "
+             f"first run ~{run.median() * 1e3:.1f} ms")
     assert claim in " ".join(readme.split()), claim
 
 
