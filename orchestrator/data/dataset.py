@@ -22,6 +22,7 @@ from orchestrator.data import (
     accuracy,
     cache_columns,
     measure_env,
+    ncu,
     outputs,
     precision,
     schema,
@@ -222,6 +223,7 @@ def load(results: Path, sweep: str | None = None) -> Dataset:
                        "SELECT rowid, * FROM samples WHERE sweep_id=? ORDER BY rowid",
                        (sweep_id,)), "sample", contexts, damaged, damage,
                        damage_mod.sample_problem)]
+        samples += _ncu_samples(store, sweep_id, rows)
         host = _host(store, sweep_id, damage)
         host_name = _host_name(store, sweep_id, host)
         seed = _seed(store, sweep_id)
@@ -237,6 +239,25 @@ def load(results: Path, sweep: str | None = None) -> Dataset:
                               for r in runs])
     return Dataset(_frame(rows, vocabulary.column_keys()), _frame(samples, SAMPLE_COLUMNS),
                    run_frame, host, state, damage)
+
+
+def _ncu_samples(store: Store, sweep_id: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The per-matmul kernel times behind each profile run's ncu min and median, read from its
+    stored ncu.csv (ncu.samples), linked to those figures' line (0): the report's intervals of
+    ncu kernel time (ratios, spread) need them; nothing is written to the store."""
+    wanted = {(r["run_id"]): r for r in rows
+              if r.get("profiler") == "ncu" and r.get("stat") == "min" and not r.get("kernel")
+              and r.get("method") == "kernel_time" and r.get("runs")}
+    out: list[dict[str, Any]] = []
+    for run_id, fig in wanted.items():
+        found = store.query("SELECT data FROM artifacts WHERE sweep_id=? AND run_id=? AND "
+                            "name=?", (sweep_id, run_id, ncu.ARTIFACT))
+        values = ncu.samples(bytes(found[0]["data"]) if found else None, int(fig["runs"]))
+        out += [{"run_id": run_id, "sweep_id": sweep_id, "experiment": fig.get("experiment"),
+                 "label": fig.get("label"), "shape": fig.get("shape"), "method": "kernel_time",
+                 "idx": i, "value_s": v, "summary_line": fig.get("line_no", 0)}
+                for i, v in enumerate(values)]
+    return out
 
 
 def _sweep_of(store: Store, sweep: str | None) -> str:

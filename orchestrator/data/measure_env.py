@@ -145,19 +145,42 @@ def found(env: Mapping[str, str] | Iterable[tuple[str, str]]) -> list[tuple[str,
 
 
 def column(env: Mapping[str, str] | Iterable[tuple[str, str]]) -> str:
-    """The dataset's `measure_env`: `NAME=VALUE; ...` of the listed variables, '' if none."""
-    return "; ".join(f"{name}={value}" for name, value, _ in found(env))
+    """The dataset's `measure_env`: `NAME=VALUE; ...` of the listed variables, '' if none.
+    A value's own `;` is written `\\;` and its `\\` as `\\\\`, so a value holding "; "
+    (`XLA_FLAGS="--a; --b"`) reads back as one value, not two variables."""
+    return "; ".join(f"{name}={_escape(value)}" for name, value, _ in found(env))
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace(";", "\\;")
 
 
 def parse_column(text: object) -> list[tuple[str, str]]:
-    """`measure_env` back into (name, value) pairs ('' or NaN: none)."""
+    """`measure_env` back into (name, value) pairs ('' or NaN: none): split at the `; ` no
+    backslash escapes, each value unescaped."""
     if not isinstance(text, str) or not text:
         return []
+    parts, part, chars = [], [], iter(text)
+    for char in chars:
+        if char == "\\":
+            part.append(next(chars, ""))  # an escaped `;` or `\\`: the value's own
+        elif char == ";":
+            parts.append("".join(part))
+            part = []
+        else:
+            part.append(char)
+    parts.append("".join(part))
     pairs = []
-    for part in text.split("; "):
-        name, _, value = part.partition("=")
-        pairs.append((name, value))
+    for item in parts:
+        name, _, value = item.removeprefix(" ").partition("=")
+        if name:
+            pairs.append((name, value))
     return pairs
+
+
+def pairs_text(text: object) -> list[str]:
+    """`NAME=VALUE` of each variable in a `measure_env` cell, values unescaped."""
+    return [f"{name}={value}" for name, value in parse_column(text)]
 
 
 def breaks_proof(text: object) -> list[str]:

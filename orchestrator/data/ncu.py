@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from orchestrator.records import CacheState, Figure
 
+ARTIFACT = "ncu.csv"  # the profile run's stored CSV (run/profile.py writes it)
 METRIC = "gpu__time_duration.sum"
 METHOD_TEXT = "kernel time (ncu)"  # the L2-flushed variant's: 'kernel time (ncu_flushed)'
 PROFILER = "ncu"  # the dataset's `profiler` of a warm-L2 profile run (vocabulary.PROFILERS)
@@ -157,13 +158,33 @@ def figures(launches: list[Launch], reps: int, where: Where) -> list[Figure]:
         found += _figures(where, (("kernel_min", min(seconds)),
                                   ("kernel_median", statistics.median(seconds))),
                           len(seconds), kernel)
-    per = len(launches) // reps if reps > 0 else 0
-    if per and per * reps == len(launches):
-        sums = [sum(launch.seconds for launch in launches[i:i + per])
-                for i in range(0, len(launches), per)]
+    sums = per_matmul(launches, reps)
+    if sums:
         found += _figures(where, (("min", min(sums)), ("median", statistics.median(sums))),
                           reps, "")
     return found
+
+
+def per_matmul(launches: list[Launch], reps: int) -> list[float]:
+    """The kernel time of each matmul: the sum of each run of launches/reps kernels, in launch
+    order; [] where the launches do not divide into `reps` matmuls. The raw samples behind
+    ncu's per-matmul min and median (dataset.load gives them to the report's intervals)."""
+    per = len(launches) // reps if reps > 0 else 0
+    if not per or per * reps != len(launches):
+        return []
+    return [sum(launch.seconds for launch in launches[i:i + per])
+            for i in range(0, len(launches), per)]
+
+
+def samples(data: bytes | None, reps: int) -> list[float]:
+    """`per_matmul` of a stored `ncu.csv` artifact; [] where there is none or it cannot be read
+    (the run's own figures already say so)."""
+    if not data:
+        return []
+    try:
+        return per_matmul(read_launches(data.decode("utf-8", "replace")), reps)
+    except NcuError:
+        return []
 
 
 def _figures(where: Where, stats: tuple[tuple[str, float], ...], runs: int,

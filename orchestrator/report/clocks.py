@@ -23,9 +23,10 @@ import pandas as pd
 
 from orchestrator import programs, vocabulary
 from orchestrator.report import env_checks
-from orchestrator.report.spread import ratio
+from orchestrator.report.spread import ratio, ratio_ci
 from orchestrator.report.tables import (
     Table,
+    as_text,
     column_name,
     duration,
     empty,
@@ -152,11 +153,16 @@ def _table(rows: pd.DataFrame, kernels: pd.DataFrame, target: tuple[str, str, st
 
 
 def kernel_table(selected: ClockRows) -> Table:
-    """Every kernel a profiler saw, per target: launches, min and median duration."""
+    """Every kernel a profiler saw, per target: launches, min and median duration, each row's
+    numbers from one run (the one with the most launches, then the first: the run the clocks
+    table's kernel time comes from), named in the column `measured in`."""
     title = "Kernels each framework ran"
     kernels = selected.kernels
     if kernels.empty:
         return empty("kernels", title, "no profiler's kernel list in this data")
+    # one run per kernel row: a first-call run's 5 launches no longer lend their min to the
+    # methods run's 20 launches (55.775 µs beside the clocks table's 55.519 µs)
+    kernels = one_unit_per(kernels, [*KEYS, "profiler", "kernel"])
     records = []
     for (framework, label, shape, profiler, kernel), one in split(
             kernels, [*KEYS, "profiler", "kernel"]).items():
@@ -167,8 +173,21 @@ def kernel_table(selected: ClockRows) -> Table:
                         "kernel": kernel,
                         "launches": str(int(runs.iloc[0])) if not runs.empty else "",
                         "min": duration(stats.get("kernel_min")),
-                        "median": duration(stats.get("kernel_median"))})
-    return Table("kernels", title, pd.DataFrame(records))
+                        "median": duration(stats.get("kernel_median")),
+                        "measured in": measured_in(one.iloc[0])})
+    return Table("kernels", title, pd.DataFrame(records), notes=[
+        "Each row from one run, named in `measured in` (experiment, the run's role, its id): "
+        "launches, min and median are that run's."])
+
+
+def measured_in(row: pd.Series) -> str:
+    """The run a row's figures come from: 'methods, profile run a71179626f860049'; a captured
+    log's section where it has no experiment."""
+    run = str(row["run_id"])
+    where = as_text(row["experiment"]) or as_text(row.get("section")) or "log"
+    role = as_text(row.get("role"))
+    kind = f"{role} run" if role and role != "measure" else "run"
+    return f"{where}, {kind} {run}" if not run.startswith("log:") else where
 
 
 def undivided(selected: ClockRows) -> list[str]:
@@ -248,9 +267,15 @@ def _plain(quotient: float | None) -> str:
     return "?" if quotient is None else f"{quotient:.2f}"
 
 
-def kernel_ratio_table(selected: ClockRows, candidate: str | None = None) -> Table:
+def kernel_ratio_table(selected: ClockRows, candidate: str | None = None,
+                       sets: dict[str, Any] | None = None) -> Table:
     """candidate / reference (burn / PyTorch, JAX / PyTorch) on kernel time (the per-matmul
-    figure of each), min and median; the first candidate's table is `kernel_ratio`."""
+    figure of each), min and median; the first candidate's table is `kernel_ratio`.
+
+    The interval: a percentile bootstrap of the median ratio (spread.ratio_ci: both sides'
+    per-launch kernel times resampled independently, 4,000 resamples, fixed seed) from the raw
+    per-matmul times, CUPTI's from bench_py's `# samples` line, ncu's from the profile run's
+    stored CSV (data/ncu.samples); 'no per-launch times' where a side has none."""
     found = programs.reference()
     first = programs.candidates()[0].name
     candidate = candidate or first
@@ -262,20 +287,40 @@ def kernel_ratio_table(selected: ClockRows, candidate: str | None = None) -> Tab
     rows = rows[rows["method"] == "kernel_time"]
     records = []
     for (label, shape), here in split(rows, ["label", "shape"]).items():
-        burn = values(lookup(here, framework=candidate))
-        torch = values(lookup(here, framework=reference.name))
+        b_rows, t_rows = lookup(here, framework=candidate), lookup(here, framework=reference.name)
+        burn, torch = values(b_rows), values(t_rows)
         for b_prof, t_prof in ((b, t) for b in ("ncu", "cupti") for t in ("ncu", "cupti")):
             b_vals = [_value(burn, "kernel_time", b_prof, s) for s in _STATS]
             t_vals = [_value(torch, "kernel_time", t_prof, s) for s in _STATS]
             if None in b_vals or None in t_vals:
                 continue
+            ci = _ratio_interval(_samples(b_rows, b_prof, sets), _samples(t_rows, t_prof, sets))
             records.append({"device": label, "shape": shape,
                             f"{mine} kernel time": f"{duration(b_vals[1])} ({b_prof})",
                             f"{ref} kernel time": f"{duration(t_vals[1])} ({t_prof})",
                             "ratio of min": _plain(ratio(b_vals[0], t_vals[0])),
-                            "ratio of median": _plain(ratio(b_vals[1], t_vals[1]))})
+                            "ratio of median": _plain(ratio(b_vals[1], t_vals[1])),
+                            "median ratio 95% CI": ci})
     if not records:
         return empty(name, title, "no target has kernel times of both frameworks")
     return Table(name, title, pd.DataFrame(records),
-                 notes=["Medians shown; each framework's kernels as its profiler saw them "
-                        "(no raw samples from ncu, so no interval)."])
+                 notes=["Kernel time cells: the median per matmul, with its profiler. 95% CI: "
+                        "percentile bootstrap of the median ratio from each side's per-launch "
+                        "kernel times (CUPTI's raw samples; ncu's per-matmul times from its "
+                        "stored CSV), fixed seed."])
+
+
+def _samples(rows: pd.DataFrame, profiler: str, sets: dict[str, Any] | None) -> Any:
+    """The per-matmul kernel times behind a target's `min` of one profiler, or None."""
+    if not sets or "sample_key" not in rows:
+        return None
+    mine = rows[(rows["stat"] == "min") & (rows["profiler"] == profiler)]
+    keys = [k for k in mine["sample_key"] if isinstance(k, str)]
+    return sets.get(keys[0]) if keys else None
+
+
+def _ratio_interval(num: Any, den: Any) -> str:
+    if num is None or den is None:
+        return "no per-launch times"
+    ci = ratio_ci(num, den)
+    return f"{_plain(ci[0])} – {_plain(ci[1])}" if ci else "too few launches"

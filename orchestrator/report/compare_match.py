@@ -78,7 +78,8 @@ def measurements(side: Side) -> pd.DataFrame:
 
 def _pool(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per figure: `values` (one per process), `sample_sets` (each process's raw
-    samples or None), `processes`; `value` the geometric mean (positive times) or median."""
+    samples or None), `processes`; `value` the geometric mean (positive times) or median; a
+    count (`queued_waited`, `no_time_count`: runs, not a time) the sum over its runs."""
     if frame.empty:
         return pd.DataFrame(columns=[*KEY, "value", "min", "samples", "run_id"])
     # grouped in plain Python, once: a DataFrame per figure (drop_duplicates, iloc) cost ~3 ms
@@ -94,12 +95,17 @@ def _pool(frame: pd.DataFrame) -> pd.DataFrame:
         values = [float(u["value"]) for u in first]
         mins = [float(u["min"]) for u in first if u["min"] is not None and not pd.isna(u["min"])]
         row.update(values=values, sample_sets=[u["samples"] for u in first],
-                   processes=len(values), value=_centre(values), min=min(mins) if mins else None,
+                   processes=len(values),
+                   value=sum(values) if row["stat"] in _COUNTS else _centre(values),
+                   min=min(mins) if mins else None,
                    order=int(min(u["order"] for u in first)),
                    reps=int(max(u["reps"] for u in first)))
         row["samples"] = row["sample_sets"][0] if len(values) == 1 else None
         pooled.append(row)
     return pd.DataFrame(pooled, dtype=object)
+
+
+_COUNTS = frozenset(s.key for s in vocabulary.STATS if s.unit == "count")
 
 
 def _centre(values: list[float]) -> float:

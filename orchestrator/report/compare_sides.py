@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator import programs
-from orchestrator.data import dataset
+from orchestrator.data import dataset, measure_env
 from orchestrator.data.damage import run_problem
 from orchestrator.data.dataset import Dataset
 from orchestrator.data.merge import latest_of_host
@@ -78,7 +78,7 @@ def _variant(side: Side, variant: str, spec: str) -> Side:
     chosen = replace(data, figures=mine.reset_index(drop=True),
                      samples=data.samples[data.samples["run_id"].isin(ids)].reset_index(
                          drop=True), runs=runs.reset_index(drop=True))
-    env = {e for r in mine["measure_env"].astype(str) for e in r.split("; ") if e}
+    env = {e for r in mine["measure_env"] for e in measure_env.pairs_text(r)}
     return replace(side, spec=spec, name=f"{side.name}#{variant}", data=chosen,
                    env=env if env else set())
 

@@ -23,6 +23,7 @@ from orchestrator.report.tables import (
     Table,
     duration,
     empty,
+    one_unit_per,
     ordered,
     split,
 )
@@ -31,6 +32,10 @@ from orchestrator.report.timing_tables import cpu_rows, methods_rows
 SampleSets = dict[str, np.ndarray]
 # Accelerators that PyTorch and burn reach under different labels, by platform.
 PLATFORMS = {"mps": "apple", "metal": "apple", "cuda": "cuda"}
+# The ratio table's accelerator methods, the headline first: the kernels' own time (ncu / ncu
+# where both have a profile run, else CUPTI / CUPTI), the device time with the launch gap kept
+# out, then the chapter's clocks (vocabulary: ratio=True).
+KERNEL, QUEUED = "kernel_time", "device_time_queued"
 
 
 def _pct(part: float, whole: float) -> str:
@@ -44,7 +49,8 @@ def _pct(part: float, whole: float) -> str:
 def spread_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
     """One row per summary line with raw samples: n, min, median, its 95% CI, IQR."""
     title = f"Spread of the raw samples, with {LEVEL:.0%} CI of each median"
-    mins = fig[(fig["stat"] == "min") & fig["method"].isin(vocabulary.method_keys(table1=True))]
+    methods = [*vocabulary.method_keys(table1=True), QUEUED, KERNEL]
+    mins = fig[(fig["stat"] == "min") & fig["method"].isin(methods)]
     mins = mins[mins["sample_key"].isin(list(sets))]
     if mins.empty:
         return empty("spread", title, "no raw samples in this data (`# samples` lines)")
@@ -56,7 +62,7 @@ def spread_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
         median, ci = float(np.median(values)), median_ci(values)
         record = {"experiment": row["experiment"]} if from_store else {}
         record.update({
-            "run": run_name(row, context=True), "method": vocabulary.words(row["method"]),
+            "run": run_name(row, context=True), "method": _spread_words(row),
             "n": len(values),
             "min": duration(values.min()), "median": duration(median),
             "median 95% CI": f"{duration(ci[0])} – {duration(ci[1])}" if ci else
@@ -65,6 +71,13 @@ def spread_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
         })
         records.append(record)
     return Table("spread", title, pd.DataFrame(records))
+
+
+def _spread_words(row: pd.Series) -> str:
+    """The method's words; a kernel time with its profiler: 'kernel time (ncu)'."""
+    words = vocabulary.words(row["method"])
+    profiler = _PROFILER_WORDS.get(str(row.get("profiler") or ""))
+    return f"{words} ({profiler})" if row["method"] == KERNEL and profiler else words
 
 
 def _over_processes(e: intervals.Estimate | None) -> str:
@@ -126,6 +139,8 @@ def _roles(records: list[dict[str, Any]]) -> tuple[pd.DataFrame, str, str]:
     reference = records[0]["_reference"]
     frame = _public(pd.DataFrame(records)).rename(
         columns={"candidate": word, "reference": reference})
+    if not frame["experiment"].astype(bool).any():  # a captured log: its sections, no experiments
+        frame = frame.drop(columns="experiment")
     return frame, word, f"{' and '.join(candidates)} / {reference}"
 
 
@@ -134,18 +149,62 @@ def _public(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[[c for c in frame if not c.startswith("_")]]
 
 
-def _accelerator_ratios(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
+def ratio_methods() -> list[str]:
+    return [KERNEL, QUEUED, *vocabulary.method_keys(ratio=True)]
+
+
+def ratio_rows(fig: pd.DataFrame) -> pd.DataFrame:
+    """Table 1's rows (its experiments only: no size sweep) plus the per-matmul kernel time and
+    queued device time of the same experiments, one run per target, method and profiler."""
     rows = methods_rows(fig)
+    extra = fig[(fig["device"] != "cpu") & fig["method"].isin([KERNEL, QUEUED])
+                & fig["stat"].isin(["min", "median"])]
+    if "kernel" in extra:  # per matmul only, never one kernel of several
+        extra = extra[extra["kernel"].isna() | (extra["kernel"].astype(object) == "")]
+    if not rows.empty:
+        extra = extra[extra["experiment"].isin(set(rows["experiment"]))]
+    profiler = extra["profiler"].astype(object).where(extra["profiler"].notna(), "") \
+        if "profiler" in extra else pd.Series("", index=extra.index, dtype=object)
+    extra = one_unit_per(extra.assign(profiler=profiler),
+                         ["framework", "label", "shape", "method", "profiler"])
+    rows = rows.assign(profiler="") if not rows.empty else rows
+    return pd.concat([extra, rows], ignore_index=True) if not extra.empty else rows
+
+
+def _accelerator_ratios(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
+    rows = ratio_rows(fig)
+    if rows.empty:
+        return []
     # 'cuda [tf32]' runs on cuda: the arithmetic is paired below, not by platform
     base = rows["label"].map(lambda label: label.split(" [", 1)[0])
-    rows = rows.assign(platform=base.map(lambda d: PLATFORMS.get(d, d)))
+    rows = rows.assign(platform=base.map(lambda d: PLATFORMS.get(d, d)), paired=_paired(rows))
     out = []
-    groups = split(rows, ["platform", "shape", "method"])  # one pass, not a mask per target
-    for platform, shape in ordered(rows, ["platform", "shape"]):
-        for method in vocabulary.method_keys(ratio=True):  # no sync times only the call
-            if (platform, shape, method) in groups:
-                out += _against_reference(groups[platform, shape, method], sets)
+    # like with like: one experiment, one shape, one method (and one profiler) per pair
+    groups = split(rows, ["platform", "paired", "shape", "method"])
+    for platform, experiment, shape in ordered(rows, ["platform", "paired", "shape"]):
+        for method in ratio_methods():  # no sync times only the call
+            mine = groups.get((platform, experiment, shape, method))
+            if mine is not None:
+                out += _against_reference(_one_profiler(mine), sets)
     return out
+
+
+def _paired(rows: pd.DataFrame) -> pd.Series:
+    """The experiment a pair must share: a store's; a captured log's sections are one per
+    program (`torch cpu threads 1`, `burn flex template`), so a log pairs across them."""
+    return rows["experiment"].where(rows["section"] == "", "")
+
+
+def _one_profiler(rows: pd.DataFrame) -> pd.DataFrame:
+    """Kernel time of one profiler on both sides: ncu where every framework here has an ncu
+    figure, else CUPTI (bench_py's own; burn has none, so no pair)."""
+    if rows["method"].iloc[0] != KERNEL:
+        return rows
+    for profiler in ("ncu", "cupti"):
+        mine = rows[rows["profiler"] == profiler]
+        if mine["framework"].nunique() > 1:
+            return mine
+    return rows[rows["profiler"] == "ncu"] if (rows["profiler"] == "ncu").any() else rows
 
 
 def _cpu_ratios(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
@@ -153,7 +212,8 @@ def _cpu_ratios(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
     if rows.empty:
         return []
     out = []
-    groups = split(rows.dropna(subset=["threads_key"]), ["threads_key", "shape"])
+    rows = rows.assign(paired=_paired(rows))
+    groups = split(rows.dropna(subset=["threads_key"]), ["threads_key", "paired", "shape"])
     for mine in groups.values():
         out += _against_reference(mine, sets)
     return out
@@ -202,13 +262,26 @@ def _ratio_record(torch: pd.DataFrame, burn: pd.DataFrame,
         else b_prec,
         "_mixed": mixed, "_b_prec": b_prec, "_t_prec": t_prec,
         "_candidate": _title(b_min["framework"]), "_reference": _title(t_min["framework"]),
+        "experiment": b_min["paired"], "shape": b_min["shape"],
         "candidate": run_name(b_min), "reference": run_name(t_min),
-        "method": vocabulary.words(b_min["method"]),
+        "method": _method_words(b_min, t_min),
         "min ratio": _times(ratio(b_min["value_s"], t_min["value_s"])),
         "median ratio": _times(ratio(b_med["value_s"], t_med["value_s"]))
         if t_med is not None and b_med is not None else "",
         "median ratio 95% CI": f"{_times(ci[0])} – {_times(ci[1])}" if ci else "no samples",
     }
+
+
+def _method_words(b_min: pd.Series, t_min: pd.Series) -> str:
+    """'kernel time (ncu / ncu)': a kernel time names the profiler of each side."""
+    words = vocabulary.words(b_min["method"])
+    if b_min["method"] != KERNEL:
+        return words
+    b, t = (_PROFILER_WORDS.get(str(r.get("profiler", "")), "?") for r in (b_min, t_min))
+    return f"{words} ({b} / {t})"
+
+
+_PROFILER_WORDS = {p.key: p.words for p in vocabulary.PROFILERS}
 
 
 def _titles() -> tuple[str, str]:

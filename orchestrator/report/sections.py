@@ -158,9 +158,9 @@ def _clocks(ctx: Context, selected: clocks.ClockRows) -> Section:
         "burn / PyTorch on kernel time.",
         [*clocks.clock_tables(selected), clocks.kernel_table(selected),
          profile_report.profile_table(ctx.fig),
-         clocks.kernel_ratio_table(selected),
+         clocks.kernel_ratio_table(selected, sets=ctx.sets),
          # every later candidate's (JAX) only where it has kernel times beside the reference's
-         *(t for t in (clocks.kernel_ratio_table(selected, p.name)
+         *(t for t in (clocks.kernel_ratio_table(selected, p.name, ctx.sets)
                        for p in programs.candidates()[1:]) if not t.frame.empty)],
         checks.odd_times(selected.kernels)
         + clocks.device_time_excess(selected) + clocks.undivided(selected),

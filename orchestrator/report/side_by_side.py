@@ -23,7 +23,7 @@ from orchestrator.report.compare_match import accuracy_label
 from orchestrator.report.compare_sides import NOT_RECORDED, Side, load_side, program_rows
 from orchestrator.report.sections import REGISTRY, Context, Registered, SideTable
 from orchestrator.report.tables import Table
-from orchestrator.report.writer import markdown_table
+from orchestrator.report.writer import markdown_table, note_lines
 
 REPORT_NAME = "report.md"
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -128,7 +128,8 @@ def _render(sides: list[Side], out: Path) -> list[Path]:
         path = out / f"{name}.csv"
         merged.to_csv(path, index=False)
         written.append(path)
-        lines += [*markdown_table(merged), "", f"CSV: `{name}.csv`", ""]
+        notes = [n for _letter, t in parts for n in t.notes]  # what the cells hold, once
+        lines += [*markdown_table(merged), "", *note_lines(notes), f"CSV: `{name}.csv`", ""]
     report = out / REPORT_NAME
     report.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
     return [report, *written]

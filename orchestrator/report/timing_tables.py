@@ -33,9 +33,25 @@ from orchestrator.report.tables import (
 
 
 def methods_rows(fig: pd.DataFrame) -> pd.DataFrame:
-    """The accelerator figures of table 1, one run per framework, device, shape and method."""
+    """The accelerator figures of table 1, one run per framework, device, shape and method,
+    from the chapter's experiments only (`chapter_experiments`)."""
     rows = fig[(fig["device"] != "cpu") & fig["method"].isin(vocabulary.method_keys(table1=True))]
-    return one_unit_per(rows, ["framework", "label", "shape", "method"])
+    return one_unit_per(chapter_experiments(rows), ["framework", "label", "shape", "method"])
+
+
+def chapter_experiments(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of experiments that time one shape: an experiment timing several (the size
+    sweep `sizes`, 64² to 8192²) is section 6b's, not table 1's, whose columns are targets of
+    the chapter's one matmul. Where every experiment sweeps sizes, all rows stay (a table 1
+    of many shapes, as before, rather than none); a captured log's sections (no experiment)
+    always stay."""
+    if rows.empty:
+        return rows
+    named = (rows["experiment"] != "") & (rows["section"] == "")  # a log's are its sections
+    shapes = rows[named].groupby("experiment")["shape"].nunique()
+    sweeps = set(shapes[shapes > 1].index)
+    kept = rows[~rows["experiment"].isin(sweeps)]
+    return kept if not kept.empty else rows
 
 
 def methods_table(rows: pd.DataFrame) -> Table:

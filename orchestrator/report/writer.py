@@ -1,8 +1,9 @@
 """`python -m orchestrator report`: the chapter's tables as Markdown and CSV, and plots as PNG.
 
 `write(data, out)` renders whatever the dataset covers, on any platform: one `report.md` with a
-section per table, the measurement warnings under each table, and every table also as its own
-CSV (methods.csv, first_call.csv, ...) holding the same display strings. A table or plot the data
+section per table, each table's notes (what its cells hold) and the measurement warnings under
+it, and every table also as its own CSV (methods.csv, first_call.csv, ...) holding the same
+display strings. A table or plot the data
 cannot fill is named in report.md with the reason, never silently left out.
 """
 
@@ -123,13 +124,20 @@ def _section_lines(section: Section) -> list[str]:
         if table.missing is not None:
             lines += [f"_No table: {table.missing}._", ""]
             continue
-        lines += [*markdown_table(table.frame), "", f"CSV: `{table.name}.csv`", ""]
+        lines += [*markdown_table(table.frame), "", *note_lines(table.notes),
+                  f"CSV: `{table.name}.csv`", ""]
     if section.warnings:
         lines += [f"- {w}" for w in section.warnings]
         lines.append("")
     if section.plot:
         lines += [f"![{section.title}]({section.plot})", ""]
     return lines
+
+
+def note_lines(notes: list[str]) -> list[str]:
+    """A table's notes under it, each its own paragraph: what a cell holds (the cold spread's
+    `min / median / max`, not three runs in order), where its numbers come from."""
+    return [line for note in dict.fromkeys(notes) for line in (f"Note: {note}", "")]
 
 
 def markdown_table(frame: pd.DataFrame) -> list[str]:

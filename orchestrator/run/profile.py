@@ -21,7 +21,7 @@ from orchestrator import vocabulary
 from orchestrator.data import ncu
 from orchestrator.records import ParseResult, RunDef, RunRecord, Status
 
-ARTIFACT = "ncu.csv"
+ARTIFACT = ncu.ARTIFACT
 # --clock-control none: the GPU's clocks as the measured run had them (ncu's default locks the
 # base clock); --cache-control comes from the variant (ncu's default, all, flushes caches)
 NCU_OPTIONS = ("--clock-control", "none", "--profile-from-start", "off",

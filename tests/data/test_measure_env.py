@@ -40,3 +40,17 @@ def test_the_queued_proof_line_parses_and_a_foreign_count_does_not() -> None:
                      "20 runs\ncuda 256x256 matmul cuda.Event time: start event waited in 1 of "
                      "2 runs\n")
     assert not bad.figures and len(bad.unknown) == 2
+
+
+def test_a_value_holding_the_separator_reads_back_as_one_value() -> None:
+    """Issue 24 item 5: `; ` inside a value (an XLA_FLAGS list, a path with `;`) is escaped, so
+    the cell splits into the variables it holds, not more; a backslash survives too."""
+    env = {"XLA_FLAGS": "--xla_a=1; --xla_b=2", "MKL_CBWR": "AVX2", "OMP_PLACES": "a\\;b"}
+    cell = measure_env.column(env)
+    assert measure_env.parse_column(cell) == [
+        (name, env[name]) for name, _ in measure_env.parse_column(cell)]
+    assert sorted(measure_env.parse_column(cell)) == sorted(env.items())
+    assert measure_env.pairs_text(cell) == [f"{n}={v}" for n, v in measure_env.parse_column(cell)]
+    # a cell written before the escape (no backslash in it) reads as it did
+    assert measure_env.parse_column("CUDA_LAUNCH_BLOCKING=1; MKL_CBWR=AVX2") == [
+        ("CUDA_LAUNCH_BLOCKING", "1"), ("MKL_CBWR", "AVX2")]
