@@ -47,6 +47,9 @@ class Profiler:
     # a profile run's profiler (experiments file `profile: [...]`): the value of ncu's
     # `--cache-control` it runs with ('none': L2 as the kernel finds it; 'all': flushed)
     cache_control: str = ""
+    # the name in a ratio's method cell ('kernel time (ncu / ncu)'), where the label's cache
+    # words would make a column of parentheses; '' = `words`
+    short: str = ""
 
 
 @dataclass(frozen=True)
@@ -126,10 +129,11 @@ PROFILERS: tuple[Profiler, ...] = (
              "GPU time of the matmul's kernels, torch.profiler (bench_py's own block)"),
     Profiler("ncu", "ncu, L2 warm (--cache-control none)",
              "GPU time of the matmul's kernels, Nsight Compute (a profile run; L2 as the "
-             "previous launch left it, as in the timed runs)", cache_control="none"),
+             "previous launch left it, as in the timed runs)", cache_control="none", short="ncu"),
     Profiler("ncu_flushed", "ncu, L2 flushed (--cache-control all)",
              "GPU time of the matmul's kernels, Nsight Compute (a profile run; caches flushed "
-             "before every kernel: inputs from HBM)", cache_control="all"),
+             "before every kernel: inputs from HBM)", cache_control="all",
+             short="ncu flushed"),
 )
 STATS: tuple[Stat, ...] = (
     Stat("min", "the minimum of the timed runs", time=True),

@@ -281,7 +281,7 @@ def _method_words(b_min: pd.Series, t_min: pd.Series) -> str:
     return f"{words} ({b} / {t})"
 
 
-_PROFILER_WORDS = {p.key: p.words for p in vocabulary.PROFILERS}
+_PROFILER_WORDS = {p.key: p.short or p.words for p in vocabulary.PROFILERS}
 
 
 def _titles() -> tuple[str, str]:
