@@ -42,15 +42,15 @@ class Axis:
 
     name: str  # the key in RunDef.params and in the run's stored definition
     default: Any = None
-    # False: a run at the default has the run id it had before this axis (left out of the id
-    # and, unless `legacy`, of the stored definition)
-    hashed_default: bool = True
+    # False (a new axis): a run at the default has the run id it had before this axis (left
+    # out of the id and, unless `legacy`, of the stored definition); True: the default is hashed
+    hashed_default: bool = False
     legacy: bool = False  # a RunDef field before axes were data: always in the stored definition
     load: Callable[[Any], Any] = _same  # a stored (JSON) value as the run's (shape: a tuple)
     # its part of the run's one line ('' or None: none), given the value and the run
     words: Callable[[Any, Any], str | None] | None = None
     column: str | None = None  # its dataset column (a vocabulary column key); None: none
-    cell: Callable[[Any], Any] = _blank  # the value as that column's cell
+    cell: Callable[[Any], Any] = _same  # the value as that column's cell
     compare: str | None = None  # its field in compare's match key; None: not part of it
     wildcard: bool = True  # compare: unrecorded ('') on one side matches any value
     key: str | None = None  # the experiments-file key whose list of values the plan sweeps
@@ -70,33 +70,34 @@ def _cache_cell(value: Any) -> str:
 
 
 AXES: tuple[Axis, ...] = (
+    # the axes of the first stores: their defaults are hashed (hashed_default=True)
     # the matrices' shape: the head of the run's one line (RunDef.describe), not a part
-    Axis("shape", default=(1024, 1024), legacy=True, load=tuple, words=lambda _v, _r: None,
-         column="shape", cell=lambda s: f"{s[0]}x{s[1]}", compare="shape"),
-    Axis("threads", legacy=True, words=lambda v, _r: None if v is None else f"threads {v}",
-         column="threads_requested", cell=_same, compare="threads_key"),
+    Axis("shape", default=(1024, 1024), hashed_default=True, legacy=True, load=tuple,
+         words=lambda _v, _r: None, column="shape", cell=lambda s: f"{s[0]}x{s[1]}",
+         compare="shape"),
+    Axis("threads", hashed_default=True, legacy=True,
+         words=lambda v, _r: None if v is None else f"threads {v}",
+         column="threads_requested", compare="threads_key"),
     # the cache state the process should find; the plan's series sets it with cache_action
-    Axis("cache", default="none", legacy=True, words=_cache_words, column="cache",
-         cell=_cache_cell, compare="cache"),
-    Axis("warmup", legacy=True, words=lambda v, _r: f"warm-up {v}" if v else None,
-         column="warmup", compare="warmup"),
-    Axis("process", default=1, legacy=True,
+    Axis("cache", default="none", hashed_default=True, legacy=True, words=_cache_words,
+         column="cache", cell=_cache_cell, compare="cache"),
+    Axis("warmup", hashed_default=True, legacy=True,
+         words=lambda v, _r: f"warm-up {v}" if v else None, column="warmup", cell=_blank,
+         compare="warmup"),
+    Axis("process", default=1, hashed_default=True, legacy=True,
          words=lambda v, r: f"process {v}/{r.processes}" if r.processes > 1 else None,
-         column="process", cell=_same, compare="process"),
-    # which repeat of a cold series (experiment key `repeat`); 1 is left out of the run id
-    Axis("repeat", default=1, hashed_default=False, legacy=True,
-         words=lambda v, _r: f"repeat {v}" if v > 1 else None),
+         column="process", compare="process"),
+    # added later, each left out of the run id at its default
+    # which repeat of a cold series (experiment key `repeat`)
+    Axis("repeat", default=1, legacy=True, words=lambda v, _r: f"repeat {v}" if v > 1 else None),
     # the f32 matmul arithmetic asked for ('tf32'); None: the program's default (torch: fp32).
     # Its dataset column is what the run printed or is inferred to have done (data/precision)
-    Axis("precision", hashed_default=False, legacy=True, words=lambda v, _r: v or None,
-         compare="precision"),
+    Axis("precision", legacy=True, words=lambda v, _r: v or None, compare="precision"),
     # the A/B variant of the experiment this run belongs to (`variants:`): compare takes one
     # variant as a side (RESULTS#NAME), so it is no part of the match key
-    Axis("variant", hashed_default=False, legacy=True, words=_named("variant"),
-         column="variant"),
+    Axis("variant", legacy=True, words=_named("variant"), column="variant", cell=_blank),
     # the profiler this run is started under ('ncu'): a profile run of the same definition
-    Axis("profile", hashed_default=False, legacy=True,
-         words=lambda v, _r: f"profile run ({v})" if v else None),
+    Axis("profile", legacy=True, words=lambda v, _r: f"profile run ({v})" if v else None),
 )
 
 
