@@ -393,9 +393,10 @@ class Figure:
     kernel: str = ""  # kernel_min/kernel_median: the kernel's name (ncu: with grid, block)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Samples:
-    """The raw samples behind one summary line (`# samples ...`), in seconds."""
+    """The raw samples behind one summary line (`# samples ...`), in seconds (built by
+    keywords, as Figure is)."""
 
     label: str
     shape: str | None
