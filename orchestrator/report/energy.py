@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from orchestrator.report.findings import Kind
 from orchestrator.report.names import as_text, column_name
 from orchestrator.report.spread import ratio
 from orchestrator.report.tables import Table, empty, ordered
@@ -74,6 +75,6 @@ def energy_table(fig: pd.DataFrame) -> Table:
     if not out:
         return empty("energy", title, "the energy lines hold no joules")
     odd = [f"{r['framework']} {r['shape']}" for r in out if "?" in r.values()]
-    notes = [f"**no per-matmul energy**: {', '.join(odd)}: a block of 0 matmuls, 0 J or 0 s "
-             "(as printed) gives no share, shown as '?'."] if odd else []
+    notes = [Kind.NO_MATMUL_ENERGY.says(f"{', '.join(odd)}: a block of 0 matmuls, 0 J or 0 s "
+             "(as printed) gives no share, shown as '?'.")] if odd else []
     return Table("energy", title, pd.DataFrame(out), notes=notes)
