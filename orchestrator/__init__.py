@@ -9,11 +9,12 @@ Layers, each a package whose `__init__` says what lives there and what it may im
 - `data`: the store (schema, migrations), parsing, the dataset, accuracy.
 - `report`: the chapter's tables, checks, statistics and plots, and the writer.
 - `vocabulary`: every measurement word once (methods, stats, dataset columns).
+- `axes`: every sweep axis of a run once (default, run id, words, column, compare's key).
 - `cli`, `errors`, `signals`: the command line; errors and signal deferral every layer uses.
 
 Import rules (tests/test_layers.py enforces them): cli -> report -> data; cli -> run -> experiments
-and data; every layer may use programs, the vocabulary and the records; programs use nothing
-but the records.
+and data; every layer may use programs, the vocabulary, the axes and the records; programs use
+nothing but the records.
 
 Python users: `orchestrator.dataset.load(Path("results"))` (the same module as
 `orchestrator.data.dataset`) returns the tidy figures and raw samples of the latest sweep as

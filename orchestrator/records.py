@@ -18,6 +18,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from orchestrator import axes
+
 STDERR_TAIL = 2000  # bytes of stderr a failed run's reason may quote from
 PANIC_TAIL = 64 * 1024  # bytes of stderr searched for a Rust panic (a backtrace follows it)
 
@@ -68,12 +70,22 @@ class CacheAction(StrEnum):
     NONE = "none"
 
 
-@dataclass(frozen=True)
-class RunDef:
-    """Everything that defines one measured process.
+class Params(dict):  # type: ignore[type-arg]
+    """A run's sweep parameters (axis name -> value, orchestrator/axes.py), hashable: a
+    RunDef is a dict key and a set member. Never changed once its run is made."""
 
-    Its definition (a JSON of the fields) is hashed into the run id, which a resumed sweep and
-    the committed stores rely on: field names, order and values must stay as they are (enum
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(self.items()))
+
+
+@dataclass(frozen=True, init=False)
+class RunDef:
+    """Everything that defines one measured process: its identity (the fields) and its sweep
+    parameters (`params`, one per axis of orchestrator/axes.py; `run.threads` and the other
+    built-in axes read as properties, and construct as keywords: `RunDef(..., threads=4)`).
+
+    Its definition (a JSON of the fields and the axes) is hashed into the run id, which a resumed
+    sweep and the committed stores rely on: names and values must stay as they are (enum
     members serialise as their strings, so the JSON is byte-identical to plain strings).
     """
 
@@ -81,51 +93,79 @@ class RunDef:
     program: str
     device: str
     mode: str
-    shape: tuple[int, int]
     reps: int
     build: str | None = None
     crate: str | None = None
     features: tuple[str, ...] = ()
-    threads: int | None = None
-    cache: CacheState = CacheState.NONE  # the state the process should find
     cache_action: CacheAction = CacheAction.NONE  # done before the process starts
-    warmup: str | None = None
     timed_runs: int | None = None
-    process: int = 1
     processes: int = 1
     samples: bool = True
     env: tuple[tuple[str, str], ...] = ()
     timeout_s: float = field(default=600, compare=False)
-    # which repeat of a cold series (experiment key `repeat`); 1 is left out of the run id
-    repeat: int = 1
-    # the f32 matmul arithmetic asked for ('tf32'); None: the program's default (torch: fp32)
-    precision: str | None = None
-    # the profiler this run is started under ('ncu'): a profile run of the same definition
-    profile: str | None = None
     # seconds of the energy block (`--energy`); None: no block (0 in the experiments file)
     energy_s: float | None = None
-    # the A/B variant of the experiment this run belongs to (`variants:`); None: no variants
-    variant: str | None = None
+    params: Params = field(default_factory=Params)
 
-    def __post_init__(self) -> None:
+    def __init__(self, experiment: str, program: str, device: str, mode: str,
+                 shape: tuple[int, int] | None = None, reps: int | None = None, *,
+                 params: dict[str, Any] | None = None, **rest: Any) -> None:
+        """The identity's fields and the axes, both by keyword (`replace` passes `params` and
+        the changes); a name that is neither is a TypeError, as a dataclass's would be."""
+        if reps is None or (shape is None and not params):
+            raise TypeError("RunDef needs its 'shape' and 'reps'")
+        chosen = Params(axes.defaults())
+        chosen.update(params or {})
+        if shape is not None:
+            chosen["shape"] = shape
+        identity = {f.name: f for f in fields(self)}
+        values: dict[str, Any] = {"experiment": experiment, "program": program,
+                                  "device": device, "mode": mode, "reps": reps}
+        for name, value in rest.items():
+            if name in chosen:
+                chosen[name] = value
+            elif name in identity and name != "params":
+                values[name] = value
+            else:
+                raise TypeError(f"RunDef got an unexpected keyword argument {name!r}")
+        for name, f in identity.items():
+            if name not in values and name != "params":
+                values[name] = f.default_factory() if f.default is MISSING else f.default
         # one spelling: a caller's plain 'cold' becomes CacheState.COLD (equal, same JSON)
-        object.__setattr__(self, "cache", CacheState(self.cache))
-        object.__setattr__(self, "cache_action", CacheAction(self.cache_action))
+        chosen["cache"] = CacheState(chosen["cache"])
+        values["cache_action"] = CacheAction(values["cache_action"])
+        for name, value in (*values.items(), ("params", chosen)):
+            object.__setattr__(self, name, value)
+
+    # the built-in axes, by their old field names
+    shape = property(lambda self: self.params["shape"])
+    threads = property(lambda self: self.params["threads"])
+    cache = property(lambda self: self.params["cache"])  # the state the process should find
+    warmup = property(lambda self: self.params["warmup"])
+    process = property(lambda self: self.params["process"])
+    repeat = property(lambda self: self.params["repeat"])
+    precision = property(lambda self: self.params["precision"])
+    variant = property(lambda self: self.params["variant"])
+    profile = property(lambda self: self.params["profile"])
 
     def definition(self) -> dict[str, Any]:
-        """The fields as a dict. Every field is a string, a number or a tuple of them, so this
-        equals `dataclasses.asdict` without its deep copy (a sixth of the cost, paid per run)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        """The fields and the axes as one flat dict (as stored: `runs.definition_json`). Every
+        value is a string, a number or a tuple of them, so this equals `dataclasses.asdict`
+        without its deep copy (a sixth of the cost, paid per run)."""
+        found = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "params"}
+        return {**found, **axes.stored(self.params)}
 
     @classmethod
     def from_definition(cls, definition: dict[str, Any]) -> RunDef:
         """The run a stored `definition()` describes (JSON turned the tuples into lists)."""
         fixed = dict(definition)
-        fixed["shape"] = tuple(fixed["shape"])
         fixed["features"] = tuple(fixed["features"])
         fixed["env"] = tuple(tuple(pair) for pair in fixed["env"])
-        fixed["cache"] = CacheState(fixed.get("cache", "none"))
         fixed["cache_action"] = CacheAction(fixed.get("cache_action", "none"))
+        for axis in axes.axes():
+            if axis.name in fixed:
+                fixed[axis.name] = axis.load(fixed[axis.name])
+        fixed["shape"] = tuple(fixed["shape"])  # required: a definition without one is damage
         return cls(**fixed)
 
     @property
@@ -138,9 +178,10 @@ class RunDef:
     def run_id(self) -> str:
         definition = self.definition()
         definition.pop("timeout_s")  # a longer timeout measures the same thing
-        if definition["repeat"] == 1:  # issue 14's field: one repeat is the run as before
-            definition.pop("repeat")
-        for name in _UNHASHED_DEFAULTS:  # fields added later: old run ids stay as they were
+        # axes and fields added later, at their defaults: old run ids stay as they were
+        for name in axes.unhashed(self.params):
+            definition.pop(name, None)
+        for name in _UNHASHED_DEFAULTS:
             if definition[name] is None:
                 definition.pop(name)
         blob = json.dumps(definition, sort_keys=True, separators=(",", ":"))
@@ -156,30 +197,16 @@ class RunDef:
         return replace(self, profile=None).run_id if self.profile else None
 
     def describe(self) -> str:
-        """One human line: what this run is ('burn cuda' for a build, 'torch' without)."""
+        """One human line: what this run is ('burn cuda' for a build, 'torch' without), then
+        its axes' parts in the registry's order."""
         what = f"{self.program} {self.build}" if self.build else self.program
-        parts = [f"{self.experiment}: {what} {self.device} {self.mode} {self.shape_text}"]
-        if self.threads is not None:
-            parts.append(f"threads {self.threads}")
-        if self.cache != CacheState.NONE:
-            parts.append(f"{self.cache} cache")
-        if self.warmup:
-            parts.append(f"warm-up {self.warmup}")
-        if self.processes > 1:
-            parts.append(f"process {self.process}/{self.processes}")
-        if self.repeat > 1:
-            parts.append(f"repeat {self.repeat}")
-        if self.precision:
-            parts.append(self.precision)
-        if self.variant:
-            parts.append(f"variant {self.variant}")
-        if self.profile:
-            parts.append(f"profile run ({self.profile})")
-        return ", ".join(parts)
+        head = f"{self.experiment}: {what} {self.device} {self.mode} {self.shape_text}"
+        return ", ".join([head, *axes.describe(self.params, self)])
 
 
-# RunDef fields left out of the run id while None (their default), newest last
-_UNHASHED_DEFAULTS = ("precision", "profile", "energy_s", "variant")
+# RunDef fields left out of the run id while None (their default), newest last (the axes say
+# their own: orchestrator/axes.py `hashed_default`)
+_UNHASHED_DEFAULTS = ("energy_s",)
 
 
 @dataclass
@@ -366,9 +393,10 @@ class Figure:
     kernel: str = ""  # kernel_min/kernel_median: the kernel's name (ncu: with grid, block)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Samples:
-    """The raw samples behind one summary line (`# samples ...`), in seconds."""
+    """The raw samples behind one summary line (`# samples ...`), in seconds (built by
+    keywords, as Figure is)."""
 
     label: str
     shape: str | None

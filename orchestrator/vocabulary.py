@@ -35,6 +35,11 @@ class Method:
     headline: bool = False  # its min/value is in the progress line a person watching sees
     time: bool = False  # a time of the matmul compared between result sets (compare)
     throughput: bool = False  # a time of the whole matmul: compare gives TFLOP/s from it
+    breakdown: bool = False  # a column of the first call taken apart (JAX's three stages)
+    # the growth tables' basis (report/sizes.py): its short name there, and its preference
+    # (1 first: the clock closest to the kernels' own time); '' / 0: not a basis
+    size_basis: str = ""
+    size_rank: int = 0
 
 
 @dataclass(frozen=True)
@@ -82,7 +87,7 @@ METHODS: tuple[Method, ...] = (
     Method("with_sync", "with sync", "host clock around the call and a sync", "methods",
            ("with sync",), table1=True,
            clock="host clock around matmul + sync: launch, kernel, wake-up", ratio=True,
-           headline=True, time=True, throughput=True),
+           headline=True, time=True, throughput=True, size_basis="with sync", size_rank=3),
     Method("device_time", "device time", "the framework's device timer", "methods",
            table1=True, clock="the framework's device timer, as the chapter took it",
            ratio=True, headline=True, time=True, throughput=True),
@@ -92,7 +97,7 @@ METHODS: tuple[Method, ...] = (
     Method("device_time_queued", "device time queued",
            "the device timer with the launch gap kept out", "methods",
            clock="the same timer with the launch gap kept out (stream held busy before the "
-                 "start)", time=True, throughput=True),
+                 "start)", time=True, throughput=True, size_basis="queued", size_rank=2),
     Method("readback", "read-back", "matmul, sum and the copy of one number to the host",
            "methods", table1=True, clock="matmul + sum + copy of one number to the host",
            ratio=True, time=True, throughput=True),
@@ -100,7 +105,7 @@ METHODS: tuple[Method, ...] = (
            table1=True, time=True, throughput=True),
     Method("kernel_time", "kernel time",
            "the GPU time of the kernels themselves, from a profiler (column `profiler`)",
-           "methods", profiled=True, time=True, throughput=True),
+           "methods", profiled=True, time=True, throughput=True, size_basis="kernel", size_rank=1),
     Method("first_call", "first call", "the first matmul of a process", FIRST, headline=True,
            time=True),
     Method("device_init", "device init", "the device's initialisation", FIRST,
@@ -111,9 +116,11 @@ METHODS: tuple[Method, ...] = (
            "when a sync after the first call returned", FIRST, first_call_column=True,
            headline=True, time=True),
     Method("first_call_lower", "trace and lower",
-           "the first call taken apart: tracing and lowering", FIRST),
-    Method("first_call_compile", "compile", "the first call taken apart: compiling", FIRST),
-    Method("first_call_run", "first run", "the first call taken apart: the first run", FIRST),
+           "the first call taken apart: tracing and lowering", FIRST, breakdown=True),
+    Method("first_call_compile", "compile", "the first call taken apart: compiling", FIRST,
+           breakdown=True),
+    Method("first_call_run", "first run", "the first call taken apart: the first run", FIRST,
+           breakdown=True),
     Method("warmup_timed_run", "timed run", "a timed run after the warm-up (column `iteration`)",
            "warm-up", headline=True, time=True),
     Method("accuracy", "accuracy", "the accuracy table's errors", "accuracy", unit=""),
@@ -330,6 +337,17 @@ def column_keys(group: str | None = None) -> list[str]:
 def dtypes() -> dict[str, str]:
     """Column -> pandas dtype."""
     return {c.key: c.dtype for c in COLUMNS}
+
+
+def size_bases() -> list[tuple[str, str]]:
+    """The growth tables' bases, (method, short name), the preferred first."""
+    ranked = sorted((m for m in METHODS if m.size_rank), key=lambda m: m.size_rank)
+    return [(m.key, m.size_basis) for m in ranked]
+
+
+def breakdown_columns() -> dict[str, str]:
+    """The first call taken apart: its methods -> their column words, in catalogue order."""
+    return {m.key: m.words for m in METHODS if m.breakdown}
 
 
 def first_call_columns() -> dict[str, str]:

@@ -3,8 +3,8 @@ every module, imports inside functions included):
 
 cli -> report -> data; cli -> run -> experiments and data; every layer may use programs; programs
 use nothing but the record types (`records`); cli -> hosts -> data and the experiments file's YAML
-loader; every layer may use the measurement vocabulary and the records; vocabulary, records,
-errors and signals use nothing of the package.
+loader; every layer may use the measurement vocabulary, the sweep axes and the records;
+vocabulary, axes, errors and signals use nothing of the package, records only the axes.
 """
 
 from __future__ import annotations
@@ -15,18 +15,20 @@ from pathlib import Path
 from .conftest import PROJECT
 
 PACKAGE = PROJECT / "orchestrator"
-BASE = {"errors", "signals", "vocabulary"}
+BASE = {"errors", "signals", "vocabulary", "axes"}
 ALLOWED = {
-    "programs": {"programs", "records", "errors", "vocabulary"},
+    "programs": {"programs", "records", "errors", "vocabulary", "axes"},
     "data": {"data", "records", "programs", *BASE},
-    "experiments": {"experiments", "records", "programs", "errors", "vocabulary"},
+    "experiments": {"experiments", "records", "programs", "errors", "vocabulary", "axes"},
     "run": {"run", "experiments", "records", "data", "programs", *BASE},
     "report": {"report", "records", "data", "programs", *BASE},
     "hosts": {"hosts", "experiments.yamlsource", "experiments.messages", "records", "data", *BASE},
     "errors": set(),
     "signals": set(),
     "vocabulary": set(),
-    "records": {"records"},  # the record types under every layer: they import nothing
+    "axes": set(),
+    # the record types under every layer: they import nothing but the sweep axes they carry
+    "records": {"records", "axes"},
 }
 
 

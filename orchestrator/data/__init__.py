@@ -5,6 +5,6 @@ columns, migrations), `store` (the SQLite results store), `parse` (printed lines
 figures), `durations` (Rust's duration format), `dataset` (pandas, CSV), `accuracy`
 (comparing the dumped arrays).
 
-May import: `records`, `programs`, `vocabulary`, `errors`, `signals`. Not `experiments`, `run`,
-`report` or `cli`.
+May import: `records`, `programs`, `vocabulary`, `axes`, `errors`, `signals`. Not `experiments`,
+`run`, `report` or `cli`.
 """

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from orchestrator import vocabulary
+from orchestrator import axes, vocabulary
 from orchestrator.data import (
     accuracy,
     cache_columns,
@@ -107,16 +107,15 @@ def _run_context(run: dict[str, Any]) -> dict[str, Any]:
     after = json.loads(run["load_after_json"] or "null") or {}
     return {
         "run_id": run["run_id"], "sweep_id": run["sweep_id"], "experiment": run["experiment"],
-        "framework": d.program, "device": d.device, "shape": d.shape_text,
-        "threads_requested": d.threads, "cache": d.cache.column,
-        "process": d.process, "warmup": d.warmup or "", "status": run["status"],
+        "framework": d.program, "device": d.device, "status": run["status"],
         "reason": run["reason"], "build": d.build or "", "features": "+".join(d.features),
         "role": run["role"], "expect_failure": bool(run["expect_failure"]), "mode": d.mode,
         "load1_before": before.get("load1"), "load1_after": after.get("load1"),
+        **axes.cells(d.params),  # shape, threads_requested, cache, process, warmup, variant...
         **state_columns.columns(run.get("state_json")),
         **cache_columns.columns(run["cache_json"]),
         "profile_of": d.profile_of or "", "profiler": "", "kernel": "",
-        "measure_env": measure_env.column(d.env), "variant": d.variant or "",
+        "measure_env": measure_env.column(d.env),
     }
 
 

@@ -497,8 +497,9 @@ class _Parser:
             return False
         waiting = self.unsampled.get((label, shape, found[0]))
         summary = waiting.pop(0) if waiting else None
-        samples = _SamplesTwin(label, shape, op, found[0], text, numbers, n, self.section,
-                               framework, summary)
+        samples = _SamplesTwin(label=label, shape=shape, op=op, method=found[0],
+                               method_text=text, values=numbers, line_no=n,
+                               section=self.section, framework=framework, summary_line=summary)
         samples.__class__ = Samples
         self.result.samples.append(samples)
         self.last = (label, shape, op)

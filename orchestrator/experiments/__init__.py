@@ -6,5 +6,5 @@ types), `messages` (validation errors in YAML words, every problem), `plan` (exp
 into runs, each runnable or skipped with why).
 
 May import: `programs` (what frameworks, devices and capabilities exist), `records`
-(the run definition), `errors`. Not `run`, `report` or `cli`.
+(the run definition), `axes` (the sweep axes it expands), `errors`. Not `run`, `report` or `cli`.
 """

@@ -6,10 +6,11 @@ measurement and the run is new; keep it and a resumed sweep knows the run is alr
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
+from typing import Any
 
-from orchestrator import programs
+from orchestrator import axes, programs
 from orchestrator.errors import InputError
 from orchestrator.experiments import order
 from orchestrator.experiments.config import Build, Experiment, ExperimentsFile, Target
@@ -115,43 +116,91 @@ def _expand_variant(config: ExperimentsFile, name: str, exp: Experiment,
                     caps: dict[str, str | None], cores: int,
                     real: dict[str, str | None] | None, env: tuple[tuple[str, str], ...],
                     variant: str | None) -> Iterator[PlannedRun]:
-    """One variant's runs (all of them without `variants:`); their order is `expand`'s."""
+    """One variant's runs (all of them without `variants:`); their order is `expand`'s: per
+    target, every point of the axes' sweep (orchestrator/axes.py), nested in their order."""
     d = config.defaults
     for target in exp.targets:
         build = config.builds[target.build] if target.build else None
         reason = _skip_reason(target, build, caps)
         note = None if reason else _assumed(target, build, real)
-        # only devices with an on-disk cache get a cache sweep; elsewhere it means nothing
-        cached = target.device in programs.get(target.program).cached_devices
-        caches = [CacheState(c) for c in exp.cache] if cached else [CacheState.NONE]
-        warmups: tuple[str | None, ...] = exp.warmup if exp.mode == "warm" else (None,)
-        for shape in exp.shapes or (d.shape,):
-            for threads in _threads(target, exp, cores):
-                for state in dict.fromkeys(caches):
-                    for warmup in warmups:
-                        series = _cache_series(state, exp.planned_processes, exp.repeat)
-                        for repeat, process, label, action in series:
-                            run = RunDef(
-                                experiment=name, program=target.program, device=target.device,
-                                mode=exp.mode, shape=shape, reps=exp.reps or d.reps,
-                                build=target.build, crate=build.crate if build else None,
-                                features=tuple(sorted(build.features)) if build else (),
-                                threads=threads, cache=label, cache_action=action,
-                                warmup=warmup,
-                                timed_runs=exp.timed_runs if exp.mode == "warm" else None,
-                                process=process, processes=exp.planned_processes,
-                                samples=d.samples,
-                                env=env, timeout_s=exp.timeout_s or d.timeout_s,
-                                repeat=repeat, precision=_precision(target),
-                                energy_s=exp.energy_s or None, variant=variant,
-                            )
-                            expect = bool(build and build.expect_failure)
-                            if process == 1:  # later processes share the first's driver cache
-                                first = run.run_id if state == CacheState.COLD else None
-                            yield PlannedRun(run, reason, expect, cold_series=first,
-                                             assumed=note)
-                            yield from _profile_runs(run, _profilers(target, exp), reason,
-                                                     caps, expect)
+        expect = bool(build and build.expect_failure)
+        identity = dict(experiment=name, program=target.program, device=target.device,
+                        mode=exp.mode, reps=exp.reps or d.reps, build=target.build,
+                        crate=build.crate if build else None,
+                        features=tuple(sorted(build.features)) if build else (),
+                        timed_runs=exp.timed_runs if exp.mode == "warm" else None,
+                        processes=exp.planned_processes, samples=d.samples, env=env,
+                        timeout_s=exp.timeout_s or d.timeout_s, energy_s=exp.energy_s or None)
+        point = _Point(config, exp, target, cores)
+        for params in _sweep(point, axes.axes(), {"variant": variant}):
+            run = RunDef(**identity, **params)
+            if run.process == 1:  # later processes share the first's driver cache
+                first = run.run_id if run.cache == CacheState.COLD else None
+            yield PlannedRun(run, reason, expect, cold_series=first, assumed=note)
+            yield from _profile_runs(run, _profilers(target, exp), reason, caps, expect)
+
+
+@dataclass(frozen=True)
+class _Point:
+    """What an axis's values depend on: the experiments file, the experiment, the target and
+    the machine's cores."""
+
+    config: ExperimentsFile
+    exp: Experiment
+    target: Target
+    cores: int
+
+
+# An axis's values at a point, given the axes chosen outside it: parameter assignments (one
+# axis may set others with it: a cache series sets process, repeat, cache and cache_action)
+Expander = Callable[[_Point, dict[str, Any]], Iterable[dict[str, Any]]]
+
+
+def _sweep(point: _Point, left: tuple[axes.Axis, ...],
+           chosen: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every assignment of the axes `left`, the first outermost."""
+    if not left:
+        yield chosen
+        return
+    for part in _expander(left[0])(point, chosen):
+        yield from _sweep(point, left[1:], {**chosen, **part})
+
+
+def _expander(axis: axes.Axis) -> Expander:
+    """The plan's own rule for a built-in axis; any other sweeps its experiments-file key."""
+    return _EXPANDERS.get(axis.name) or (
+        lambda p, _chosen: [{axis.name: v} for v in axes.from_file(axis, p.target, p.exp)])
+
+
+def _caches(p: _Point, _chosen: dict[str, Any]) -> list[dict[str, Any]]:
+    # only devices with an on-disk cache get a cache sweep; elsewhere it means nothing
+    cached = p.target.device in programs.get(p.target.program).cached_devices
+    caches = [CacheState(c) for c in p.exp.cache] if cached else [CacheState.NONE]
+    return [{"cache": state} for state in dict.fromkeys(caches)]
+
+
+def _series(p: _Point, chosen: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for repeat, process, label, action in _cache_series(chosen["cache"],
+                                                        p.exp.planned_processes, p.exp.repeat):
+        yield {"repeat": repeat, "process": process, "cache": label, "cache_action": action}
+
+
+def _set_outside(_p: _Point, _chosen: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{}]  # one value, set elsewhere
+
+
+_EXPANDERS: dict[str, Expander] = {
+    "shape": lambda p, _c: [{"shape": s} for s in p.exp.shapes or (p.config.defaults.shape,)],
+    "threads": lambda p, _c: [{"threads": t} for t in _threads(p.target, p.exp, p.cores)],
+    "cache": _caches,
+    "warmup": lambda p, _c: [{"warmup": w} for w in (p.exp.warmup if p.exp.mode == "warm"
+                                                      else (None,))],
+    "process": _series,  # with repeat, the cache label and the action of a cache series
+    "repeat": _set_outside,  # by the series
+    "precision": lambda p, _c: [{"precision": _precision(p.target)}],
+    "variant": _set_outside,  # a variant is a pass over every target (its env merged)
+    "profile": _set_outside,  # a measured run's twins (_profile_runs)
+}
 
 
 def _profilers(target: Target, exp: Experiment) -> tuple[str, ...]:

@@ -6,6 +6,6 @@ accuracy and failures tables), `timing_tables` (tables 1, 2, 3, 5), `checks` (me
 warnings), `spread` (statistics of the raw samples), `ratios` (spread and burn/PyTorch
 tables), `plots` (PNG), `writer` (report.md and the CSVs).
 
-May import: `data`, `records`, `programs`, `vocabulary`, `errors`. Not `experiments`, `run` or
-`cli`.
+May import: `data`, `records`, `programs`, `vocabulary`, `axes`, `errors`. Not `experiments`, `run`
+or `cli`.
 """

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from orchestrator.data.accuracy import evidence
+from orchestrator.report.findings import Kind
 
 TAGGED = ("tf32",)  # fp32 is every program's default: untagged, as the chapter names runs
 
@@ -73,6 +74,6 @@ def mixed_note(pairs: list[tuple[str, str, str, str]], equals: set[str]) -> str:
             f"; no PyTorch {words(b_prec)} run to pair it with" + (
                 " (a torch target with `precision: tf32`)" if b_prec == "tf32" else ""))
         shown.append(f"{burn} ({words(b_prec)}) / {torch} ({words(t_prec)}){partner}")
-    return ("**different arithmetic**: " + "; ".join(shown) + ": these ratios compare two "
+    return Kind.DIFFERENT_ARITHMETIC.says("; ".join(shown) + ": these ratios compare two "
             "computations, not two frameworks, and are set apart (column `arithmetic`, "
             "burn vs PyTorch); the plain ratios pair runs of one arithmetic only.")

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from orchestrator import programs, vocabulary
+from orchestrator.report.findings import Kind
 from orchestrator.report.names import column_name, cpu_build_name, threads_column
 from orchestrator.report.spread import iqr, ratio
 from orchestrator.report.tables import duration, ordered, split
@@ -122,18 +123,18 @@ def odd_times(rows: pd.DataFrame) -> list[str]:
                 "a negative time" if value < 0 else "a zero time" if value == 0 else
                 _ABSURD if value > MAX_PLAUSIBLE_S else "")
         if what:
-            out.append(f"**impossible time**: {_figure(row)} {row['stat']} is "
+            out.append(Kind.IMPOSSIBLE_TIME.says(f"{_figure(row)} {row['stat']} is "
                        f"{duration(value) or value}, {what}: shown as printed, no ratio "
-                       "against it.")
+                       "against it."))
     for _line, mine in timed.groupby(["unit", "line_no", "label", "method"], sort=False,
                                      dropna=False):
         stats = dict(zip(mine["stat"], pd.to_numeric(mine["value_s"], errors="coerce"),
                          strict=False))
         low, mid = stats.get("min"), stats.get("median")
         if low is not None and mid is not None and mid < low:
-            out.append(f"**median below min**: {_figure(mine.iloc[0])}: median {duration(mid)} "
-                       f"< min {duration(low)}; no program computes that, so the line was "
-                       "edited or the program is broken.")
+            out.append(Kind.MEDIAN_BELOW_MIN.says(
+                f"{_figure(mine.iloc[0])}: median {duration(mid)} < min {duration(low)}; no "
+                "program computes that, so the line was edited or the program is broken."))
     return out
 
 
@@ -158,9 +159,9 @@ def unknown_methods(fig: pd.DataFrame) -> list[str]:
     for method, mine in rows.groupby("method", sort=False):
         count = len(mine)
         who = ", ".join(sorted(set(map(str, mine["framework"]))))
-        out.append(f"**method not in the vocabulary**: {count} figure{'s' * (count != 1)} of "
+        out.append(Kind.UNKNOWN_METHOD.says(f"{count} figure{'s' * (count != 1)} of "
                    f"method `{method}` ({who}) {'is' if count == 1 else 'are'} in no table: "
-                   "orchestrator/vocabulary.py has no entry for it.")
+                   "orchestrator/vocabulary.py has no entry for it."))
     return out
 
 
@@ -171,10 +172,10 @@ def call_overhead(rows: pd.DataFrame, th: Thresholds) -> list[str]:
         no_sync, synced = _stat(mine, "no_sync", "min"), _stat(mine, "with_sync", "min")
         if not _below(no_sync, synced, th.call_overhead):
             continue
-        out.append(f"**call overhead**: {_target(row)} no sync (min {duration(no_sync)}) is "
+        out.append(Kind.CALL_OVERHEAD.says(f"{_target(row)} no sync (min {duration(no_sync)}) is "
                    f"{_pct(no_sync, synced)} of with sync (min {duration(synced)}): the clock "
                    "was read before the device finished, so it timed issuing the work, not "
-                   "the matmul.")
+                   "the matmul."))
     return out
 
 
@@ -185,9 +186,9 @@ def no_time(rows: pd.DataFrame) -> list[str]:
                   & (rows["value_s"] < np.inf)]
     for _, row in counts.iterrows():
         of = f" of {int(row['runs'])}" if pd.notna(row["runs"]) else ""
-        out.append(f"**profile read no time**: {_target(row)} {vocabulary.words(row['method'])}: "
+        out.append(Kind.PROFILE_NO_TIME.says(f"{_target(row)} {vocabulary.words(row['method'])}: "
                    f"{int(row['value_s'])}{of} runs read as no time; the work was still "
-                   "queued when the profile window closed (use ProfileOptions flush).")
+                   "queued when the profile window closed (use ProfileOptions flush)."))
     return out
 
 
@@ -200,10 +201,10 @@ def short_window(rows: pd.DataFrame, th: Thresholds) -> list[str]:
         flushed = _stat(mine, "device_time", "min")
         if not _below(unflushed, flushed, th.call_overhead):
             continue
-        out.append(f"**profile window too short**: {_target(row)} device time without flush "
+        out.append(Kind.PROFILE_WINDOW.says(f"{_target(row)} device time without flush "
                    f"(min {duration(unflushed)}) is {_pct(unflushed, flushed)} of device time "
                    f"with flush (min {duration(flushed)}): the window closed before the queued "
-                   "matmul ran, so it timed the enqueue (use ProfileOptions flush).")
+                   "matmul ran, so it timed the enqueue (use ProfileOptions flush)."))
     return out
 
 
@@ -224,14 +225,14 @@ def spread(rows: pd.DataFrame, sets: SampleSets, th: Thresholds) -> list[str]:
         if found is None or not _above(found, row["value_s"], th.spread):
             continue
         med = float(found)
-        text = (f"**wide spread**: {_target(row)} {vocabulary.words(row['method'])}"
+        text = (f"{_target(row)} {vocabulary.words(row['method'])}"
                 f": median {duration(med)} is {_times(med, row['value_s'])}× the min "
                 f"{duration(row['value_s'])}")
         values = sets.get(row["sample_key"])
         if values is not None and len(values) > 1:
             spread_iqr = iqr(values)
             text += f"; IQR {duration(spread_iqr)} ({_pct(spread_iqr, med)} of the median)"
-        out.append(text + ".")
+        out.append(Kind.WIDE_SPREAD.says(text + "."))
     return out
 
 
@@ -244,9 +245,9 @@ def load(rows: pd.DataFrame, th: Thresholds) -> list[str]:
         if worst <= th.load_limit:
             continue
         where = f" ({row['experiment']})" if row["experiment"] else ""
-        out.append(f"**under load**: {_target(row)}{where} ran at a 1-minute load of "
+        out.append(Kind.UNDER_LOAD.says(f"{_target(row)}{where} ran at a 1-minute load of "
                    f"{_num(before)} before and {_num(after)} after (threshold "
-                   f"{th.load_words()}); minima hold up better than medians.")
+                   f"{th.load_words()}); minima hold up better than medians."))
     return out
 
 
@@ -290,7 +291,7 @@ def first_call_cost(fig: pd.DataFrame, th: Thresholds) -> list[str]:
 def _first_call_text(fig: pd.DataFrame, row: pd.Series, steady: float) -> str:
     where = f" process {row['process']}" if pd.notna(row["process"]) else ""
     cache = f", {row['cache']} cache" if row["cache"] else ""
-    text = (f"**first call**: {_target(row)}{where}{cache}: {duration(row['value_s'])} is "
+    text = (f"{_target(row)}{where}{cache}: {duration(row['value_s'])} is "
             f"{_times(row['value_s'], steady, 0)}× the with-sync min {duration(steady)}")
     # One process has one first call per device: the returned figure of the same run.
     same_process = (fig["process"] == row["process"]).fillna(pd.isna(row["process"]))
@@ -300,7 +301,8 @@ def _first_call_text(fig: pd.DataFrame, row: pd.Series, steady: float) -> str:
         back = float(returned["value_s"].iloc[0])
         paid = "inside the call" if back > row["value_s"] / 2 else "at the sync"
         text += f"; the call returned after {duration(back)}, so the cost was paid {paid}"
-    return text + ". A timing that includes a first call measures setup, not the matmul."
+    return Kind.FIRST_CALL.says(
+        text + ". A timing that includes a first call measures setup, not the matmul.")
 
 
 def warmup_first_run(rows: pd.DataFrame, th: Thresholds) -> list[str]:
@@ -315,10 +317,10 @@ def warmup_first_run(rows: pd.DataFrame, th: Thresholds) -> list[str]:
             continue
         name = f"{label}, " if label else ""
         times = _times(first, second, 0)
-        out.append(f"**first timed run swallowed setup**: {name}{cache or '?'} cache, warm-up "
+        out.append(Kind.SWALLOWED_SETUP.says(f"{name}{cache or '?'} cache, warm-up "
                    f"{warmup or '?'}: run 0 took {duration(first)}, {times}× run 1 "
                    f"({duration(second)}); the warm-up without sync left autotune/compilation "
-                   "to the first timed run.")
+                   "to the first timed run."))
     return out
 
 
@@ -340,9 +342,9 @@ def cpu_sync(rows: pd.DataFrame, th: Thresholds) -> list[str]:
                                f"{duration(synced)}: this program dispatches asynchronously on "
                                "the CPU too, so no sync times the dispatch alone.")
             elif abs(no_sync - synced) > th.cpu_sync * synced:
-                out.append(f"**CPU sync mismatch**: {_cpu_target(row)} {stat} no sync "
+                out.append(Kind.CPU_SYNC_MISMATCH.says(f"{_cpu_target(row)} {stat} no sync "
                            f"{duration(no_sync)} vs with sync {duration(synced)} (more than "
-                           f"{th.cpu_sync:.0%} apart): on the CPU they should be equal.")
+                           f"{th.cpu_sync:.0%} apart): on the CPU they should be equal."))
     return out
 
 
@@ -365,9 +367,9 @@ def thread_mismatch(fig: pd.DataFrame) -> list[str]:
     for _, row in wrong.drop_duplicates(["unit", "label"]).iterrows():
         name = cpu_build_name(row["framework"], row["label"]) if row["device"] == "cpu" \
             else column_name(row["framework"], row["label"])
-        out.append(f"**threads**: {name} asked for "
+        out.append(Kind.THREADS.says(f"{name} asked for "
                    f"{int(row['threads_requested'])} threads but reported "
-                   f"{int(row['threads'])}.")
+                   f"{int(row['threads'])}."))
     return out
 
 
@@ -390,8 +392,8 @@ def thread_gain(rows: pd.DataFrame, th: Thresholds) -> list[str]:
                      if load is not None and load > th.load_limit else
                      "the thread setting does not reach the matmul (e.g. a BLAS with its own "
                      "threads)")
-            out.append(f"**threads without effect**: {cpu_build_name(framework, label)} is "
-                       f"{gain:.2f}× faster at {most} threads than at 1: {cause}.")
+            out.append(Kind.THREADS_NO_EFFECT.says(f"{cpu_build_name(framework, label)} is "
+                       f"{gain:.2f}× faster at {most} threads than at 1: {cause}."))
     return out
 
 
@@ -405,21 +407,21 @@ def accuracy(rows: pd.DataFrame, th: Thresholds) -> list[str]:
     differ = builds[(builds["stat"] == "inputs_match_torch_cpu") & (builds["value_s"] == 0)]
     if not differ.empty:
         names = ", ".join(dict.fromkeys(differ["build"]))
-        out.append(f"**inputs differ**: {names}: sin/cos inputs not bit-equal to torch cpu's, "
+        out.append(Kind.INPUTS_DIFFER.says(f"{names}: sin/cos inputs not bit-equal to torch cpu's, "
                    "so max|x - torch cpu| mixes input and sum differences (max|x - f64 ref| "
-                   "uses each build's own inputs and stays comparable).")
+                   "uses each build's own inputs and stays comparable)."))
     refs = pd.to_numeric(rows.loc[rows["stat"] == "max_abs_ref", "value_s"], errors="coerce")
     refs = refs[(refs > 0) & (refs < np.inf)]  # a nan, inf or zero |ref| scales nothing
     scale = float(refs.max()) if not refs.empty else 1.0
     errs = builds[builds["stat"] == "max_err_f64_ref"]
     finite = pd.to_numeric(errs["value_s"], errors="coerce").abs() < np.inf
     for _, row in errs[~finite].iterrows():
-        out.append(f"**not a number**: {row['build']} is {row['value_s']} from the float64 "
-                   "reference: its c holds nan or inf, a wrong result whatever the arithmetic.")
+        out.append(Kind.NOT_A_NUMBER.says(f"{row['build']} is {row['value_s']} from the float64 "
+                   "reference: its c holds nan or inf, a wrong result whatever the arithmetic."))
     for _, row in errs[finite & (errs["value_s"] > th.accuracy * scale)].iterrows():
-        out.append(f"**inaccurate**: {row['build']} is {row['value_s']:.3e} from the float64 "
+        out.append(Kind.INACCURATE.says(f"{row['build']} is {row['value_s']:.3e} from the float64 "
                    f"reference, more than {th.accuracy:g} × max |ref| ({scale:.4g}); a "
-                   "correctly rounded f32 product is about 2e-6 away" + _tf32_cause(row) + ".")
+                   "correctly rounded f32 product is about 2e-6 away" + _tf32_cause(row) + "."))
     return out
 
 

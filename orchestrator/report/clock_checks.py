@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from orchestrator.report.findings import Kind
 from orchestrator.report.names import as_text, run_name
 
 BELOW_S = 0.05  # NVML counts in ns; less than this is the counters' own granularity at rest
@@ -54,11 +55,11 @@ def below_app_clock(rows: pd.DataFrame) -> list[str]:
         sampled = (f"; SM clock sampled during the run {low:.0f}–{high:.0f} MHz"
                    if low is not None and high is not None else "")
         busy = [c for c in causes if not c.startswith("low utilization")]
-        out.append(f"**GPU below its application clock during the run**: {_name(row)}: "
-                   f"{below:.3g} s" + (f" ({', '.join(causes)})" if causes else "") + sampled
-                   + (". A busy GPU was held down: its figures ran on lowered clocks."
-                      if busy else ". Counted while the GPU idled; the timed blocks' own "
-                      "SM clocks say whether a figure ran below it."))
+        out.append(Kind.BELOW_APP_CLOCK.says(
+            f"{_name(row)}: {below:.3g} s" + (f" ({', '.join(causes)})" if causes else "")
+            + sampled + (". A busy GPU was held down: its figures ran on lowered clocks."
+                         if busy else ". Counted while the GPU idled; the timed blocks' own "
+                         "SM clocks say whether a figure ran below it.")))
     return out
 
 
@@ -77,9 +78,9 @@ def block_clocks(rows: pd.DataFrame) -> list[str]:
                 f"{float(row['value_s']):.0f} MHz" for _, row in mine.iterrows()
                 if float(row["value_s"]) < top]
         if slow:
-            out.append(f"**timed block below full clock**: {_name(first)}: {'; '.join(slow)} "
-                       f"(application clock {top:.0f} MHz): those figures were not all taken "
-                       "at full clock.")
+            out.append(Kind.BLOCK_BELOW_CLOCK.says(
+                f"{_name(first)}: {'; '.join(slow)} (application clock {top:.0f} MHz): those "
+                "figures were not all taken at full clock."))
     return out
 
 

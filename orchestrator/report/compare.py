@@ -38,18 +38,19 @@ from orchestrator import vocabulary
 from orchestrator.errors import InputError
 from orchestrator.report import intervals, sizes
 from orchestrator.report.compare_match import (
-    SECTIONS,
     describe,
     match,
     measurements,
     pair_labels,
     section_of,
+    sections,
+    verdict_sections,
 )
 from orchestrator.report.compare_sides import Fact, Side, load_side, machine_facts
 from orchestrator.report.spread import ratio
 
-__all__ = ["SECTIONS", "Comparison", "InputError", "Row", "Side", "compare", "judge",
-           "load_side", "verdict"]
+__all__ = ["Comparison", "InputError", "Row", "Side", "compare", "judge", "load_side",
+           "sections", "verdict", "verdict_sections"]
 
 DEFAULT_MIN_EFFECT = 0.05
 # the clocks of one steady matmul: a throughput means something (not a first call, no sync)
@@ -203,7 +204,7 @@ def compare(a: Side, b: Side, min_effect: float = DEFAULT_MIN_EFFECT,
     if not pairs:
         raise InputError(f"{a.spec} and {b.spec} have no figure in common (nothing measured "
                          "the same thing on both sides)")
-    order = {s: i for i, s in enumerate(SECTIONS)}
+    order = {s: i for i, s in enumerate(sections())}
     pairs.sort(key=lambda p: (order[section_of(p[0])], p[0]["order"]))  # A's order per section
     rows = [_row(x, y, note, min_effect) for x, y, note in pairs]
     finish(rows, correction)

@@ -19,23 +19,43 @@ other side's if there is one, else the one with the most repetitions, then the m
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from orchestrator import programs, vocabulary
+from orchestrator import axes, programs, vocabulary
+from orchestrator.report import sections as report_sections
 from orchestrator.report.compare_sides import Side
 from orchestrator.report.spread import sample_sets, summary_keys
 
-SECTIONS = ("methods", "first call", "CPU", "warm-up", "accuracy")
-# The match key. Fields in WILDCARD may be unrecorded ('') on one side and match anything.
-KEY = ("framework", "label", "device", "shape", "method", "stat", "threads_key", "cache",
-       "process", "warmup", "iteration", "precision")
-WILDCARD = ("label", "device", "shape", "threads_key", "cache", "process", "warmup",
-            "precision")
-# what a store's figure is pooled over: everything it measures but the process
-POOL = [*(k for k in KEY if k != "process"), "experiment"]
+
+def sections() -> tuple[str, ...]:
+    """Compare's sections, in its order: the report's registered sections that say how
+    compare shows them (report/sections.py)."""
+    return tuple(c.words for c in report_sections.compare_sections())
+
+
+def verdict_sections() -> tuple[str, ...]:
+    """The sections whose rows get verdict tables (accuracy's get none)."""
+    return tuple(c.words for c in report_sections.compare_sections() if c.verdicts)
+
+
+def key_fields() -> tuple[str, ...]:
+    """The match key: what a figure measures, its sweep axes' fields among it (each axis's
+    `compare` in orchestrator/axes.py: shape, threads_key, cache, warmup, process, precision)."""
+    return ("framework", "label", "device", *axes.compare_keys(), "method", "stat", "iteration")
+
+
+def wildcard_fields() -> tuple[str, ...]:
+    """The key's fields that may be unrecorded ('') on one side and match anything."""
+    return ("label", "device", *axes.compare_keys(wildcard=True))
+
+
+def _pool_fields(key: tuple[str, ...]) -> list[str]:
+    """What a store's figure is pooled over: everything it measures but the process."""
+    return [*(k for k in key if k != "process"), "experiment"]
 
 
 # ---- one row per measurement of a side --------------------------------------------------------
@@ -52,11 +72,11 @@ def _int_or_none(value: Any) -> int | None:
 def measurements(side: Side) -> pd.DataFrame:
     """A side's figures, one row per summary line (median, with its min) or single figure.
 
-    Columns: the KEY fields as text, `value`, `min`, `samples` (array or None), `unit` (one
+    Columns: the key_fields() as text, `value`, `min`, `samples` (array or None), `unit` (one
     program run), `experiment`, `reps` (the unit's most repetitions), `threads`, `order`.
     """
     fig = side.data.figures.reset_index(drop=True)
-    empty = pd.DataFrame(columns=[*KEY, "value", "min", "samples", "run_id"])
+    empty = pd.DataFrame(columns=[*key_fields(), "value", "min", "samples", "run_id"])
     if fig.empty:
         return empty
     fig = fig.assign(sample_key=summary_keys(fig), order=range(len(fig)))
@@ -67,7 +87,10 @@ def measurements(side: Side) -> pd.DataFrame:
     sets = sample_sets(side.data.samples)
     mins = fig[fig["stat"] == "min"].set_index("sample_key")["value_s"].to_dict()
     reps = fig.groupby(["run_id", "experiment"], dropna=False)["runs"].max()
-    rows = [_measurement(r, mins, sets, reps) for r in fig[fig["stat"] != "min"].to_dict("records")]
+    fields = [(a.compare, _FIELDS.get(a.name) or _column(a.column)) for a in axes.axes()
+              if a.compare]
+    rows = [_measurement(r, mins, sets, reps, fields)
+            for r in fig[fig["stat"] != "min"].to_dict("records")]
     if not rows:  # only failed, priming or profile runs (or damaged values): nothing measured
         return empty
     frame = pd.DataFrame(rows, dtype=object)  # object: ints stay ints, None stays None
@@ -80,13 +103,15 @@ def _pool(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per figure: `values` (one per process), `sample_sets` (each process's raw
     samples or None), `processes`; `value` the geometric mean (positive times) or median; a
     count (`queued_waited`, `no_time_count`: runs, not a time) the sum over its runs."""
+    key = key_fields()
     if frame.empty:
-        return pd.DataFrame(columns=[*KEY, "value", "min", "samples", "run_id"])
+        return pd.DataFrame(columns=[*key, "value", "min", "samples", "run_id"])
+    pool = (*_pool_fields(key), "process")
     # grouped in plain Python, once: a DataFrame per figure (drop_duplicates, iloc) cost ~3 ms
     # each, minutes for the 76,000 figures a log within the input cap holds (issue 29)
     groups: dict[tuple[Any, ...], dict[tuple[Any, Any], dict[str, Any]]] = {}
     for r in frame.to_dict("records"):
-        units = groups.setdefault(tuple(r[k] for k in (*POOL, "process")), {})
+        units = groups.setdefault(tuple(r[k] for k in pool), {})
         units.setdefault((r["run_id"], r["process_no"]), r)  # one value per process
     pooled = []
     for units in groups.values():
@@ -115,12 +140,34 @@ def _centre(values: list[float]) -> float:
     return float(np.median(values))
 
 
+def _threads_of(r: dict[str, Any]) -> int | None:
+    """The threads asked for, else those the line reported."""
+    threads = _int_or_none(r.get("threads_requested"))
+    return _int_or_none(r["threads"]) if threads is None else threads
+
+
+def _column(name: str | None) -> Callable[[dict[str, Any], str], str]:
+    """A sweep axis's key field: its dataset column as text (unrecorded: '')."""
+    return lambda r, _device: _text(r.get(name)) if name else ""
+
+
+# compare's own reading of a built-in axis from a figure's row (and its device as compared);
+# any other axis's field is its dataset column as text
+_FIELDS: dict[str, Callable[[dict[str, Any], str], str]] = {
+    "threads": lambda r, device: _threads_key(device, _threads_of(r)),
+    "cache": lambda r, _device: "" if _text(r["cache"]) == "none" else _text(r["cache"]),
+    "process": lambda r, _device: str(_int_or_none(r["process"]) or 1),
+    "precision": lambda r, _device: _text(r.get("precision")),  # as run (data/precision.py)
+}
+
+
 def _measurement(r: dict[str, Any], mins: dict[str, float], sets: dict[str, np.ndarray],
-                 reps: pd.Series) -> dict[str, Any]:
+                 reps: pd.Series,
+                 fields: list[tuple[str, Callable[[dict[str, Any], str], str]]]
+                 ) -> dict[str, Any]:
     device = _text(r["device"])
     device = "cpu" if device in programs.cpu_devices() else device
-    threads = _int_or_none(r.get("threads_requested"))
-    threads = _int_or_none(r["threads"]) if threads is None else threads
+    threads = _threads_of(r)
     label, method = _text(r["label"]), _text(r["method"])
     if method == "accuracy":  # a log names builds 'torch cpu', a store 'cpu': one spelling
         label = accuracy_label(label)
@@ -128,12 +175,10 @@ def _measurement(r: dict[str, Any], mins: dict[str, float], sets: dict[str, np.n
     unit_reps = reps.get((r["run_id"], r["experiment"]))
     return {
         "framework": _text(r["framework"]), "label": label, "printed": label, "device": device,
-        "shape": _text(r["shape"]), "method": method, "stat": _text(r["stat"]),
-        "threads_key": _threads_key(device, threads),
-        "cache": "" if _text(r["cache"]) == "none" else _text(r["cache"]),
-        "process": str(_int_or_none(r["process"]) or 1),
-        "process_no": _int_or_none(r["process"]) or 1, "warmup": _text(r["warmup"]),
-        "iteration": _text(_int_or_none(r["iteration"])), "precision": _text(r.get("precision")),
+        "method": method, "stat": _text(r["stat"]),
+        **{name: read(r, device) for name, read in fields},  # the sweep axes' key fields
+        "process_no": _int_or_none(r["process"]) or 1,
+        "iteration": _text(_int_or_none(r["iteration"])),
         "value": float(r["value_s"]), "min": mins.get(key) if key else None,
         "samples": sets.get(key) if key else None, "run_id": r["run_id"],
         "experiment": _text(r["experiment"]), "threads": threads, "order": r["order"],
@@ -212,7 +257,16 @@ def match(ma: pd.DataFrame, mb: pd.DataFrame) -> tuple[list[tuple[dict[str, Any]
     """Pairs (A row, B row, note), and the rows of each side left without a partner (other
     than a second run of a figure that was matched: the methods and first-call experiments
     both time `with sync`)."""
-    a_rows, b_rows = _best_per_key(ma), _best_per_key(mb)
+    key, wild = key_fields(), wildcard_fields()
+    fixed = tuple(k for k in key if k not in wild)  # equal in every pass
+
+    def _key(row: dict[str, Any]) -> tuple[str, ...]:
+        return tuple(row[k] for k in key)
+
+    def _fixed(row: dict[str, Any]) -> tuple[str, ...]:
+        return tuple(row[k] for k in fixed)
+
+    a_rows, b_rows = _best_per_key(ma, key), _best_per_key(mb, key)
     pairs: list[tuple[dict[str, Any], dict[str, Any], str]] = []
     free_b = {id(b): b for b in b_rows}
     by_key: dict[tuple[str, ...], list[dict[str, Any]]] = {}
@@ -239,11 +293,11 @@ def match(ma: pd.DataFrame, mb: pd.DataFrame) -> tuple[list[tuple[dict[str, Any]
         # FP32 first: against an unrecorded precision the FP32 run is the one paired
         for a in sorted(left_a, key=lambda row: row["precision"] == "tf32"):
             bucket = buckets.get(_fixed(a), {})
-            found = [b for b in bucket.values() if loose(a, b)]
+            found = [b for b in bucket.values() if loose(a, b, key, wild)]
             if found:
                 best = _prefer(found, a)
                 del bucket[id(best)]
-                pairs.append((a, free_b.pop(id(best)), _unrecorded(a, best)))
+                pairs.append((a, free_b.pop(id(best)), _unrecorded(a, best, wild)))
             else:
                 still_a.append(a)
         left_a = still_a
@@ -252,22 +306,11 @@ def match(ma: pd.DataFrame, mb: pd.DataFrame) -> tuple[list[tuple[dict[str, Any]
             [b for b in free_b.values() if _key(b) not in matched_b])
 
 
-def _key(row: dict[str, Any]) -> tuple[str, ...]:
-    return tuple(row[k] for k in KEY)
-
-
-FIXED = tuple(k for k in KEY if k not in WILDCARD)  # equal in every pass of `match`
-
-
-def _fixed(row: dict[str, Any]) -> tuple[str, ...]:
-    return tuple(row[k] for k in FIXED)
-
-
-def _best_per_key(m: pd.DataFrame) -> list[dict[str, Any]]:
+def _best_per_key(m: pd.DataFrame, key: tuple[str, ...]) -> list[dict[str, Any]]:
     """All rows; where several runs of one side share a key and an experiment, the first."""
     if m.empty:
         return []
-    return m.drop_duplicates([*KEY, "experiment"]).to_dict("records")
+    return m.drop_duplicates([*key, "experiment"]).to_dict("records")
 
 
 def _prefer(found: list[dict[str, Any]], a: dict[str, Any]) -> dict[str, Any]:
@@ -287,20 +330,22 @@ def _slot_differs(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return False
 
 
-def _loose_equal(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return all(a[k] == b[k] or (k in WILDCARD and "" in (a[k], b[k])) for k in KEY)
+def _loose_equal(a: dict[str, Any], b: dict[str, Any], key: tuple[str, ...],
+                 wild: tuple[str, ...]) -> bool:
+    return all(a[k] == b[k] or (k in wild and "" in (a[k], b[k])) for k in key)
 
 
-def _other_precision(a: dict[str, Any], b: dict[str, Any]) -> bool:
+def _other_precision(a: dict[str, Any], b: dict[str, Any], key: tuple[str, ...],
+                     wild: tuple[str, ...]) -> bool:
     other = {**b, "precision": a["precision"]}
-    return "" not in (a["precision"], b["precision"]) and _loose_equal(a, other)
+    return "" not in (a["precision"], b["precision"]) and _loose_equal(a, other, key, wild)
 
 
-def _unrecorded(a: dict[str, Any], b: dict[str, Any]) -> str:
+def _unrecorded(a: dict[str, Any], b: dict[str, Any], wild: tuple[str, ...]) -> str:
     """'cache not recorded in A (warm in B)', for each field matched as a wildcard."""
     shown = {"threads_key": "threads", "label": "printed"}  # the label as the side printed it
     parts = []
-    for k in WILDCARD:
+    for k in wild:
         if k == "process":
             continue  # a store pools its processes: nothing unrecorded
         if a[k] == b[k] or "" not in (a[k], b[k]) or (k == "device" and a["label"] != b["label"]):
@@ -315,12 +360,8 @@ def _unrecorded(a: dict[str, Any], b: dict[str, Any]) -> str:
 
 
 def section_of(row: dict[str, Any]) -> str:
-    entry = vocabulary.method(row["method"])
-    if entry is not None and entry.section in ("accuracy", "warm-up"):
-        return entry.section
-    if row["device"] == "cpu":
-        return "CPU"
-    return "first call" if vocabulary.is_first_call(row["method"]) else "methods"
+    """The last of compare's sections (in its order) that takes the row."""
+    return next(c.words for c in reversed(report_sections.compare_sections()) if c.takes(row))
 
 
 def _arithmetic(pa: str, pb: str) -> list[str]:

@@ -21,7 +21,7 @@ from rich.text import Text
 
 from orchestrator.data import outputs
 from orchestrator.data.durations import format_duration
-from orchestrator.report.compare import ONE_VALUE, SECTIONS, Comparison, Row
+from orchestrator.report.compare import ONE_VALUE, Comparison, Row, verdict_sections
 
 MARK = "<!-- written by `python -m orchestrator compare` -->"
 PNG_SOFTWARE = "orchestrator compare"
@@ -109,7 +109,7 @@ def render_markdown(c: Comparison) -> str:
     counts = ", ".join(f"{n} {v}" for v, n in c.verdicts().items())
     out += [f"Verdicts: {counts}.", ""]
     out += [plot_note(c), ""] if plot_note(c) else []
-    for section in SECTIONS[:4]:
+    for section in verdict_sections():
         rows = [r for r in c.rows if r.section == section and _is_verdict_row(r)]
         if rows:
             out += [f"## {section}", ""]

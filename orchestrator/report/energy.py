@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from orchestrator.report.findings import Kind
 from orchestrator.report.names import as_text, column_name
 from orchestrator.report.spread import ratio
 from orchestrator.report.tables import Table, empty, ordered
@@ -122,13 +123,14 @@ def energy_table(fig: pd.DataFrame) -> Table:
     if not out:
         return empty("energy", title, "the energy lines hold no joules")
     odd = [f"{r['framework']} {r['shape']}" for r in out if "?" in r.values()]
-    notes = [f"**no per-matmul energy**: {', '.join(odd)}: a block of 0 matmuls, 0 J or 0 s "
-             "(as printed) gives no share, shown as '?'."] if odd else []
+    notes = [Kind.NO_MATMUL_ENERGY.says(f"{', '.join(odd)}: a block of 0 matmuls, 0 J or 0 s "
+             "(as printed) gives no share, shown as '?'.")] if odd else []
     if unaligned:
-        notes.append(f"**energy not aligned, idle not subtracted**: {', '.join(unaligned)}: "
-                     "the program read NVML's counter (updated every ~100 ms) at arbitrary "
-                     "moments and measured no idle power, so its joules are gross only.")
+        notes.append(Kind.ENERGY_NOT_ALIGNED.says(
+            f"{', '.join(unaligned)}: the program read NVML's counter (updated every ~100 ms) "
+            "at arbitrary moments and measured no idle power, so its joules are gross only."))
     if short:
-        notes.append(f"**short energy block**: {', '.join(short)}: under {MIN_BLOCK_S:g} s, "
-                     "one ~100 ms counter step is over 2% of it.")
+        notes.append(Kind.SHORT_ENERGY_BLOCK.says(
+            f"{', '.join(short)}: under {MIN_BLOCK_S:g} s, one ~100 ms counter step is over 2% "
+            "of it."))
     return Table("energy", title, pd.DataFrame(out), notes=notes)

@@ -15,6 +15,7 @@ from typing import NamedTuple
 import pandas as pd
 
 from orchestrator.data import measure_env
+from orchestrator.report.findings import Kind
 from orchestrator.report.tables import column_name, ordered
 
 PROOF_STAT = "queued_waited"
@@ -40,8 +41,8 @@ def environment(fig: pd.DataFrame) -> list[str]:
         entry = measure_env.variable(name)
         if entry is None:  # a cell edited by hand: nothing to say about it
             continue
-        out.append(f"**environment changes the measurement**: {name}={value} was set in "
-                   f"{', '.join(experiments)}: {entry.changes} (source: {entry.source}).")
+        out.append(Kind.ENVIRONMENT.says(f"{name}={value} was set in "
+                   f"{', '.join(experiments)}: {entry.changes} (source: {entry.source})."))
     return out
 
 
@@ -87,9 +88,9 @@ def queued_proof(rows: pd.DataFrame) -> list[str]:
         if found is None or not found.failed:
             continue
         experiment = f" in {where['experiment']}" if where.get("experiment") else ""
-        out.append(f"**queued proof failed**{experiment}: "
+        out.append(Kind.QUEUED_PROOF_FAILED.says(
                    f"{column_name(where['framework'], where['label'])} {where['shape']}: device "
                    f"time queued: {found.words()}; the stream was not held before the start "
                    "event in the other runs, so that figure may hold the launch gap and is not "
-                   "the launch-gap-free device time.")
+                   "the launch-gap-free device time.", where=experiment))
     return out

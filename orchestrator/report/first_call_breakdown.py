@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import pandas as pd
 
+from orchestrator import vocabulary
 from orchestrator.report import cache_report
 from orchestrator.report.tables import Table, duration, empty, framework_name, ordered
 
-METHODS = {"first_call_lower": "trace and lower", "first_call_compile": "compile",
-           "first_call_run": "first run"}
 TITLE = "First call taken apart (trace and lower, compile, first run)"
 
 
 def breakdown_table(fig: pd.DataFrame) -> Table:
-    rows = fig[fig["method"].isin(list(METHODS))]
+    methods = vocabulary.breakdown_columns()  # method -> its column's words
+    rows = fig[fig["method"].isin(list(methods))]
     if rows.empty:
         return empty("first_call_breakdown", TITLE, "no first-call breakdown in this data")
     records = []
@@ -29,7 +29,7 @@ def breakdown_table(fig: pd.DataFrame) -> Table:
         record = {"experiment": experiment, "framework": framework_name(framework),
                   "device": label, "process": "" if pd.isna(process) else str(process),
                   "cache": cache}
-        for method, column in METHODS.items():
+        for method, column in methods.items():
             values = mine.loc[mine["method"] == method, "value_s"]
             record[column] = duration(values.iloc[0]) if len(values) else ""
         record["cache proof"] = cache_report.cells(mine)["cache proof"]

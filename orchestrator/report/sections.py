@@ -87,14 +87,29 @@ class SideTable:
 
 
 @dataclass(frozen=True)
+class CompareSection:
+    """A section as `compare` shows it: its words there, its place in compare's order (not the
+    report's: compare's rows sort by it), whether its rows get verdict tables, and which
+    matched figures it takes (a figure goes to the last section, in compare's order, that
+    takes it: the more specific sections come later)."""
+
+    words: str
+    rank: int
+    takes: Callable[[dict[str, Any]], bool]  # a matched row (report/compare_match.py)
+    verdicts: bool = True
+
+
+@dataclass(frozen=True)
 class Registered:
-    """One registered section: its row selection, its builder, its plot, its side tables."""
+    """One registered section: its row selection, its builder, its plot, its side tables,
+    its place in `compare`."""
 
     name: str
     select: Callable[[Context], Any]  # a frame, or a bundle of frames (clocks.ClockRows)
     build: Callable[[Context, Any], Section]
     plot: tuple[str, plots.Drawer] | None = None  # the PNG's file name and its drawer
     side_by_side: tuple[SideTable, ...] = ()
+    compare: CompareSection | None = None
 
     def section(self, ctx: Context) -> Section:
         rows = self.select(ctx)  # selected once: the tables, the checks and the plot read it
@@ -112,14 +127,28 @@ Builder = Callable[[Context, Any], Section]
 
 def section(name: str, select: Callable[[Context], Any], *,
             plot: tuple[str, plots.Drawer] | None = None,
-            side_by_side: tuple[SideTable, ...] = ()) -> Callable[[Builder], Builder]:
+            side_by_side: tuple[SideTable, ...] = (),
+            compare: CompareSection | None = None) -> Callable[[Builder], Builder]:
     """Register the decorated builder as the report's next section."""
     def register(build: Builder) -> Builder:
         if any(r.name == name for r in REGISTRY):
             raise ValueError(f"report section {name!r} registered twice")
-        REGISTRY.append(Registered(name, select, build, plot, side_by_side))
+        REGISTRY.append(Registered(name, select, build, plot, side_by_side, compare))
         return build
     return register
+
+
+def compare_sections() -> list[CompareSection]:
+    """The sections `compare` shows, in its order."""
+    return sorted((r.compare for r in REGISTRY if r.compare is not None), key=lambda c: c.rank)
+
+
+def _method_section(name: str) -> Callable[[dict[str, Any]], bool]:
+    """Compare takes a figure whose method the vocabulary puts in section `name`."""
+    def takes(row: dict[str, Any]) -> bool:
+        entry = vocabulary.method(row["method"])
+        return entry is not None and entry.section == name
+    return takes
 
 
 def build_sections(data: Dataset, fig: pd.DataFrame, sets: checks.SampleSets,
@@ -133,7 +162,8 @@ def build_sections(data: Dataset, fig: pd.DataFrame, sets: checks.SampleSets,
          plot=("methods.png", plots.draw_methods),
          side_by_side=(SideTable("methods", "1. Timing methods on the accelerator",
                                  lambda rows, d: timing_tables.methods_table(rows),
-                                 ("method",)),))
+                                 ("method",)),),
+         compare=CompareSection("methods", 1, lambda row: True))
 def _methods(ctx: Context, rows: pd.DataFrame) -> Section:
     fig, sets, th = ctx.fig, ctx.sets, ctx.th
     return Section(
@@ -171,7 +201,9 @@ def _clocks(ctx: Context, selected: clocks.ClockRows) -> Section:
          plot=("first_call.png", plots.draw_first_call),
          side_by_side=(SideTable("first_call", "2. First call across processes",
                                  lambda rows, d: timing_tables.first_call_table(rows),
-                                 ("framework", "process")),))
+                                 ("framework", "process")),),
+         compare=CompareSection("first call", 2,
+                                lambda row: vocabulary.is_first_call(row["method"])))
 def _first_call(ctx: Context, rows: pd.DataFrame) -> Section:
     fig, th, data = ctx.fig, ctx.th, ctx.data
     # the spread only where a cold series was repeated; priming runs where there were any
@@ -196,7 +228,8 @@ def _first_call(ctx: Context, rows: pd.DataFrame) -> Section:
                                  ("build",)),
                        SideTable("cpu_first_call", "3. CPU builds: first call",
                                  lambda cpu, d: timing_tables.cpu_first_call_table(cpu),
-                                 ("build",))))
+                                 ("build",))),
+         compare=CompareSection("CPU", 3, lambda row: row["device"] == "cpu"))
 def _cpu(ctx: Context, cpu: pd.DataFrame) -> Section:
     fig, sets, host, th = ctx.fig, ctx.sets, ctx.data.host, ctx.th
     rows = cpu[cpu["method"].isin(vocabulary.method_keys(table1=True))]
@@ -215,7 +248,8 @@ def _cpu(ctx: Context, cpu: pd.DataFrame) -> Section:
 
 @section("accuracy", lambda ctx: tables.accuracy_rows(ctx.fig),
          side_by_side=(SideTable("accuracy", "4. Same numbers from every build",
-                                 lambda rows, d: tables.accuracy_table(rows), ("build",)),))
+                                 lambda rows, d: tables.accuracy_table(rows), ("build",)),),
+         compare=CompareSection("accuracy", 5, _method_section("accuracy"), verdicts=False))
 def _accuracy(ctx: Context, rows: pd.DataFrame) -> Section:
     th = ctx.th
     notes = checks.bitwise_summary(rows) + checks.accuracy(rows, th)
@@ -233,7 +267,8 @@ def _accuracy(ctx: Context, rows: pd.DataFrame) -> Section:
          plot=("warmup.png", plots.draw_warmup),
          side_by_side=(SideTable("warmup", "5. The warm-up puzzle",
                                  lambda rows, d: timing_tables.warmup_table(rows),
-                                 ("cache", "warm-up")),))
+                                 ("cache", "warm-up")),),
+         compare=CompareSection("warm-up", 4, _method_section("warm-up")))
 def _warmup(ctx: Context, rows: pd.DataFrame) -> Section:
     th = ctx.th
     return Section(

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from orchestrator import vocabulary
 from orchestrator.report import peaks
 from orchestrator.report.names import column_name, threads_column
 from orchestrator.report.tables import duration
 
-CLOCKS = [("kernel_time", "kernel"), ("device_time_queued", "queued"), ("with_sync", "with sync")]
 BYTES_PER_VALUE = 4  # f32
 HOLDS = 0.25  # relative residual beyond which the cost model does not describe a size
 KEYS = ["framework", "label", "device", "threads_key"]
@@ -66,7 +66,8 @@ def precision_of(label: str) -> str:
 
 def size_rows(fig: pd.DataFrame) -> pd.DataFrame:
     """One row per target and shape: the three clocks (seconds or NaN), the basis, the time."""
-    methods = {m for m, _ in CLOCKS}
+    clocks = vocabulary.size_bases()  # (method, basis name), the preferred first
+    methods = {m for m, _ in clocks}
     rows = fig[fig["method"].isin(methods) & (fig["stat"] == "min")
                & fig["shape"].map(lambda s: dims(s) is not None)]
     if "kernel" in rows:  # per matmul only, never one kernel of several
@@ -83,11 +84,11 @@ def size_rows(fig: pd.DataFrame) -> pd.DataFrame:
         if method not in table:
             table[method] = np.nan
     table["n"] = table["shape"].map(size_n)
-    basis = [next((name for m, name in CLOCKS if pd.notna(r[m])), "") for _, r in
+    basis = [next((name for m, name in clocks if pd.notna(r[m])), "") for _, r in
              table.iterrows()]
     table["basis"] = basis
     table["time_s"] = [r[m] for (_, r), b in zip(table.iterrows(), basis, strict=True)
-                       for m, name in CLOCKS if name == b]
+                       for m, name in clocks if name == b]
     # a zero, negative or non-finite time has no throughput and no place on a log axis: the
     # report's impossible-time checks name it; the growth tables leave it out
     times = pd.to_numeric(table["time_s"], errors="coerce")

@@ -15,6 +15,7 @@ import pandas as pd
 
 from orchestrator import programs
 from orchestrator.report import peaks, sizes
+from orchestrator.report.findings import Kind
 from orchestrator.report.names import threads_column
 from orchestrator.report.tables import Table, duration, empty
 
@@ -184,9 +185,9 @@ def above_peak(rows: pd.DataFrame) -> list[str]:
     for _, r in rows.dropna(subset=["peak_flops"]).iterrows():
         rate = sizes.tflops(r["shape"], r["time_s"])
         if rate is not None and rate > r["peak_flops"]:
-            lines.append(f"**above its peak**: {sizes.target_name(r)} {r['shape']} at "
+            lines.append(Kind.ABOVE_PEAK.says(f"{sizes.target_name(r)} {r['shape']} at "
                          f"{100 * rate / r['peak_flops']:.0f}% of {r['peak_name']}: the clock ran "
-                         "above the one recorded (turbo), or the peak's assumptions are off.")
+                         "above the one recorded (turbo), or the peak's assumptions are off."))
     return lines
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from orchestrator.report import clock_checks
+from orchestrator.report.findings import Kind
 from orchestrator.report.names import as_text, run_name
 from orchestrator.report.tables import Table, empty
 
@@ -60,8 +61,8 @@ def gpu_start(rows: pd.DataFrame) -> list[str]:
             found.append(f"application clock {app} MHz below the GPU's max {top} MHz "
                          "(`nvidia-smi -rac` resets it)")
         if found:
-            out.append(f"**GPU not at full clock when the run started**: {_name(row)}: "
-                       + "; ".join(found) + ". Its times are not the GPU's best.")
+            out.append(Kind.GPU_CLOCK.says(f"{_name(row)}: " + "; ".join(found)
+                                          + ". Its times are not the GPU's best."))
     return out
 
 
@@ -79,8 +80,8 @@ def gpu_throttle(rows: pd.DataFrame) -> list[str]:
         if found:
             temp = (f" ({_int(row['gpu_temp_c'])} → {_int(row['gpu_temp_after_c'])} °C)"
                     if pd.notna(row["gpu_temp_after_c"]) else "")
-            out.append(f"**GPU throttled during the run**: {_name(row)}: " + "; ".join(found)
-                       + f"{temp}. Later runs of it ran on lowered clocks.")
+            out.append(Kind.GPU_THROTTLED.says(f"{_name(row)}: " + "; ".join(found)
+                                              + f"{temp}. Later runs of it ran on lowered clocks."))
     return out
 
 
@@ -90,10 +91,10 @@ def gpu_others(rows: pd.DataFrame) -> list[str]:
     for row in _runs(rows):
         count = _int(row["gpu_other_processes"])
         if count:
-            out.append(f"**another process on the GPU**: {_name(row)}: {count} other compute "
+            out.append(Kind.GPU_SHARED.says(f"{_name(row)}: {count} other compute "
                        f"process{'es' * (count > 1)} (pid {as_text(row['gpu_other_pids'])}) "
                        "on the GPU before or after the run; its work shared the GPU with the "
-                       "measured matmuls.")
+                       "measured matmuls."))
     return out
 
 
@@ -106,9 +107,11 @@ def cpu_governor(rows: pd.DataFrame, host: dict[str, Any]) -> list[str]:
     sweep = ((host or {}).get("cpu_state") or {}).get("governor")
     if sweep and sweep not in seen:
         seen[sweep] = ["the sweep's start"]
-    return [f"**CPU governor `{governor}`** ({', '.join(where)}): not `performance`, so the "
+    return [Kind.CPU_GOVERNOR.says(
+                f"({', '.join(where)}): not `performance`, so the "
             "CPU's clock follows its load and CPU times (and GPU launch gaps) vary; "
-            "`pyperf system tune` or `cpupower frequency-set -g performance` sets it."
+            "`pyperf system tune` or `cpupower frequency-set -g performance` sets it.",
+                named=f" `{governor}`", sep=" ")
             for governor, where in seen.items() if governor not in ("", "performance")]
 
 

@@ -18,6 +18,7 @@ from orchestrator import programs, vocabulary
 from orchestrator.data.dataset import Dataset, typed
 from orchestrator.data.durations import format_duration
 from orchestrator.report import arithmetic
+from orchestrator.report.findings import Kind
 from orchestrator.report.names import (  # re-exported: tables, plots and ratios name runs so
     accuracy_build_name,
     as_text,
@@ -275,9 +276,9 @@ def unexpected_successes(figures: pd.DataFrame) -> list[str]:
     build's under the name given here, not an expected failure that did not happen."""
     expected = figures["expect_failure"].map(_flag).astype(bool)
     rows = figures[expected & (figures["status"] == "ok")].drop_duplicates(["run_id"])
-    return [f"**expected to fail, but ran**: {describe_run(row)} ({as_text(row['experiment'])}); "
+    return [Kind.EXPECTED_FAILURE_RAN.says(f"{describe_run(row)} ({as_text(row['experiment'])}); "
             "its build worked on this machine, so its figures are measured ones, shown as "
-            f"'{_table_name(row)}'." for _, row in rows.iterrows()]
+            f"'{_table_name(row)}'.") for _, row in rows.iterrows()]
 
 
 def _table_name(row: pd.Series) -> str:

@@ -227,8 +227,9 @@ def test_samples() -> None:
                         "# samples cuda 8x8 matmul + sum().into_scalar(): 0.5\n"
                         "# samples cuda 8x8 matmul with sync:\n")
     first, second, empty = result.samples
-    assert first == Samples("mps", "1024x1024", "matmul", "no_sync", "no sync",
-                            (2.8166e-05, 3.5458e-05, 4e-05), 2, None, "torch", 1)
+    assert first == Samples(label="mps", shape="1024x1024", op="matmul", method="no_sync",
+                            method_text="no sync", values=(2.8166e-05, 3.5458e-05, 4e-05),
+                            line_no=2, section=None, framework="torch", summary_line=1)
     assert type(first) is Samples
     assert (second.method, second.framework, second.values) == ("readback", "burn", (0.5,))
     assert empty.values == ()

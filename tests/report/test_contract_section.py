@@ -99,3 +99,29 @@ def test_plot_file_names_live_in_the_registry_alone() -> None:
             if isinstance(node, ast.Constant) and node.value in registered:
                 elsewhere.append(f"{module.name}: {node.value}")
     assert elsewhere == []
+
+
+def test_contract_section_compare_reads_the_registry() -> None:
+    """A section registered with `compare=` is one of compare's sections, in its rank's place:
+    the figures it takes leave the section that held them (the chapter's log against itself)."""
+    from orchestrator.report import compare, compare_output
+    from orchestrator.report.compare_sides import load_side
+    from orchestrator.report.sections import CompareSection
+
+    before = list(sections.REGISTRY)
+
+    @section("stand_in_compare", lambda ctx: ctx.fig,
+             compare=CompareSection("stand-in", 6, lambda row: row["method"] == "with_sync"))
+    def _unused(ctx: Context, rows: pd.DataFrame) -> Section:
+        return Section("9. Compared only", "", [], rows=rows)
+
+    try:
+        side = load_side(str(LOG))
+        c = compare.compare(side, side)
+        assert compare.sections()[-1] == "stand-in"
+        taken = [r for r in c.rows if r.section == "stand-in"]
+        assert taken and all("with sync" in r.figure for r in taken)
+        assert not [r for r in c.rows if r.section == "methods" and "with sync" in r.figure]
+        assert "## stand-in" in compare_output.render_markdown(c)
+    finally:
+        sections.REGISTRY[:] = before

@@ -1,0 +1,162 @@
+"""Sweep axes as data: every parameter a run is swept over, named once.
+
+A run (`records.RunDef`) is its identity (experiment, program, device, mode, build, reps,
+environment, ...) plus `params`, a map from axis name to value that the plan expands once
+(hyperfine's `--parameter-list` map and nvbench's typed axes are the models). Each `Axis` says
+what every layer needs of it, so a new axis is its entry here plus its experiments-file key:
+
+- its default, and whether a run at the default keeps the run id it had before the axis existed
+  (`hashed_default`: an axis added after stores were written must leave their ids alone);
+- its words in the run's one line (`RunDef.describe`);
+- its dataset column (a `vocabulary` column: the data dictionary has its row) and the cell;
+- its field in compare's match key (report/compare_match.py), and whether a side that did not
+  record it matches anything (`wildcard`);
+- how the plan gets its values: `key`, the experiments-file key it sweeps (a list on the
+  experiment, or on a target, which wins), for an axis the plan has no rule of its own for
+  (experiments/plan.py `_EXPANDERS`: the built-in axes, whose values depend on the program).
+
+Order is meaning: the plan nests its loops in this order (outermost first), and `describe` lists
+its parts in it. Read at call time, so a test's stand-in entry reaches every consumer.
+
+Imports nothing of the package: every layer may use it (tests/test_layers.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _blank(value: Any) -> Any:
+    return "" if value is None else value
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One sweep axis of a run: a parameter, its default and where it shows."""
+
+    name: str  # the key in RunDef.params and in the run's stored definition
+    default: Any = None
+    # False (a new axis): a run at the default has the run id it had before this axis (left
+    # out of the id and, unless `legacy`, of the stored definition); True: the default is hashed
+    hashed_default: bool = False
+    legacy: bool = False  # a RunDef field before axes were data: always in the stored definition
+    load: Callable[[Any], Any] = _same  # a stored (JSON) value as the run's (shape: a tuple)
+    # its part of the run's one line ('' or None: none), given the value and the run
+    words: Callable[[Any, Any], str | None] | None = None
+    column: str | None = None  # its dataset column (a vocabulary column key); None: none
+    cell: Callable[[Any], Any] = _same  # the value as that column's cell
+    compare: str | None = None  # its field in compare's match key; None: not part of it
+    wildcard: bool = True  # compare: unrecorded ('') on one side matches any value
+    key: str | None = None  # the experiments-file key whose list of values the plan sweeps
+
+
+def _named(name: str) -> Callable[[Any, Any], str | None]:
+    """`name value` when the value is set: a new axis's words by default."""
+    return lambda value, _run: None if value is None else f"{name} {value}"
+
+
+def _cache_words(value: Any, _run: Any) -> str | None:
+    return None if value == "none" else f"{value} cache"
+
+
+def _cache_cell(value: Any) -> str:
+    return "" if value == "none" else str(value)
+
+
+AXES: tuple[Axis, ...] = (
+    # the axes of the first stores: their defaults are hashed (hashed_default=True)
+    # the matrices' shape: the head of the run's one line (RunDef.describe), not a part
+    Axis("shape", default=(1024, 1024), hashed_default=True, legacy=True, load=tuple,
+         words=lambda _v, _r: None, column="shape", cell=lambda s: f"{s[0]}x{s[1]}",
+         compare="shape"),
+    Axis("threads", hashed_default=True, legacy=True,
+         words=lambda v, _r: None if v is None else f"threads {v}",
+         column="threads_requested", compare="threads_key"),
+    # the cache state the process should find; the plan's series sets it with cache_action
+    Axis("cache", default="none", hashed_default=True, legacy=True, words=_cache_words,
+         column="cache", cell=_cache_cell, compare="cache"),
+    Axis("warmup", hashed_default=True, legacy=True,
+         words=lambda v, _r: f"warm-up {v}" if v else None, column="warmup", cell=_blank,
+         compare="warmup"),
+    Axis("process", default=1, hashed_default=True, legacy=True,
+         words=lambda v, r: f"process {v}/{r.processes}" if r.processes > 1 else None,
+         column="process", compare="process"),
+    # added later, each left out of the run id at its default
+    # which repeat of a cold series (experiment key `repeat`)
+    Axis("repeat", default=1, legacy=True, words=lambda v, _r: f"repeat {v}" if v > 1 else None),
+    # the f32 matmul arithmetic asked for ('tf32'); None: the program's default (torch: fp32).
+    # Its dataset column is what the run printed or is inferred to have done (data/precision)
+    Axis("precision", legacy=True, words=lambda v, _r: v or None, compare="precision"),
+    # the A/B variant of the experiment this run belongs to (`variants:`): compare takes one
+    # variant as a side (RESULTS#NAME), so it is no part of the match key
+    Axis("variant", legacy=True, words=_named("variant"), column="variant", cell=_blank),
+    # the profiler this run is started under ('ncu'): a profile run of the same definition
+    Axis("profile", legacy=True, words=lambda v, _r: f"profile run ({v})" if v else None),
+)
+
+
+def axes() -> tuple[Axis, ...]:
+    return AXES
+
+
+def names() -> tuple[str, ...]:
+    return tuple(a.name for a in AXES)
+
+
+def get(name: str) -> Axis:
+    return next(a for a in AXES if a.name == name)
+
+
+def defaults() -> dict[str, Any]:
+    """Every axis at its default, in the registry's order."""
+    return {a.name: a.default for a in AXES}
+
+
+def describe(params: Mapping[str, Any], run: Any) -> list[str]:
+    """The run's one-line parts of its axes, in the registry's order."""
+    parts = []
+    for axis in AXES:
+        value = params[axis.name]
+        if axis.words is not None:
+            part = axis.words(value, run)
+        else:  # a new axis without words of its own: 'name value' away from its default
+            part = None if value == axis.default else f"{axis.name} {value}"
+        if part:
+            parts.append(part)
+    return parts
+
+
+def stored(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The axes of a run's stored definition: a new axis only away from its default."""
+    return {a.name: params[a.name] for a in AXES if a.legacy or params[a.name] != a.default}
+
+
+def unhashed(params: Mapping[str, Any]) -> list[str]:
+    """The axes left out of the run id: at the default, of an axis added after the first ids."""
+    return [a.name for a in AXES if not a.hashed_default and params[a.name] == a.default]
+
+
+def cells(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's dataset columns of its axes."""
+    return {a.column: a.cell(params[a.name]) for a in AXES if a.column}
+
+
+def compare_keys(wildcard: bool | None = None) -> list[str]:
+    """Compare's match-key fields of the axes (only the wildcard ones, or only the others)."""
+    return [a.compare for a in AXES if a.compare and (wildcard is None or a.wildcard == wildcard)]
+
+
+def from_file(axis: Axis, target: Any, exp: Any) -> Iterable[Any]:
+    """A plain axis's values: its key's list on the target (when it says one), else on the
+    experiment, else its default alone."""
+    for holder in (target, exp):
+        values = getattr(holder, axis.key, None) if axis.key else None
+        if values is not None:
+            return tuple(values) or (axis.default,)
+    return (axis.default,)
