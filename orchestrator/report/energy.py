@@ -24,7 +24,7 @@ import pandas as pd
 from orchestrator.report.findings import Kind
 from orchestrator.report.names import as_text, column_name
 from orchestrator.report.spread import ratio
-from orchestrator.report.tables import Table, empty, ordered
+from orchestrator.report.tables import Table, empty, split
 
 
 def _flop(shape: str) -> float | None:
@@ -91,8 +91,8 @@ def energy_table(fig: pd.DataFrame) -> Table:
     out: list[dict[str, object]] = []
     unaligned: list[str] = []
     short: list[str] = []
-    for unit, line in ordered(rows, ["unit", "line_no"]):  # one energy line each
-        mine = rows[(rows["unit"] == unit) & (rows["line_no"] == line)]
+    # one energy line each, grouped in one pass (a mask per line was quadratic in the runs)
+    for mine in split(rows, ["unit", "line_no"]).values():
         first = mine.iloc[0]
         stats = dict(zip(mine["stat"], mine["value_s"], strict=True))
         joules, seconds = stats.get("joules"), stats.get("seconds")

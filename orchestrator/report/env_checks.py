@@ -16,7 +16,7 @@ import pandas as pd
 
 from orchestrator.data import measure_env
 from orchestrator.report.findings import Kind
-from orchestrator.report.tables import column_name, ordered
+from orchestrator.report.tables import column_name, split
 
 PROOF_STAT = "queued_waited"
 
@@ -79,11 +79,9 @@ def queued_proof(rows: pd.DataFrame) -> list[str]:
     experiment per target; a failed proof in another one must not pass unsaid)."""
     out = []
     keys = [k for k in ("experiment", "framework", "label", "shape") if k in rows.columns]
-    for values in ordered(rows, keys):
+    # grouped in one pass: a mask of all rows per target was quadratic (bench figure 6)
+    for values, mine in split(rows, keys).items():
         where = dict(zip(keys, values, strict=True))
-        mine = rows
-        for key, value in where.items():
-            mine = mine[mine[key] == value]
         found = proof(mine)
         if found is None or not found.failed:
             continue

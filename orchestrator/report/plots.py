@@ -39,6 +39,11 @@ DPI = 120
 Skipped = tuple[str, str]
 # a plot drawn from its section's rows, or why it cannot be
 Drawer = Callable[[pd.DataFrame, SampleSets], Figure | str]
+# Caps, as compare.png's (compare_output.PLOT_ROWS): a plot with a bar group per process was
+# 87,900 px wide at 500 runs (2 GB of pixels at 5000), a title naming every shape 155 in;
+# below them nothing changes. Every figure stays in the section's table and CSV.
+PLOT_GROUPS = 100  # first-call bar groups (processes) drawn, the first in the table's order
+TITLE_SHAPES = 20  # shapes named in a title; above: their count and range
 
 
 def write_plots(wanted: list[tuple[str, Drawer, pd.DataFrame]], sets: SampleSets,
@@ -122,6 +127,8 @@ def _bar_labels(ax: Axes, bars: object, values: list[float]) -> None:
 
 def _shape_text(rows: pd.DataFrame) -> str:
     shapes = sorted({s for s in rows["shape"] if s})
+    if len(shapes) > TITLE_SHAPES:  # a title of every shape was 155 in wide at 166 shapes
+        return f"{len(shapes)} shapes ({shapes[0]} … {shapes[-1]}) f32 matmul"
     return f"{', '.join(shapes)} f32 matmul" if shapes else "matmul"
 
 
@@ -245,6 +252,10 @@ def draw_first_call(section_rows: pd.DataFrame, sets: SampleSets) -> Figure | st
     if rows.empty:
         return "no accelerator first-call figures in this data"
     groups = ordered(rows, ["unit", "framework", "label", "process", "cache"])
+    every = len(groups)
+    if every > PLOT_GROUPS:  # the rows of the groups drawn: masks per group over fewer rows
+        groups = groups[:PLOT_GROUPS]
+        rows = rows[rows["unit"].isin({g[0] for g in groups})]
     figure, ax = _figure(max(8.0, 2.2 * len(groups) + 2.0), 5.0)
     for k, (method, name) in enumerate(FIRST_BARS.items()):
         values, xs = [], []
@@ -266,8 +277,10 @@ def draw_first_call(section_rows: pd.DataFrame, sets: SampleSets) -> Figure | st
     _time_axis(ax, rows["value_s"].tolist())
     _headroom(ax)
     ax.set_ylabel("time of the first matmul" + _scale_word(ax))
+    shown = (f"\n(the first {len(groups)} of {every} processes; table 2, first_call.csv, "
+             "has them all)" if every > len(groups) else "")
     ax.set_title("First call in each process: when the call returned, and after sync\n"
-                 "(cold cache: autotune runs; warm cache: tuned kernels are read back)")
+                 "(cold cache: autotune runs; warm cache: tuned kernels are read back)" + shown)
     _legend(ax)
     return figure
 
