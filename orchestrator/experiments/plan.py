@@ -12,7 +12,14 @@ from dataclasses import dataclass, replace
 from orchestrator import programs
 from orchestrator.errors import InputError
 from orchestrator.experiments import order
-from orchestrator.experiments.config import Build, Experiment, ExperimentsFile, Target
+from orchestrator.experiments.config import (
+    Build,
+    Experiment,
+    ExperimentsFile,
+    PrecisionTarget,
+    Target,
+    Variant,
+)
 from orchestrator.experiments.limits import MAX_RUNS
 from orchestrator.records import CacheAction, CacheState, RunDef
 
@@ -28,6 +35,10 @@ class PlannedRun:
     cold_series: str | None = None
     # a runnable run that needs a capability only `--assume` gave: what this machine lacks
     assumed: str | None = None
+    # the precision target its series stops at (run/stopping.py), and the scope whose runs
+    # share its time budget: the experiment's name, or 'NAME.targets[i]' for a target's own
+    rule: PrecisionTarget | None = None
+    rule_scope: str = ""
 
 
 def _cache_series(state: CacheState, processes: int,
@@ -105,22 +116,26 @@ def expand(config: ExperimentsFile, caps: dict[str, str | None], cores: int,
 def _expand_experiment(config: ExperimentsFile, name: str, exp: Experiment,
                        caps: dict[str, str | None], cores: int,
                        real: dict[str, str | None] | None) -> Iterator[PlannedRun]:
-    for variant, extra in (exp.variants or {None: None}).items():
-        env = tuple(sorted({**config.defaults.env, **exp.env,
-                            **(extra.env if extra else {})}.items()))
-        yield from _expand_variant(config, name, exp, caps, cores, real, env, variant)
+    for variant, extra in (exp.variants or {None: Variant()}).items():
+        yield from _expand_variant(config, name, exp, caps, cores, real, extra, variant)
 
 
 def _expand_variant(config: ExperimentsFile, name: str, exp: Experiment,
                     caps: dict[str, str | None], cores: int,
-                    real: dict[str, str | None] | None, env: tuple[tuple[str, str], ...],
+                    real: dict[str, str | None] | None, extra: Variant,
                     variant: str | None) -> Iterator[PlannedRun]:
-    """One variant's runs (all of them without `variants:`); their order is `expand`'s."""
+    """One variant's runs (all of them without `variants:`); their order is `expand`'s. A
+    variant's `builds:` swaps a target's build for another (an A/B of two builds)."""
     d = config.defaults
-    for target in exp.targets:
-        build = config.builds[target.build] if target.build else None
+    env = tuple(sorted({**d.env, **exp.env, **extra.env}.items()))
+    for index, target in enumerate(exp.targets):
+        build_name = extra.builds.get(target.build, target.build) if target.build else None
+        build = config.builds[build_name] if build_name else None
         reason = _skip_reason(target, build, caps)
         note = None if reason else _assumed(target, build, real)
+        rule = exp.rule_for(target)
+        scope = f"{name}.targets[{index}]" if target.precision_target else name
+        processes = exp.processes_for(target)
         # only devices with an on-disk cache get a cache sweep; elsewhere it means nothing
         cached = target.device in programs.get(target.program).cached_devices
         caches = [CacheState(c) for c in exp.cache] if cached else [CacheState.NONE]
@@ -129,17 +144,19 @@ def _expand_variant(config: ExperimentsFile, name: str, exp: Experiment,
             for threads in _threads(target, exp, cores):
                 for state in dict.fromkeys(caches):
                     for warmup in warmups:
-                        series = _cache_series(state, exp.planned_processes, exp.repeat)
+                        series = _cache_series(state, processes, exp.repeat)
                         for repeat, process, label, action in series:
+                            if rule is not None and reason is not None and process > 1:
+                                break  # a skipped series stopping at a precision: one row
                             run = RunDef(
                                 experiment=name, program=target.program, device=target.device,
                                 mode=exp.mode, shape=shape, reps=exp.reps or d.reps,
-                                build=target.build, crate=build.crate if build else None,
+                                build=build_name, crate=build.crate if build else None,
                                 features=tuple(sorted(build.features)) if build else (),
                                 threads=threads, cache=label, cache_action=action,
                                 warmup=warmup,
                                 timed_runs=exp.timed_runs if exp.mode == "warm" else None,
-                                process=process, processes=exp.planned_processes,
+                                process=process, processes=processes,
                                 samples=d.samples,
                                 env=env, timeout_s=exp.timeout_s or d.timeout_s,
                                 repeat=repeat, precision=_precision(target),
@@ -149,9 +166,9 @@ def _expand_variant(config: ExperimentsFile, name: str, exp: Experiment,
                             if process == 1:  # later processes share the first's driver cache
                                 first = run.run_id if state == CacheState.COLD else None
                             yield PlannedRun(run, reason, expect, cold_series=first,
-                                             assumed=note)
+                                             assumed=note, rule=rule, rule_scope=scope)
                             yield from _profile_runs(run, _profilers(target, exp), reason,
-                                                     caps, expect)
+                                                     caps, expect, rule, scope)
 
 
 def _profilers(target: Target, exp: Experiment) -> tuple[str, ...]:
@@ -160,14 +177,16 @@ def _profilers(target: Target, exp: Experiment) -> tuple[str, ...]:
 
 
 def _profile_runs(run: RunDef, profilers: tuple[str, ...], reason: str | None,
-                  caps: dict[str, str | None], expect: bool) -> Iterator[PlannedRun]:
+                  caps: dict[str, str | None], expect: bool,
+                  rule: PrecisionTarget | None, scope: str) -> Iterator[PlannedRun]:
     """Right after a measured mm run on CUDA, the same run under each profiler: a new run id
     (the `profile` marker is hashed), the measured run's id unchanged. Skipped where the
     measured run is, or where the profiler is missing (`ncu` capability)."""
     if run.mode != "mm" or run.device != "cuda":
         return
     for profiler in profilers:
-        yield PlannedRun(replace(run, profile=profiler), reason or caps.get(profiler), expect)
+        yield PlannedRun(replace(run, profile=profiler), reason or caps.get(profiler), expect,
+                         rule=rule, rule_scope=scope)
 
 
 def builds_needed(config: ExperimentsFile, planned: list[PlannedRun]) -> dict[str, Build]:

@@ -51,7 +51,7 @@ def test_a_target_plans_its_process_limit_in_rounds(tmp_path: Path) -> None:
     ("{target: 0.02, min_processes: 5, max_processes: 4}", 6,
      "min_processes (5) is above max_processes (4)"),
     ("{target: 0.02, pilot: 30}", 6, "pilot (30) is above max_processes (20)"),
-    ("{target: 0.02, pilot: 1}", 6, "greater than or equal to 2"),
+    ("{target: 0.02, pilot: 0}", 6, "greater than or equal to 1"),
     ("{target: 0.02, budget: 5}", 6, "budget"),
 ])
 def test_a_wrong_target_is_one_line_naming_its_path(tmp_path: Path, rule: str, line: int,
@@ -65,7 +65,8 @@ def test_a_wrong_target_is_one_line_naming_its_path(tmp_path: Path, rule: str, l
 
 @pytest.mark.parametrize(("extra", "words"), [
     ("    processes: 3\n", "either 'processes' or 'precision_target'"),
-    ("    cache: [cold, warm]\n", "a cache series"),
+    ("    cache: [cold, warm]\n", "a cold series"),
+    ("    repeat: 2\n", "a cold series"),
 ])
 def test_a_target_beside_a_count_or_a_cache_series_is_refused(tmp_path: Path, extra: str,
                                                               words: str) -> None:
