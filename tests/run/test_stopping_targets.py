@@ -7,6 +7,8 @@ shows it on real noise."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,9 @@ from orchestrator.run.sweep import Sweep
 
 from ..conftest import PROJECT, write
 from .test_stopping import _fake
+
+jax_missing = subprocess.run([sys.executable, "-c", "import jax"], capture_output=True,
+                             check=False).returncode != 0
 
 FILE = """\
 version: 1
@@ -94,3 +99,40 @@ def test_real_torch_stops_one_target_at_its_rule(tmp_path: Path) -> None:
     assert reasons <= {"target met", "noise floor", "max processes"}, stops
     assert {p for _, p in stops[1]} == {len(ran[1])}
     assert set(stops) == {1}
+
+
+WARM = """\
+version: 1
+defaults: {shape: [32, 32], reps: 3}
+experiments:
+  warm:
+    mode: mm
+    cache: [warm]
+    threads: [1]
+    precision_target: {target: 0.5, min_processes: 3, max_processes: 4}
+    targets: [{program: jax, device: cpu}, {program: torch, device: cpu}]
+"""
+
+
+@pytest.mark.torch
+@pytest.mark.skipif(jax_missing, reason="JAX is not installed for this Python")
+def test_real_jax_warm_series_takes_rounds_and_stops_on_all_its_processes(
+        tmp_path: Path) -> None:
+    """A warm series (JAX's compilation cache, ensured before its first process) in an
+    experiment without a cold run: its processes take rounds beside torch's, and its stop
+    counts every one of them, the first (which ensured the cache) included."""
+    exp = write(tmp_path / "e.yaml", WARM)
+    assert main(["run", str(exp), "--results", str(tmp_path / "results"), "--quiet"]) == 0
+    store = Store(tmp_path / "results")
+    with store.reading():
+        (sweep,) = store.sweeps()
+        rows = store.query("SELECT role, definition_json FROM runs ORDER BY started_at")
+        stops = store.stops(sweep["sweep_id"])
+    measured = [RunDef.from_definition(json.loads(r["definition_json"])) for r in rows
+                if r["role"] == "measure"]
+    jax = [r for r in measured if r.program == "jax"]
+    assert [r.cache_action for r in jax][:1] == ["ensure"] and len(jax) >= 3
+    assert [r.process for r in measured] == sorted(r.process for r in measured)  # rounds
+    mine = [s for s in stops if s["series"] == jax[0].series_id]
+    assert mine and {s["processes"] for s in mine} == {len(jax)}, (mine, len(jax))
+    assert {s["reason"] for s in mine} <= {"target met", "noise floor", "max processes"}
