@@ -136,3 +136,25 @@ def test_real_jax_warm_series_takes_rounds_and_stops_on_all_its_processes(
     mine = [s for s in stops if s["series"] == jax[0].series_id]
     assert mine and {s["processes"] for s in mine} == {len(jax)}, (mine, len(jax))
     assert {s["reason"] for s in mine} <= {"target met", "noise floor", "max processes"}
+
+
+def test_a_pilot_of_one_stops_at_the_budget_with_its_reason_named(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chapter's `sizes` (pilot 1): when the first round uses the budget, every series
+    stops at 1 process with `time budget`, and the report names each figure and why."""
+    from orchestrator.data import dataset
+    from orchestrator.report import process_table, tables
+    values = [300e-6] * 3
+    ran = _fake(monkeypatch, {1: values, 2: values}, wall_s=10.0)
+    text = (FILE % (2, "0.02", "15")).replace(
+        "min_processes: 3, max_processes: 8", "min_processes: 3, max_processes: 3, pilot: 1"
+    ).replace("      - {program: torch, device: cpu, threads: [2]}\n", "")
+    exp = write(tmp_path / "e.yaml", text)
+    assert Sweep(PROJECT, tmp_path / "results", show=False,
+                 statistics=intervals).run(exp).exit_code == 0
+    assert [r.process for r in ran] == [1]
+    _ran, stops = _stored(tmp_path / "results")
+    assert stops == {1: {("time budget", 1)}}
+    missed = process_table.missed_targets(tables.prepare(dataset.load(tmp_path / "results")))
+    assert len(missed) == 2 and all("no interval at 1 process, target ±2% (time budget)" in m
+                                    for m in missed), missed
