@@ -142,6 +142,46 @@ def _program_enum(schema: dict[str, Any]) -> None:
     schema.update(enum=list(programs.names()), **rest)
 
 
+Ratio = Seconds  # a strict, finite float (the same checks as a duration)
+
+
+class PrecisionTarget(Strict):
+    """Stop at a precision instead of a count (run/stopping.py): a pilot of processes, then
+    more rounds until each steady-state figure's 95% interval is within ±target of its
+    median with at least min_processes, or until max_processes or budget_s run out, or the
+    interval stops shrinking (a noise floor)."""
+
+    target: Ratio = Field(gt=0, lt=1, description="relative half-width of each steady "
+                            "figure's 95% interval to reach: 0.02 is ±2%")
+    min_processes: StrictInt = Field(3, ge=2, le=lim.MAX_PROCESSES,
+                                     description="never stop with fewer processes")
+    max_processes: StrictInt = Field(20, ge=2, le=lim.MAX_PROCESSES,
+                                     description="the process budget")
+    budget_s: Seconds = Field(300, gt=0, le=lim.MAX_TIMEOUT_S * 100, description="the time "
+                              "budget of the experiment's runs (their wall time, resumes "
+                              "included)")
+    pilot: StrictInt | None = Field(None, ge=1, le=lim.MAX_PROCESSES, description="processes "
+                                    "before the first look; default min_processes (below it, "
+                                    "only the time budget can stop a series at that look)")
+
+    @model_validator(mode="after")
+    def _counts_in_order(self) -> PrecisionTarget:
+        if self.min_processes > self.max_processes:
+            raise ValueError(f"min_processes ({self.min_processes}) is above max_processes "
+                             f"({self.max_processes})")
+        if self.pilot is not None and self.pilot > self.max_processes:
+            raise ValueError(f"pilot ({self.pilot}) is above max_processes "
+                             f"({self.max_processes})")
+        return self
+
+    @property
+    def first_look(self) -> int:
+        """The process count at the first look: the pilot (default min_processes). A pilot
+        below min_processes looks early for the time budget only: `target met` still needs
+        min_processes (run/stopping.reason)."""
+        return self.pilot if self.pilot is not None else self.min_processes
+
+
 class Target(Strict):
     """What one experiment runs: the PyTorch program or one burn build, on one device."""
 
@@ -157,6 +197,10 @@ class Target(Strict):
     precision: Precision | None = Field(
         None, description="torch: the f32 matmul arithmetic, 'fp32' (default: TF32 off) or "
         "'tf32' (device cuda only); burn takes none (cubecl's autotune chooses)")
+    precision_target: PrecisionTarget | None = Field(
+        None, description="this target's series stop at a precision (overrides the "
+        "experiment's; its budget_s is this target's runs' time); the experiment's "
+        "`processes` is then the other targets' count")
 
     _v_threads = field_validator("threads")(_thread_sweep)
 
@@ -195,47 +239,16 @@ class Target(Strict):
         return self
 
 
-Ratio = Seconds  # a strict, finite float (the same checks as a duration)
-
-
-class PrecisionTarget(Strict):
-    """Stop at a precision instead of a count (run/stopping.py): a pilot of processes, then
-    more rounds until each steady-state figure's 95% interval is within ±target of its
-    median with at least min_processes, or until max_processes or budget_s run out, or the
-    interval stops shrinking (a noise floor)."""
-
-    target: Ratio = Field(gt=0, lt=1, description="relative half-width of each steady "
-                            "figure's 95% interval to reach: 0.02 is ±2%")
-    min_processes: StrictInt = Field(3, ge=2, le=lim.MAX_PROCESSES,
-                                     description="never stop with fewer processes")
-    max_processes: StrictInt = Field(20, ge=2, le=lim.MAX_PROCESSES,
-                                     description="the process budget")
-    budget_s: Seconds = Field(300, gt=0, le=lim.MAX_TIMEOUT_S * 100, description="the time "
-                              "budget of the experiment's runs (their wall time, resumes "
-                              "included)")
-    pilot: StrictInt | None = Field(None, ge=2, le=lim.MAX_PROCESSES, description="processes "
-                                    "before the first look; default min_processes")
-
-    @model_validator(mode="after")
-    def _counts_in_order(self) -> PrecisionTarget:
-        if self.min_processes > self.max_processes:
-            raise ValueError(f"min_processes ({self.min_processes}) is above max_processes "
-                             f"({self.max_processes})")
-        if self.pilot is not None and self.pilot > self.max_processes:
-            raise ValueError(f"pilot ({self.pilot}) is above max_processes "
-                             f"({self.max_processes})")
-        return self
-
-    @property
-    def first_look(self) -> int:
-        """The process count at the first look: the pilot, never below the minimum."""
-        return max(self.pilot or self.min_processes, self.min_processes)
-
-
 class Variant(Strict):
-    """One side of an A/B measured in one sweep: its extra environment (`variants:`)."""
+    """One side of an A/B measured in one sweep (`variants:`): its extra environment, and the
+    builds its targets use instead of the file's (`builds: {template: template-lto}`: another
+    build under `builds:`, with other features, cargo environment or crate)."""
 
     env: Env = Field(default_factory=dict, description="this side's extra environment")
+    builds: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")],
+                 Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")]] = Field(
+        default_factory=dict, description="build name -> the build this side's targets use "
+        "instead (both under `builds:`): an A/B of two builds in one sweep")
     note: str = ""
 
 
@@ -287,26 +300,34 @@ class Experiment(Strict):
 
     @model_validator(mode="after")
     def _target_or_count(self) -> Experiment:
-        """A precision target runs processes in rounds: not beside a count, not in a cache
+        """A precision target runs processes in rounds: not beside a count, not in a cold
         series (its processes run whole), only where figures are steady (mm)."""
-        if self.precision_target is None:
-            return self
-        if "processes" in self.model_fields_set:
+        if self.precision_target is not None and "processes" in self.model_fields_set:
             raise ValueError("give either 'processes' or 'precision_target' (its "
                              "max_processes is the count's limit), not both")
-        if self.mode != "mm":
-            raise ValueError(f"precision_target needs mode 'mm' (steady-state figures), not "
-                             f"'{self.mode}'")
-        if set(self.cache) != {"none"} or self.repeat != 1:
-            raise ValueError("precision_target adds processes round by round; a cache series "
-                             "(cache: [cold, warm], repeat) runs whole: give it 'processes'")
+        if self.precision_target is not None and (problem := self.no_rounds()):
+            raise ValueError(problem)
         return self
 
-    @property
-    def planned_processes(self) -> int:
-        """The processes a target's series is planned with: the count, or the target's limit
-        (the sweep stops a series early; run/stopping.py)."""
-        return self.precision_target.max_processes if self.precision_target else self.processes
+    def no_rounds(self) -> str | None:
+        """Why this experiment's series cannot stop at a precision, or None."""
+        if self.mode != "mm":
+            return (f"precision_target needs mode 'mm' (steady-state figures), not "
+                    f"'{self.mode}'")
+        if "cold" in self.cache or self.repeat != 1:
+            return ("precision_target adds processes round by round; a cold series "
+                    "(cache: [cold], repeat) runs whole: give it 'processes'")
+        return None
+
+    def rule_for(self, target: Target) -> PrecisionTarget | None:
+        """The precision target a target's series stop at: its own, else the experiment's."""
+        return target.precision_target or self.precision_target
+
+    def processes_for(self, target: Target) -> int:
+        """The processes a target's series is planned with: the count, or its precision
+        target's limit (the sweep stops a series early; run/stopping.py)."""
+        rule = self.rule_for(target)
+        return rule.max_processes if rule else self.processes
 
     @model_validator(mode="after")
     def _mode_of_every_program(self) -> Experiment:
@@ -352,11 +373,31 @@ class ExperimentsFile(Strict):
     def _builds_exist(self) -> ExperimentsFile:
         for name, exp in self.experiments.items():
             for i, target in enumerate(exp.targets):
+                at = ("experiments", name, "targets", i)
                 if target.build is not None and target.build not in self.builds:
                     known = ", ".join(self.builds) or "none defined"
-                    raise PathError(("experiments", name, "targets", i, "build"),
-                                   f"unknown build '{target.build}' (known: {known})")
+                    raise PathError((*at, "build"),
+                                    f"unknown build '{target.build}' (known: {known})")
+                if target.precision_target is not None and (problem := exp.no_rounds()):
+                    raise PathError((*at, "precision_target"), problem)
+            for variant, side in (exp.variants or {}).items():
+                self._variant_builds(name, exp, variant, side)
         return self
+
+    def _variant_builds(self, name: str, exp: Experiment, variant: str, side: Variant) -> None:
+        """A variant's `builds:` swaps a build its experiment's targets use for another build
+        of the file, with the same crate's program: a typo must not measure A against A."""
+        used = {t.build for t in exp.targets if t.build}
+        for old, new in side.builds.items():
+            at = ("experiments", name, "variants", variant, "builds", old)
+            if old not in used:
+                raise PathError(at, f"no target of experiment '{name}' uses build '{old}' "
+                                f"(its builds: {', '.join(sorted(used)) or 'none'})")
+            if new not in self.builds:
+                raise PathError(at, f"unknown build '{new}' (known: {', '.join(self.builds)})")
+            if new == old:
+                raise PathError(at, f"build '{old}' is swapped for itself: name another "
+                                "build under 'builds:'")
 
 
 def load(path: Path) -> ExperimentsFile:

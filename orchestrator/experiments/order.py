@@ -12,7 +12,9 @@ What stays together, so that every constraint of the file order still holds:
 - a cache series (cold: its processes after a deleted cubecl cache, repeats included; warm:
   its priming first process and the warm ones after it) is one unit, placed whole in the first
   round: a cold run deletes the cubecl folder every burn build shares, so nothing may run
-  between a warm series' priming and its warm processes, and nothing does;
+  between a warm series' priming and its warm processes, and nothing does. In an experiment
+  without a cold run (`cache: [warm]`, the chapter's `methods`) nothing deletes a cache: its
+  warm series' processes take their rounds (the first, primed, in round 0);
 - a profile run stays right after its measured run;
 - builds are made before any run (the sweep's own order): they never interleave.
 Experiments keep their file order; only the runs inside one experiment are interleaved.
@@ -33,15 +35,19 @@ Unit = list["PlannedRun"]
 
 
 def _units(runs: list[PlannedRun]) -> list[tuple[int, Unit]]:
-    """(round, unit): a process with its profile runs, or a whole cache series in round 0."""
+    """(round, unit): a process with its profile runs, or a whole cache series in round 0.
+    Where the experiment has no cold run, nothing in it empties a cache: a warm series' later
+    processes then take their rounds like any other (its first, with the priming, in round
+    0), so a precision target's rounds hold every series alike."""
     units: list[tuple[int, Unit]] = []
     series: dict[tuple[object, ...], Unit] = {}
+    no_cold = all(p.run.cache != CacheState.COLD for p in runs)
     for planned in runs:
         run = planned.run
         if run.profile is not None and units:  # a profile run: after its measured run
             units[-1][1].append(planned)
             continue
-        if run.cache == CacheState.NONE:
+        if run.cache == CacheState.NONE or (no_cold and run.cache == CacheState.WARM):
             units.append((run.process - 1, [planned]))
             continue
         key = (*_series(planned),)

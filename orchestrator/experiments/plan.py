@@ -13,7 +13,14 @@ from typing import Any
 from orchestrator import axes, programs
 from orchestrator.errors import InputError
 from orchestrator.experiments import order
-from orchestrator.experiments.config import Build, Experiment, ExperimentsFile, Target
+from orchestrator.experiments.config import (
+    Build,
+    Experiment,
+    ExperimentsFile,
+    PrecisionTarget,
+    Target,
+    Variant,
+)
 from orchestrator.experiments.limits import MAX_RUNS
 from orchestrator.records import CacheAction, CacheState, RunDef
 
@@ -29,6 +36,10 @@ class PlannedRun:
     cold_series: str | None = None
     # a runnable run that needs a capability only `--assume` gave: what this machine lacks
     assumed: str | None = None
+    # the precision target its series stops at (run/stopping.py), and the scope whose runs
+    # share its time budget: the experiment's name, or 'NAME.targets[i]' for a target's own
+    rule: PrecisionTarget | None = None
+    rule_scope: str = ""
 
 
 def _cache_series(state: CacheState, processes: int,
@@ -106,38 +117,46 @@ def expand(config: ExperimentsFile, caps: dict[str, str | None], cores: int,
 def _expand_experiment(config: ExperimentsFile, name: str, exp: Experiment,
                        caps: dict[str, str | None], cores: int,
                        real: dict[str, str | None] | None) -> Iterator[PlannedRun]:
-    for variant, extra in (exp.variants or {None: None}).items():
-        env = tuple(sorted({**config.defaults.env, **exp.env,
-                            **(extra.env if extra else {})}.items()))
-        yield from _expand_variant(config, name, exp, caps, cores, real, env, variant)
+    for variant, extra in (exp.variants or {None: Variant()}).items():
+        yield from _expand_variant(config, name, exp, caps, cores, real, extra, variant)
 
 
 def _expand_variant(config: ExperimentsFile, name: str, exp: Experiment,
                     caps: dict[str, str | None], cores: int,
-                    real: dict[str, str | None] | None, env: tuple[tuple[str, str], ...],
+                    real: dict[str, str | None] | None, extra: Variant,
                     variant: str | None) -> Iterator[PlannedRun]:
     """One variant's runs (all of them without `variants:`); their order is `expand`'s: per
-    target, every point of the axes' sweep (orchestrator/axes.py), nested in their order."""
+    target, every point of the axes' sweep (orchestrator/axes.py), nested in their order. A
+    variant's `builds:` swaps a target's build for another (an A/B of two builds)."""
     d = config.defaults
-    for target in exp.targets:
-        build = config.builds[target.build] if target.build else None
+    env = tuple(sorted({**d.env, **exp.env, **extra.env}.items()))
+    for index, target in enumerate(exp.targets):
+        build_name = extra.builds.get(target.build, target.build) if target.build else None
+        build = config.builds[build_name] if build_name else None
         reason = _skip_reason(target, build, caps)
         note = None if reason else _assumed(target, build, real)
         expect = bool(build and build.expect_failure)
+        rule = exp.rule_for(target)
+        scope = f"{name}.targets[{index}]" if target.precision_target else name
+        processes = exp.processes_for(target)
         identity = dict(experiment=name, program=target.program, device=target.device,
-                        mode=exp.mode, reps=exp.reps or d.reps, build=target.build,
+                        mode=exp.mode, reps=exp.reps or d.reps, build=build_name,
                         crate=build.crate if build else None,
                         features=tuple(sorted(build.features)) if build else (),
                         timed_runs=exp.timed_runs if exp.mode == "warm" else None,
-                        processes=exp.planned_processes, samples=d.samples, env=env,
+                        processes=processes, samples=d.samples, env=env,
                         timeout_s=exp.timeout_s or d.timeout_s, energy_s=exp.energy_s or None)
-        point = _Point(config, exp, target, cores)
+        point = _Point(config, exp, target, cores, processes)
         for params in _sweep(point, axes.axes(), {"variant": variant}):
+            if rule is not None and reason is not None and params["process"] > 1:
+                continue  # a skipped series stopping at a precision: one row
             run = RunDef(**identity, **params)
             if run.process == 1:  # later processes share the first's driver cache
                 first = run.run_id if run.cache == CacheState.COLD else None
-            yield PlannedRun(run, reason, expect, cold_series=first, assumed=note)
-            yield from _profile_runs(run, _profilers(target, exp), reason, caps, expect)
+            yield PlannedRun(run, reason, expect, cold_series=first, assumed=note, rule=rule,
+                             rule_scope=scope)
+            yield from _profile_runs(run, _profilers(target, exp), reason, caps, expect, rule,
+                                     scope)
 
 
 @dataclass(frozen=True)
@@ -149,6 +168,7 @@ class _Point:
     exp: Experiment
     target: Target
     cores: int
+    processes: int  # the target's planned processes (its own precision target's max)
 
 
 # An axis's values at a point, given the axes chosen outside it: parameter assignments (one
@@ -181,7 +201,7 @@ def _caches(p: _Point, _chosen: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _series(p: _Point, chosen: dict[str, Any]) -> Iterator[dict[str, Any]]:
     for repeat, process, label, action in _cache_series(chosen["cache"],
-                                                        p.exp.planned_processes, p.exp.repeat):
+                                                        p.processes, p.exp.repeat):
         yield {"repeat": repeat, "process": process, "cache": label, "cache_action": action}
 
 
@@ -209,7 +229,8 @@ def _profilers(target: Target, exp: Experiment) -> tuple[str, ...]:
 
 
 def _profile_runs(run: RunDef, profilers: tuple[str, ...], reason: str | None,
-                  caps: dict[str, str | None], expect: bool) -> Iterator[PlannedRun]:
+                  caps: dict[str, str | None], expect: bool,
+                  rule: PrecisionTarget | None, scope: str) -> Iterator[PlannedRun]:
     """Right after a measured mm run on CUDA, the same run under each profiler: a new run id
     (the `profile` marker is hashed), the measured run's id unchanged. Skipped where the
     measured run is, or where the profiler is missing (`ncu` capability)."""
@@ -217,7 +238,8 @@ def _profile_runs(run: RunDef, profilers: tuple[str, ...], reason: str | None,
         return
     for profiler in profilers:
         # every profiler of a profile run is a variant of ncu: its capability is 'ncu'
-        yield PlannedRun(replace(run, profile=profiler), reason or caps.get("ncu"), expect)
+        yield PlannedRun(replace(run, profile=profiler), reason or caps.get("ncu"), expect,
+                         rule=rule, rule_scope=scope)
 
 
 def builds_needed(config: ExperimentsFile, planned: list[PlannedRun]) -> dict[str, Build]:

@@ -130,8 +130,9 @@ def missed_targets(fig: pd.DataFrame) -> list[str]:
         row = part.iloc[0]
         reached = f"±{100 * float(row['half_width']):.1f}%" if row["half_width"] else \
             "no interval"
+        count = part["run_id"].nunique()
         lines.append(f"Precision target missed: {row['experiment']} {run_name(row, context=True)}"
                      f" {vocabulary.words(row['method'])}: {reached} at "
-                     f"{part['run_id'].nunique()} processes, target "
+                     f"{count} process{'es' if count != 1 else ''}, target "
                      f"±{100 * float(row['stop_target']):g}% ({row['stop_reason']})")
     return lines

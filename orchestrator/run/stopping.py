@@ -11,8 +11,9 @@ stops when every figure has a reason:
 - `target met`: half-width ≤ target with at least min_processes;
 - `noise floor`: the interval stopped shrinking (no narrower than NOISE_ROUNDS looks ago), or
   the spread seen so far could not give ±target even at max_processes (`reachable`);
-- `time budget`: the experiment's runs took budget_s (their wall time, as stored: a resumed
-  sweep counts what it ran before), or one more round would pass it;
+- `time budget`: the runs under the rule took budget_s (their wall time, as stored: a resumed
+  sweep counts what it ran before), or one more round would pass it; the runs under the rule
+  are the experiment's (its own target) or one target's (a target's own `precision_target`);
 - `max processes`: every planned process ran;
 - `no figure`: its runs measured nothing steady (failed or skipped).
 
@@ -35,7 +36,7 @@ import json
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -44,7 +45,7 @@ from orchestrator.data.store import Store
 from orchestrator.errors import InputError
 from orchestrator.experiments.config import ExperimentsFile, PrecisionTarget
 from orchestrator.experiments.plan import PlannedRun
-from orchestrator.records import RunDef
+from orchestrator.records import CacheAction, CacheState, RunDef
 
 STEADY = ("no_sync", "with_sync", "device_time", "device_time_no_flush", "device_time_queued",
           "readback", "timer", "kernel_time")
@@ -139,31 +140,40 @@ def reachable(stats: Statistics, log_sd: float, rule: PrecisionTarget) -> bool:
 
 
 class Stopping:
-    """The sweep's stopping rule: `allows` before each run, `finish` after the last."""
+    """The sweep's stopping rule: `allows` before each run, `finish` after the last. Each
+    planned run carries its rule (the experiment's or its target's: plan.PlannedRun.rule)
+    and the scope whose runs share the rule's time budget."""
 
     def __init__(self, store: Store, sweep_id: str, config: ExperimentsFile,
-                 stats: Statistics | None) -> None:
+                 stats: Statistics | None, planned: Sequence[PlannedRun] = ()) -> None:
         self.store, self.sweep_id, self.config, self.stats = store, sweep_id, config, stats
         self.stopped: set[str] = set()
-        targeted = [n for n, e in config.experiments.items() if e.precision_target]
+        # run id -> the budget scope of its rule; a warm series' priming run (stored as its
+        # own definition's id + '-prime', in the state it started in) counts with its run
+        self.scope: dict[str, str] = {}
+        for p in planned:
+            if p.rule is None:
+                continue
+            self.scope[p.run.run_id] = p.rule_scope
+            if p.run.cache_action == CacheAction.ENSURE:
+                for state in (CacheState.COLD, CacheState.WARM):
+                    prime = replace(p.run, cache=state, cache_action=CacheAction.NONE)
+                    self.scope[prime.run_id + "-prime"] = p.rule_scope
+        targeted = sorted({p.run.experiment for p in planned if p.rule is not None})
         if targeted and stats is None:  # a programming error of the caller, said plainly
             raise InputError(f"experiments {', '.join(targeted)} stop at a precision target, "
                              "but this sweep was started without the statistics to judge it")
 
-    def _rule(self, run: RunDef) -> PrecisionTarget | None:
-        exp = self.config.experiments.get(run.experiment)
-        return exp.precision_target if exp is not None else None
-
     def not_needed(self, planned: PlannedRun, pending: list[PlannedRun]) -> str | None:
         """None while this run is needed; else why not: a series that stops here has its
         later runs dropped from `pending` and from the stored plan, its reasons recorded."""
-        run, rule = planned.run, self._rule(planned.run)
+        run, rule = planned.run, planned.rule
         if rule is None or planned.skip_reason is not None:
             return None
         series = series_of(run)
         if run.process <= rule.first_look or run.profile is not None:
             return None
-        records = self._decide(series, run, rule, run.process - 1)
+        records = self._decide(series, planned, run.process - 1)
         if records is None:
             return None
         self.stopped.add(series)
@@ -181,20 +191,22 @@ class Stopping:
         """After the sweep: the series that ran every planned process record why too."""
         done: set[str] = set()
         for p in planned:
-            rule, series = self._rule(p.run), series_of(p.run)
-            if rule is None or series in self.stopped or series in done \
+            series = series_of(p.run)
+            if p.rule is None or series in self.stopped or series in done \
                     or p.skip_reason is not None:
                 continue
             done.add(series)
-            records = self._decide(series, p.run, rule, p.run.processes, final=True)
+            records = self._decide(series, p, p.run.processes, final=True)
             if records:
                 self.store.record_stops(self.sweep_id, records)
 
-    def _decide(self, series: str, run: RunDef, rule: PrecisionTarget, measured: int,
+    def _decide(self, series: str, planned: PlannedRun, measured: int,
                 final: bool = False) -> list[tuple[object, ...]] | None:
         """The stop records of the series after `measured` processes, or None to go on."""
+        run, rule = planned.run, planned.rule
+        assert rule is not None  # callers pass planned runs with a rule only
         figures = _values(self.store, self.sweep_id, series, run.experiment)
-        spent = self._spent(run.experiment)
+        spent = self._spent(run.experiment, planned.rule_scope)
         per_round = spent / max(measured, 1)
         over = spent + per_round > rule.budget_s
         records: list[tuple[object, ...]] = []
@@ -213,7 +225,10 @@ class Stopping:
                             time.time()))
         return records
 
-    def _spent(self, experiment: str) -> float:
-        rows = self.store.query("SELECT coalesce(sum(wall_s), 0) AS s FROM runs WHERE "
-                                "sweep_id=? AND experiment=?", (self.sweep_id, experiment))
-        return float(rows[0]["s"])
+    def _spent(self, experiment: str, scope: str) -> float:
+        """The stored wall time of the runs whose rule shares this budget scope (priming runs
+        with their run's)."""
+        rows = self.store.query("SELECT run_id, wall_s FROM runs WHERE sweep_id=? AND "
+                                "experiment=?", (self.sweep_id, experiment))
+        return float(sum(row["wall_s"] or 0.0 for row in rows
+                         if self.scope.get(row["run_id"]) == scope))

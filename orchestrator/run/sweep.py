@@ -201,7 +201,7 @@ class Sweep:
         for name, build in background.builds.items():
             self.progress.note(f"build {name} ({' '.join([build.crate, *build.features])}) "
                                "in the background")
-        stops = stopping.Stopping(store, sweep_id, config, self.statistics)
+        stops = stopping.Stopping(store, sweep_id, config, self.statistics, planned)
         try:
             background.start()
             self._run_staged(todo, background, builds, ctx, config, summary, stops)

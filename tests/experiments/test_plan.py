@@ -13,6 +13,7 @@ from orchestrator.errors import InputError
 from orchestrator.experiments import config, plan
 from orchestrator.experiments.config import Capability
 from orchestrator.experiments.plan import builds_needed, expand
+from orchestrator.records import RunDef
 
 from ..conftest import PROJECT
 
@@ -138,11 +139,15 @@ def test_run_ids_of_the_experiments_file_never_change() -> None:
     caps: dict[str, str | None] = dict.fromkeys(get_args(Capability))
     # in file order (the pinned list's); the interleaved default plans the same ids reordered
     planned = expand(file_order(config.load(PROJECT / "experiments.yaml")), caps, 8)
-    # the methods experiment's energy block (`energy_s: 5`) makes its runs new measurements:
-    # without it, their definitions are the pinned ones
-    assert [[replace(p.run, energy_s=None).run_id, p.run.describe()] for p in planned
+    # the methods experiment's energy block (`energy_s: 5`) makes its runs new measurements,
+    # and its precision target (issue 23) plans each series with max_processes: without
+    # both, the definitions of its first processes are the pinned ones
+    def pinned(run: RunDef) -> RunDef:
+        return replace(run, energy_s=None, processes=1) if run.experiment == "methods" else run
+    assert [[pinned(p.run).run_id, pinned(p.run).describe()] for p in planned
             if p.run.precision is None and p.run.repeat == 1 and p.run.profile is None
             and p.run.experiment not in ("sizes", "sizes-cpu") and p.run.program != "jax"
+            and not (p.run.experiment == "methods" and p.run.process > 1)
             and not (p.run.mode == "accuracy" and p.run.shape == (1024, 1024))] == want
     assert all(p.run.energy_s == 5 for p in planned if p.run.experiment == "methods")
 

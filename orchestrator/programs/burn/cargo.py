@@ -81,7 +81,14 @@ def target_dir_problem(target: Path, rust_dir: Path) -> str | None:
 
 
 def build_key(build: Build) -> str:
-    return "+".join([build.crate, *sorted(build.features)])
+    """The build's folder name: crate and features, and a hash of its cargo environment when
+    it has one (two builds that differ only there, an A/B of two builds, keep two binaries;
+    a build without one keeps the name it always had)."""
+    key = "+".join([build.crate, *sorted(build.features)])
+    if not build.env:
+        return key
+    blob = json.dumps(sorted(build.env.items()), separators=(",", ":"))
+    return f"{key}+env-{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
 
 
 def source_hash(rust_dir: Path) -> str:
