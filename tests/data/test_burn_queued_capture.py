@@ -21,16 +21,18 @@ from orchestrator.report import writer
 from orchestrator.report.checks import Thresholds
 
 # written per docs/LINES.md, not captured (see the module docstring)
-WRITTEN = """\
-burn 0.22.1, features [default, std, flex, simd, rayon, cuda, cuda-nvrtc], rayon threads 16
-burn precision unknown (cubecl's autotune picks the kernel; cubecl enables TF32 tensor cores on sm >= 80)
-burn backend cubecl-cuda 0.11.3, compiler nvrtc (CUDA C++ compiled at run time; cubecl-llvm patched out: no LLVM backend)
-cuda: device init 213.000ms
-cuda 1024x1024 matmul device time (profile_with flush), 3 runs: min 98.272µs median 100.768µs
-cuda 1024x1024 matmul device time (profile_with flush, queued), 3 runs: min 37.344µs median 37.632µs
-# samples cuda 1024x1024 matmul device time (profile_with flush, queued): 3.7632e-05 3.7344e-05 3.8e-05
-cuda 1024x1024 matmul device time (profile_with flush, queued): start event waited in 2 of 3 runs
-"""
+Q = "cuda 1024x1024 matmul device time (profile_with flush, queued)"
+WRITTEN = "\n".join((
+    "burn 0.22.1, features [default, std, flex, simd, rayon, cuda, cuda-nvrtc], rayon threads 16",
+    "burn precision unknown (cubecl's autotune picks the kernel; cubecl enables TF32 tensor "
+    "cores on sm >= 80)",
+    "burn backend cubecl-cuda 0.11.3, compiler nvrtc (CUDA C++ compiled at run time; "
+    "cubecl-llvm patched out: no LLVM backend)",
+    "cuda: device init 213.000ms",
+    "cuda 1024x1024 matmul device time (profile_with flush), 3 runs: min 98.272µs median 100.768µs",
+    f"{Q}, 3 runs: min 37.344µs median 37.632µs",
+    f"# samples {Q}: 3.7632e-05 3.7344e-05 3.8e-05",
+    f"{Q}: start event waited in 2 of 3 runs", ""))
 
 
 def _check(text: str) -> None:
