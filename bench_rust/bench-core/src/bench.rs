@@ -372,7 +372,7 @@ fn mm(args: &Args, device: &Device, label: &str) -> Result<(), Failure> {
     let flushed = profile_runs(args, device, label, &a, &b, true)?;
     let unflushed = profile_runs(args, device, label, &a, &b, false)?;
     // GPU devices only (Flex has no device clock: its windows are wall clock between syncs).
-    let queued = if is_cpu {
+    let queued_w = if is_cpu {
         None
     } else {
         Some(queued_runs(args, device, label, &a, &b)?)
@@ -386,7 +386,7 @@ fn mm(args: &Args, device: &Device, label: &str) -> Result<(), Failure> {
                 p.prefix, flushed.no_time, args.reps
             );
         }
-        if let Some(q) = queued.as_ref().filter(|q| q.windows.device_clock) {
+        if let Some(q) = queued_w.as_ref().filter(|q| q.windows.device_clock) {
             eprintln!(
                 "{}",
                 queued::calibration_note(&p.prefix, DEVICE_TIME_QUEUED, q.fillers, &q.rounds)
