@@ -132,7 +132,11 @@ pub fn calibration_note(prefix: &str, method: &str, k: usize, rounds: &[Round]) 
         .enumerate()
         .map(|(i, r)| {
             let t = r.time.map_or("no time".into(), crate::format::fmt_duration);
-            let w = if waited(r.lead) { "waited" } else { "did not wait" };
+            let w = if waited(r.lead) {
+                "waited"
+            } else {
+                "did not wait"
+            };
             format!(
                 "round {i}: {} fillers, {t}, lead {} ({w})",
                 r.fillers,

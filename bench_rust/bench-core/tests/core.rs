@@ -396,8 +396,10 @@ fn queued_proof_counts_every_run() {
          2 of 5 runs"
     );
     let note = failed_note(p, DEVICE_TIME_QUEUED, &leads).unwrap();
-    assert!(note.starts_with("note: cuda 1024x1024 matmul device time (profile_with flush, \
-                              queued): in 3 of 5 runs the start event did not wait"));
+    assert!(note.starts_with(
+        "note: cuda 1024x1024 matmul device time (profile_with flush, \
+                              queued): in 3 of 5 runs the start event did not wait"
+    ));
     assert!(note.contains("run 1 lead -3.000µs, run 2 lead no time, run 3 lead +9.999µs;"));
     assert_eq!(failed_note(p, DEVICE_TIME_QUEUED, &[Some(20_000)]), None);
 }
@@ -419,8 +421,16 @@ fn queued_filler_calibration() {
     assert_eq!(filler_cap(16384 * 16384 * 4), 1);
     assert_eq!(filler_cap(32768 * 32768 * 4), 1);
     let rounds = [
-        Round { fillers: 2, time: Some(us(363)), lead: Some(-250_000) },
-        Round { fillers: 4, time: Some(us(38)), lead: Some(120_000) },
+        Round {
+            fillers: 2,
+            time: Some(us(363)),
+            lead: Some(-250_000),
+        },
+        Round {
+            fillers: 4,
+            time: Some(us(38)),
+            lead: Some(120_000),
+        },
     ];
     assert_eq!(
         calibration_note("cuda 1024x1024 matmul", DEVICE_TIME_QUEUED, 4, &rounds),
