@@ -33,7 +33,7 @@ from orchestrator.data.damage import Damage
 from orchestrator.data.merge import latest_of_host
 from orchestrator.data.store import Store, SweepState
 from orchestrator.errors import InputError
-from orchestrator.records import CacheState, ParseResult, Role, RunDef, Status
+from orchestrator.records import CacheState, Header, ParseResult, Role, RunDef, Status
 
 # The figures' columns, in the CSV's order, each with its dtype: the measurement vocabulary's
 # (orchestrator/vocabulary.py: run, state (data/state_columns.py), cache (data/cache_columns.py),
@@ -59,6 +59,8 @@ class Dataset:
     # where the sweep stands (complete, or killed with 3 of 6 runs); None: a captured log
     sweep: SweepState | None = None
     damage: Damage = field(default_factory=Damage)  # rows of the store left out, and why
+    # the program headers the runs printed (runs.headers_json; a log's own): provenance lines
+    headers: list[Header] = field(default_factory=list)
 
     def gaps(self) -> list[str]:
         """What makes this less than a whole sweep, one line each, for `export` and `report`
@@ -237,7 +239,22 @@ def load(results: Path, sweep: str | None = None) -> Dataset:
                                "cache_record": r["cache_json"] or "null", "gate": r["gate_json"]}
                               for r in runs])
     return Dataset(_frame(rows, vocabulary.column_keys()), _frame(samples, SAMPLE_COLUMNS),
-                   run_frame, host, state, damage)
+                   run_frame, host, state, damage, _headers(runs))
+
+
+def _headers(runs: list[dict[str, Any]]) -> list[Header]:
+    """The headers the runs printed, as stored (`runs.headers_json`, a list of Header dicts;
+    damaged rows are already left out). Only kind, version, precision and facts are read."""
+    out = []
+    for r in runs:
+        for h in json.loads(r.get("headers_json") or "null") or []:
+            if not isinstance(h, dict):
+                continue
+            facts = h.get("facts") if isinstance(h.get("facts"), dict) else {}
+            line_no = h.get("line_no") if isinstance(h.get("line_no"), int) else 0
+            out.append(Header(str(h.get("kind") or ""), h.get("version"), None, line_no,
+                              h.get("precision"), facts))
+    return out
 
 
 def _ncu_samples(store: Store, sweep_id: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -392,7 +409,7 @@ def from_parse(parsed: ParseResult, source: str) -> Dataset:
                 "summary_line": s.summary_line}
                for s in parsed.samples for i, v in enumerate(s.values)]
     return Dataset(_frame(rows, vocabulary.column_keys()), _frame(samples, SAMPLE_COLUMNS),
-                   pd.DataFrame(), {})
+                   pd.DataFrame(), {}, headers=list(parsed.headers))
 
 
 def csv_paths(out: Path) -> tuple[Path, Path, Path]:

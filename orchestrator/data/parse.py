@@ -94,8 +94,10 @@ _SUMMARY = re.compile(_LSO + rf"(.+?), {_INT} runs: min {_DUR} median {_DUR}")
 _NO_TIME = re.compile(
     _LSO + rf"device time \(profile, no flush\): {_INT} of {_INT} read as no time")
 # the queued window's proof: `cuda 1024x1024 matmul cuda.Event time (queued): start event
-# waited in 20 of 20 runs` (stat queued_waited: the runs whose start event the spin still held)
-_QUEUED_PROOF = re.compile(_LSO + rf"(.+?\(queued\)): start event waited in {_INT} of {_INT} runs")
+# waited in 20 of 20 runs` (stat queued_waited: the runs whose start event the spin still held);
+# burn's METHOD ends `, queued)`: `device time (profile_with flush, queued): start event ...`
+_QUEUED_PROOF = re.compile(
+    _LSO + rf"(.+?[(, ]queued\)): start event waited in {_INT} of {_INT} runs")
 _WROTE = re.compile(_LSO + r"accuracy: wrote .+")
 _WARMUP = re.compile(rf"warm-up ([A-Za-z_-]+), timed run {_INT}: after sync {_DUR}")
 _SAMPLES = re.compile(r"# samples " + _LSO + r"([^:]+):(.*)")

@@ -43,6 +43,8 @@ class FactRow:
     read: Callable[[Sequence[Header], dict[str, Any]], str | None]
     always: bool = False  # shown as 'not recorded' when absent (else left out: older sweeps)
     in_line: bool = True  # also in the side-by-side report's one-line machine summary
+    # also a `Source` line of the report's header, read from the runs' printed headers
+    in_source: bool = False
 
 
 def join(values: Any) -> str | None:

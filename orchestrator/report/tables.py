@@ -218,6 +218,7 @@ def accuracy_table(rows: pd.DataFrame) -> Table:
     letters = _group_letters(builds)
     has = set(builds["stat"])
     known = bool(arithmetic.precision_of(builds)[0])  # some build's arithmetic was recorded
+    tuned = "autotune_kernel" in builds and bool(_kernels(builds).any())
     records = []
     for build, shape in ordered(builds, ["build", "shape"]):
         mine = lookup(builds, build=build, shape=shape)
@@ -235,6 +236,8 @@ def accuracy_table(rows: pd.DataFrame) -> Table:
             record["arithmetic"] = arithmetic.accuracy_cell(mine)
         if "kernel_min" in has:  # which kernel computed c (CUDA torch: CUPTI)
             record["kernel"] = _accuracy_kernel(mine)
+        if tuned:  # the kernel autotune chose for the matmul that computed these arrays
+            record["autotune kernel"] = _kernel_cell(mine)
         records.append(record)
     return Table("accuracy", title, pd.DataFrame(records).fillna(""))
 
@@ -244,6 +247,16 @@ def _accuracy_kernel(mine: pd.DataFrame) -> str:
     found = mine[(mine["method"] == "accuracy_kernel") & (mine["stat"] == "kernel_min")]
     names = [str(k) for k in found["kernel"].dropna() if str(k)] if "kernel" in found else []
     return " + ".join(dict.fromkeys(names))
+def _kernels(rows: pd.DataFrame) -> pd.Series:
+    return rows["autotune_kernel"].astype(object).where(rows["autotune_kernel"].notna(), "") \
+        .astype(str).str.strip()
+
+
+def _kernel_cell(rows: pd.DataFrame) -> str:
+    """The autotune winner recorded for this build's accuracy run (cubecl's store after it);
+    '' for a build that does not autotune (Flex, torch, JAX)."""
+    found = [k for k in dict.fromkeys(_kernels(rows)) if k]
+    return ", ".join(found)
 
 
 def _accuracy_number(stat: str) -> Callable[[Any], str]:

@@ -107,7 +107,10 @@ def _source_lines(data: Dataset, th: Thresholds) -> list[str]:
              ("GPUs", ", ".join(g.get("name", "") for g in host.get("gpus") or [])),
              # each program's own lines (torch, burn and rustc, JAX), as its facts recorded
              *(fact for p in programs.REGISTRY.values() for fact in p.source_facts(host)),
-             ("Nsight Compute", host.get("ncu")), ("project commit", host.get("git_commit"))]
+             ("Nsight Compute", host.get("ncu")), ("project commit", host.get("git_commit")),
+             # provenance the programs printed (burn's CUDA backend and kernel compiler)
+             *((row.name, row.read(data.headers, host)) for p in programs.REGISTRY.values()
+               for row in p.fact_rows() if row.in_source)]
     lines += [f"{name}: {value}." for name, value in facts if value]
     if data.figures["load1_before"].isna().all() and data.figures["load1_after"].isna().all():
         lines.append("The load average was not recorded (a captured log does not carry it).")

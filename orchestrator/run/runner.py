@@ -103,7 +103,11 @@ def prepare_cache(run: RunDef, project: Path, held: ExitStack | None = None,
     """Apply the run's cache action; the record says what was removed. Raises CacheSafetyError
     (and OSError: a file in the cache that cannot be removed). `held`: where the cache folder's
     machine-wide lock (run/cache_lock) is entered, to be held until the run's record is taken."""
-    if run.cache == CacheState.NONE or not programs.get(run.program).cached_devices:
+    program = programs.get(run.program)
+    if run.cache == CacheState.NONE and run.mode == "accuracy" and \
+            run.device in program.cached_devices:
+        return _look_only(run, project, held, results)
+    if run.cache == CacheState.NONE or not program.cached_devices:
         return None
     cwd = program_cwd(run, project)
     override = config_override(cwd, programs.get(run.program).cache_overrides)
@@ -121,6 +125,18 @@ def prepare_cache(run: RunDef, project: Path, held: ExitStack | None = None,
         info["removed"] = asdict(remove_cache(path, rust, parts,
                                               programs.get(run.program).title))
     return cache_record.begin(run, path, info)
+
+
+def _look_only(run: RunDef, project: Path, held: ExitStack | None,
+               results: Path | None) -> dict[str, Any]:
+    """An accuracy run on an autotuned device: the cache is left as it is (no cache action),
+    but its store is looked at before and after, so the record names the kernel autotune
+    chose for the matmul that computed the arrays (issue 24: the accuracy table's kernel)."""
+    cwd = program_cwd(run, project)
+    path, _rust, _parts = cache_home(run, project, cwd)
+    if held is not None:
+        held.enter_context(cache_lock.held(path, results, owner=programs.get(run.program).title))
+    return cache_record.begin(run, path, {"path": str(path), "action": CacheAction.NONE})
 
 
 def _driver_cache(run: RunDef, ctx: RunContext, cold_series: str | None) -> dict[str, Any] | None:

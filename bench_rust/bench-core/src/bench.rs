@@ -9,8 +9,9 @@ use burn::tensor::{read_sync, ProfileDuration, ProfileOptions, TimingMethod};
 use crate::args::{Args, DeviceName, Mode, WarmupKind};
 use crate::energy::{self, Block};
 use crate::format::{fmt_duration, samples_line, summarize, summary_line, DEVICE_TIME_QUEUED};
+use crate::queued;
 use crate::window::{self, Window};
-use crate::{catch, flex_label, header_line, npy, one_line, precision_line, Failure};
+use crate::{backend_line, catch, flex_label, header_line, npy, one_line, precision_line, Failure};
 
 fn not_compiled(dev: DeviceName, hint: &str) -> Failure {
     Failure::run(format!(
@@ -124,6 +125,9 @@ fn arch_note(_dev: DeviceName, _device: &Device, _label: &str) {}
 pub(crate) fn run(args: &Args) -> Result<(), Failure> {
     println!("{}", header_line());
     println!("{}", precision_line(args.device));
+    if let Some(line) = backend_line(args.device) {
+        println!("{line}");
+    }
     let (device, label, init) = init_device(args.device)?;
     if args.mode != Mode::Accuracy {
         println!("{label}: device init {}", fmt_duration(init));
@@ -195,72 +199,133 @@ fn profile_runs(
     Ok(w)
 }
 
-/// Side of the square filler matmul that holds the stream in the queued device time.
-/// 4096³ multiply-adds (~137 GFLOP): ~1-2 ms on an H200 in TF32, far longer than the host needs
-/// to queue the timed matmul (tens of µs); on small GPUs it only costs time.
-const FILLER: usize = 4096;
+/// The outcome of one queued window: its time (None: read as no time) and its lead (see
+/// `queued.rs`: how long after the end event was queued the GPU reached the start event).
+struct QueuedRun {
+    time: Option<Duration>,
+    lead: Option<i128>,
+    /// Host time from the filler's flush to the return of `profile_with` (the window's enqueue).
+    window_enqueue: Duration,
+    device_clock: bool,
+}
 
-/// Device time with the launch gap kept out (docs/LINES.md, `device_time_queued`): per run a
-/// filler matmul is queued and handed to the stream (`device.flush()`, no wait) before the
-/// `profile_with(.. .flush())` window opens, so the window's start event sits in the stream
-/// behind the filler, and start event, timed matmul and end event are all queued before the GPU
-/// reaches them (nvbench's blocking kernel, from an ordinary op). Nothing in burn 0.22.1 or
-/// cubecl 0.11.3 drains the stream when a window opens (cubecl-cuda-0.11.3/src/compute/
-/// server.rs:360-383, "No drain"); the window opens as a task on the fusion thread, in order
-/// with the ops registered before it (burn-fusion-0.22.1/src/backend.rs:64-107).
-/// Flushing first matters: Fusion would otherwise run the still-queued filler *inside* the
-/// window, or fuse it with what follows. The filler's key is autotuned by a warm-up before the
-/// loop (the timed matmul's by the blocks before), so no autotune runs in a window.
+/// One run of the queued procedure with `k` filler matmuls of the timed inputs themselves.
+///
+/// Why this filler (issue 24): the former 4096x4096 filler (~200 MB of operands) pushed `a`
+/// and `b` out of L2, which PyTorch's spin kernel (no memory at all) does not; the same filler
+/// in PyTorch adds 4.1 µs (7%). A filler of a few KB cannot hold the stream under burn: each
+/// launch costs the host more than a tiny kernel costs the GPU, so no backlog builds. `a @ b`
+/// itself reads exactly the timed inputs (they enter the window hot in L2, as in PyTorch's
+/// queued run, where the previous run's matmul read them) and costs the GPU more than the
+/// host (H200 1024²: ~37 µs on the device, ~3 µs to queue), so `k` of them hold the stream;
+/// their outputs (`k` buffers of M x M, alive until the run's sync, since Fusion skips work
+/// whose output is dropped unread) are the only other memory touched. Flushing first matters:
+/// Fusion would otherwise run the still-queued fillers *inside* the window.
+fn queued_once(
+    device: &Device,
+    label: &str,
+    a: &Tensor<2>,
+    b: &Tensor<2>,
+    k: usize,
+) -> Result<QueuedRun, Failure> {
+    let t0 = Instant::now();
+    let fillers: Vec<Tensor<2>> = (0..k).map(|_| a.clone().matmul(b.clone())).collect();
+    device
+        .flush()
+        .map_err(|e| Failure::run(format!("{label}: flush failed (queued device time): {e}")))?;
+    let flushed = t0.elapsed();
+    let (out, d): (Tensor<2>, ProfileDuration) = device
+        .profile_with(ProfileOptions::default().flush(), || {
+            a.clone().matmul(b.clone())
+        })
+        .map_err(|e| Failure::run(format!("{label}: profile failed (queued): {e}")))?;
+    // profile_with(.. .flush()) returns once the end event is recorded (queued.rs)
+    let enqueued = t0.elapsed();
+    let device_clock = d.timing_method() == TimingMethod::Device;
+    let ticks = read_sync(d.resolve());
+    sync(device, label, "queued device time")?;
+    drop(out);
+    drop(fillers);
+    Ok(QueuedRun {
+        time: ticks.as_ref().map(|t| t.duration()),
+        lead: ticks.map(|t| queued::lead_ns(t.start_duration_since(t0), enqueued)),
+        window_enqueue: enqueued.saturating_sub(flushed),
+        device_clock,
+    })
+}
+
+/// Device time with the launch gap kept out (docs/LINES.md, `device_time_queued`): per run `k`
+/// filler matmuls (`queued_once`) are queued and handed to the stream (`device.flush()`, no
+/// wait) before the `profile_with(.. .flush())` window opens, so the window's start event sits
+/// in the stream behind them, and start event, timed matmul and end event are all queued before
+/// the GPU reaches them (nvbench's blocking kernel, from an ordinary op). Nothing in burn 0.22.1
+/// or cubecl 0.11.3 drains the stream when a window opens (cubecl-cuda-0.11.3/src/compute/
+/// server.rs:360-365, "No drain"); the window opens as a task on the fusion thread, in order
+/// with the ops registered before it (burn-fusion-0.22.1/src/backend.rs:64-107). That premise
+/// is not trusted: every run's proof is measured (queued.rs) and printed as
+/// `start event waited in W of N runs`; failed runs are named in a note.
+///
+/// `k` is calibrated first, in rounds that are not kept (the first is burn's first queued
+/// window, the 363 µs first sample of the H200 sweep): from `FILLER_START`, doubled while a
+/// round's lead falls short of twice the window's enqueue (`queued::target`). The note lists
+/// every round's window time and lead, so a slow first window is seen as what it is: a lead
+/// below zero (the GPU reached the start event before the host had queued the end event, so the
+/// window held launch gap) or a long window behind a start event that waited.
 fn queued_runs(
     args: &Args,
     device: &Device,
     label: &str,
     a: &Tensor<2>,
     b: &Tensor<2>,
-) -> Result<Windows, Failure> {
-    let n = FILLER * FILLER;
-    let fa = Tensor::<2>::from_data(
-        TensorData::new(pseudo_random(n, 3), [FILLER, FILLER]),
-        device,
-    );
-    let fb = Tensor::<2>::from_data(
-        TensorData::new(pseudo_random(n, 4), [FILLER, FILLER]),
-        device,
-    );
-    let warm = fa.clone().matmul(fb.clone());
-    sync(device, label, "filler warm-up")?;
-    drop(warm);
+) -> Result<Queued, Failure> {
+    let out_bytes = args.shape.0 * args.shape.0 * std::mem::size_of::<f32>();
+    let cap = queued::filler_cap(out_bytes);
+    let mut k = queued::FILLER_START.min(cap);
+    let mut rounds = Vec::with_capacity(queued::CALIBRATION_ROUNDS);
+    for _ in 0..queued::CALIBRATION_ROUNDS {
+        let r = queued_once(device, label, a, b, k)?;
+        rounds.push(queued::Round {
+            fillers: k,
+            time: r.time,
+            lead: r.lead,
+        });
+        let next = queued::next_filler(k, r.lead, queued::target(r.window_enqueue), cap);
+        // round 0 is always followed by another: it is the first window, whatever its lead
+        match next {
+            Some(more) => k = more,
+            None if rounds.len() > 1 => break,
+            None => {}
+        }
+    }
     let mut w = Windows {
         times: Vec::with_capacity(args.reps),
         no_time: 0,
         device_clock: false,
     };
-    let flush = |what: &str| {
-        device
-            .flush()
-            .map_err(|e| Failure::run(format!("{label}: flush failed ({what}): {e}")))
-    };
+    let mut leads = Vec::with_capacity(args.reps);
     for _ in 0..args.reps {
-        // Kept alive until after the sync: Fusion skips work whose output is dropped unread.
-        let filler = fa.clone().matmul(fb.clone());
-        flush("queued device time, filler")?;
-        let (out, d): (Tensor<2>, ProfileDuration) = device
-            .profile_with(ProfileOptions::default().flush(), || {
-                a.clone().matmul(b.clone())
-            })
-            .map_err(|e| Failure::run(format!("{label}: profile failed (queued): {e}")))?;
-        if d.timing_method() == TimingMethod::Device {
-            w.device_clock = true;
-        }
-        match read_sync(d.resolve()) {
-            Some(ticks) => w.times.push(ticks.duration()),
+        let r = queued_once(device, label, a, b, k)?;
+        w.device_clock |= r.device_clock;
+        match r.time {
+            Some(t) => w.times.push(t),
             None => w.no_time += 1,
         }
-        sync(device, label, "queued device time")?;
-        drop(out);
-        drop(filler);
+        leads.push(r.lead);
     }
-    Ok(w)
+    Ok(Queued {
+        windows: w,
+        leads,
+        fillers: k,
+        rounds,
+    })
+}
+
+/// The queued loop's windows, each run's lead, the filler count and the calibration rounds.
+struct Queued {
+    windows: Windows,
+    leads: Vec<Option<i128>>,
+    fillers: usize,
+    rounds: Vec<queued::Round>,
 }
 
 fn mm(args: &Args, device: &Device, label: &str) -> Result<(), Failure> {
@@ -306,8 +371,8 @@ fn mm(args: &Args, device: &Device, label: &str) -> Result<(), Failure> {
     // Device time, with and without flush.
     let flushed = profile_runs(args, device, label, &a, &b, true)?;
     let unflushed = profile_runs(args, device, label, &a, &b, false)?;
-    // GPU devices only (Flex has no device clock, and a 4096² filler would only cost time).
-    let queued = if is_cpu {
+    // GPU devices only (Flex has no device clock: its windows are wall clock between syncs).
+    let queued_w = if is_cpu {
         None
     } else {
         Some(queued_runs(args, device, label, &a, &b)?)
@@ -321,12 +386,25 @@ fn mm(args: &Args, device: &Device, label: &str) -> Result<(), Failure> {
                 p.prefix, flushed.no_time, args.reps
             );
         }
-        if let Some(q) = queued.as_ref().filter(|q| q.device_clock) {
-            p.summary(DEVICE_TIME_QUEUED, &q.times);
-            if q.no_time > 0 {
+        if let Some(q) = queued_w.as_ref().filter(|q| q.windows.device_clock) {
+            eprintln!(
+                "{}",
+                queued::calibration_note(&p.prefix, DEVICE_TIME_QUEUED, q.fillers, &q.rounds)
+            );
+            p.summary(DEVICE_TIME_QUEUED, &q.windows.times);
+            // the proof, always (docs/LINES.md): runs whose start event waited
+            let waited: Vec<bool> = q.leads.iter().map(|l| queued::waited(*l)).collect();
+            println!(
+                "{}",
+                queued::proof_line(&p.prefix, DEVICE_TIME_QUEUED, &waited)
+            );
+            if let Some(note) = queued::failed_note(&p.prefix, DEVICE_TIME_QUEUED, &q.leads) {
+                eprintln!("{note}");
+            }
+            if q.windows.no_time > 0 {
                 eprintln!(
                     "note: {} {DEVICE_TIME_QUEUED}: {} of {} read as no time",
-                    p.prefix, q.no_time, args.reps
+                    p.prefix, q.windows.no_time, args.reps
                 );
             }
         }

@@ -29,6 +29,7 @@ mod bench;
 mod energy;
 pub mod format;
 pub mod npy;
+pub mod queued;
 pub mod window;
 
 /// The burn version this crate is pinned to (`burn = "=0.22.1"` in Cargo.toml).
@@ -159,6 +160,29 @@ pub fn arch_note(label: &str, name: &str, fingerprint: &str) -> Option<String> {
         "cubecl enables no TF32 below sm 80"
     };
     Some(format!("note: {label}: {name}, sm {sm}: {what}"))
+}
+
+/// The cubecl-cuda version this crate pins (`cubecl-cuda = "=0.11.3"` in Cargo.toml), the one
+/// burn 0.22.1 pulls.
+pub const CUBECL_CUDA_VERSION: &str = "0.11.3";
+
+/// The provenance line of the CUDA backend, printed after the precision line when the device
+/// is `cuda` (docs/LINES.md, "Header lines of the arithmetic"):
+/// `burn backend cubecl-cuda 0.11.3, compiler nvrtc (...)`. This build's cubecl-cuda compiles
+/// kernels as CUDA C++ with NVRTC at run time (its `cpp` feature, turned on by bench-core's
+/// `cuda`), because cubecl-llvm is patched out (a stub: its LLVM compiler always fails), so
+/// no kernel of this build comes from cubecl's LLVM backend (bench_rust/README.md). `None` for
+/// any other device, and in a build without the `cuda` feature.
+pub fn backend_line(device: args::DeviceName) -> Option<String> {
+    (device == args::DeviceName::Cuda && cfg!(feature = "cuda")).then(cuda_backend_line)
+}
+
+/// The text of [`backend_line`] for a CUDA build.
+pub fn cuda_backend_line() -> String {
+    format!(
+        "burn backend cubecl-cuda {CUBECL_CUDA_VERSION}, compiler nvrtc (CUDA C++ compiled at \
+         run time; cubecl-llvm patched out: no LLVM backend)"
+    )
 }
 
 /// The label of the Flex device in this build: `flex(template)` (no burn default features:

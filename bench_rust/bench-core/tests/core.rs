@@ -361,3 +361,96 @@ fn queued_device_time_line() {
     assert!(DEVICE_TIME_QUEUED.starts_with("device time (profile_with flush"));
     assert_ne!(DEVICE_TIME_QUEUED, "device time (profile_with flush)");
 }
+
+// ---- the queued window's proof (queued.rs) -------------------------------------------------
+
+use bench_core::queued::{
+    calibration_note, failed_note, filler_cap, lead_ns, lead_words, next_filler, proof_line,
+    target, waited, Round, FILLER_MAX, SLACK,
+};
+use bench_core::{backend_line, cuda_backend_line};
+
+#[test]
+fn queued_lead_is_start_minus_enqueue() {
+    let us = Duration::from_micros;
+    assert_eq!(lead_ns(us(300), us(100)), 200_000);
+    assert_eq!(lead_ns(us(100), us(300)), -200_000);
+    // a lead under SLACK (the anchor's wake-up) is not a proof; no time is not one either
+    assert!(waited(Some(SLACK.as_nanos() as i128)));
+    assert!(!waited(Some(SLACK.as_nanos() as i128 - 1)));
+    assert!(!waited(Some(-5)));
+    assert!(!waited(None));
+    assert_eq!(lead_words(Some(180_250)), "+180.250µs");
+    assert_eq!(lead_words(Some(-12_000)), "-12.000µs");
+    assert_eq!(lead_words(None), "no time");
+}
+
+#[test]
+fn queued_proof_counts_every_run() {
+    let p = "cuda 1024x1024 matmul";
+    let leads = [Some(200_000), Some(-3_000), None, Some(9_999), Some(50_000)];
+    let w: Vec<bool> = leads.iter().map(|l| waited(*l)).collect();
+    assert_eq!(
+        proof_line(p, DEVICE_TIME_QUEUED, &w),
+        "cuda 1024x1024 matmul device time (profile_with flush, queued): start event waited in \
+         2 of 5 runs"
+    );
+    let note = failed_note(p, DEVICE_TIME_QUEUED, &leads).unwrap();
+    assert!(note.starts_with(
+        "note: cuda 1024x1024 matmul device time (profile_with flush, \
+                              queued): in 3 of 5 runs the start event did not wait"
+    ));
+    assert!(note.contains("run 1 lead -3.000µs, run 2 lead no time, run 3 lead +9.999µs;"));
+    assert_eq!(failed_note(p, DEVICE_TIME_QUEUED, &[Some(20_000)]), None);
+}
+
+#[test]
+fn queued_filler_calibration() {
+    let us = Duration::from_micros;
+    // at least 50 µs, else twice the window's enqueue
+    assert_eq!(target(us(10)), us(50));
+    assert_eq!(target(us(40)), us(80));
+    // short of the target: double, up to the cap; reached, or at the cap: keep
+    assert_eq!(next_filler(2, Some(-1_000), us(50), 64), Some(4));
+    assert_eq!(next_filler(2, None, us(50), 64), Some(4));
+    assert_eq!(next_filler(48, Some(0), us(50), 64), Some(64));
+    assert_eq!(next_filler(64, Some(0), us(50), 64), None);
+    assert_eq!(next_filler(4, Some(50_000), us(50), 64), None);
+    // 1 GiB of filler outputs at most: 1024² f32 = 4 MiB (64 fit), 16384² = 1 GiB (1)
+    assert_eq!(filler_cap(1024 * 1024 * 4), FILLER_MAX);
+    assert_eq!(filler_cap(16384 * 16384 * 4), 1);
+    assert_eq!(filler_cap(32768 * 32768 * 4), 1);
+    let rounds = [
+        Round {
+            fillers: 2,
+            time: Some(us(363)),
+            lead: Some(-250_000),
+        },
+        Round {
+            fillers: 4,
+            time: Some(us(38)),
+            lead: Some(120_000),
+        },
+    ];
+    assert_eq!(
+        calibration_note("cuda 1024x1024 matmul", DEVICE_TIME_QUEUED, 4, &rounds),
+        "note: cuda 1024x1024 matmul device time (profile_with flush, queued): filler 4 matmuls \
+         of the timed inputs per run; calibration rounds, not kept (round 0 is the first queued \
+         window): round 0: 2 fillers, 363.000µs, lead -250.000µs (did not wait); round 1: 4 \
+         fillers, 38.000µs, lead +120.000µs (waited)"
+    );
+}
+
+#[test]
+fn cuda_backend_provenance_line() {
+    assert_eq!(
+        cuda_backend_line(),
+        "burn backend cubecl-cuda 0.11.3, compiler nvrtc (CUDA C++ compiled at run time; \
+         cubecl-llvm patched out: no LLVM backend)"
+    );
+    // only a CUDA build on the cuda device prints it (these tests build without `cuda`)
+    assert_eq!(backend_line(DeviceName::Flex), None);
+    if !cfg!(feature = "cuda") {
+        assert_eq!(backend_line(DeviceName::Cuda), None);
+    }
+}

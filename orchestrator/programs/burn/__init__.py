@@ -23,6 +23,9 @@ _HEADER = re.compile(
     r"burn ([0-9][^\s,]*)(?:, features \[([^\]]*)\])?(?:, rayon threads ([0-9]{1,9}))?")
 # `burn precision fp32` (Flex) / `burn precision unknown (why)` (cubecl devices)
 _PRECISION_HEADER = re.compile(r"burn precision (fp32|tf32|unknown)(?: \((.*)\))?")
+# `burn backend cubecl-cuda 0.11.3, compiler nvrtc (why)`: the CUDA build's kernel compiler
+# (bench-core lib.rs `backend_line`; cubecl-llvm is patched out, bench_rust/README.md)
+_BACKEND_HEADER = re.compile(r"burn backend (\S+) ([0-9][^\s,]*), compiler (\S+)(?: \((.*)\))?")
 # Cargo features each crate defines (bench_rust/*/Cargo.toml); a typo must not reach cargo.
 CRATE_FEATURES: dict[str, tuple[str, ...]] = {
     "exec-gpu": ("cuda", "metal", "vulkan"),
@@ -106,6 +109,11 @@ class Burn(Program):
     def parse_header(self, line: str, line_no: int) -> Header | None:
         if (found := _PRECISION_HEADER.fullmatch(line)) is not None:
             return Header("burn_precision", None, None, line_no, found.group(1))
+        if (found := _BACKEND_HEADER.fullmatch(line)) is not None:
+            crate, version, compiler, why = found.groups()
+            return Header("burn_backend", None, None, line_no,
+                          facts={"backend": f"{crate} {version}", "compiler": compiler,
+                                 "why": why or ""})
         match = _HEADER.fullmatch(line)
         if match is None:
             return None
@@ -117,7 +125,8 @@ class Burn(Program):
     def fact_rows(self) -> list[FactRow]:
         """Version (header, else Cargo.lock's) and the feature sets its builds printed."""
         return [FactRow("burn", self.header_version, always=True),
-                FactRow("burn features (backend)", _features, in_line=False)]
+                FactRow("burn features (backend)", _features, in_line=False),
+                FactRow("burn CUDA backend", backend, in_line=False, in_source=True)]
 
     def source_facts(self, host: dict[str, Any]) -> list[tuple[str, Any]]:
         return [("burn", host.get("burn")), ("rustc", host.get("rustc"))]
@@ -135,3 +144,12 @@ def _features(headers: Sequence[Header], host: dict[str, Any]) -> str | None:
     sets = {", ".join(h.facts["features"]) for h in headers
             if h.kind == "burn" and h.facts.get("features")}
     return " | ".join(f"[{s}]" for s in sorted(sets)) or None
+
+
+def backend(headers: Sequence[Header], host: dict[str, Any]) -> str | None:
+    """`cubecl-cuda 0.11.3, compiler nvrtc (CUDA C++ compiled at run time; ...)`, as the CUDA
+    runs printed it (distinct lines ' | '-joined); None where no run printed one."""
+    seen = {f"{h.facts['backend']}, compiler {h.facts['compiler']}"
+            + (f" ({h.facts['why']})" if h.facts.get("why") else "")
+            for h in headers if h.kind == "burn_backend" and h.facts.get("backend")}
+    return " | ".join(sorted(seen)) or None
