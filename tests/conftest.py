@@ -49,8 +49,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if "burn_builds" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.cargo)
         real = item.get_closest_marker("cargo") or item.get_closest_marker("torch")
-        if real:  # one xdist worker runs them in turn (`--dist loadgroup`): they share cubecl's
-            # cache folder and its lock, and a real run timed beside another is spoiled
+        # one xdist worker runs them in turn (`--dist loadgroup`): they share cubecl's cache
+        # folder and its lock, and a real run timed beside another is spoiled; Slurm's tests too,
+        # as each worker's session would start its own munged and slurmd beside another's
+        if real or "slurm" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("real-programs"))
         if real or item.path.name.startswith(SLOW_MODULES):
             item.add_marker(pytest.mark.slow)
