@@ -2,7 +2,8 @@
 # Set up everything the project needs on a fresh machine: a virtual environment (.venv) with the
 # orchestrator, its dependencies, PyTorch and the test tools. Idempotent: a second run only
 # checks. pip's download cache serves later installs (PyTorch's Linux wheel is several GB).
-# The burn crates are built by the orchestrator itself (`run` and `build`), with cargo.
+# The burn crates are built by the orchestrator itself (`run` and `build`), with cargo; their
+# crates are downloaded here, in the background while pip installs.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -10,6 +11,17 @@ PYTHON=${PYTHON:-python3}
 if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
     echo "setup.sh: Python 3.11 or newer is needed (tried '$PYTHON'; set PYTHON=...)" >&2
     exit 2
+fi
+# cargo's crate downloads (a cold registry: the index and a few hundred crates) go on in the
+# background while pip installs, so that the first build compiles at once; joined below
+fetch=
+if command -v cargo >/dev/null 2>&1; then
+    mkdir -p build
+    host=$(rustc -vV 2>/dev/null | sed -n 's/^host: //p')
+    (cd bench_rust && exec cargo fetch --quiet ${host:+--target "$host"}) \
+        > build/cargo-fetch.log 2>&1 &
+    fetch=$!
+    trap 'kill "$fetch" 2>/dev/null || true' EXIT  # setup failed before joining it: not left behind
 fi
 if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
@@ -22,8 +34,10 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     .venv/bin/python -m pip install --quiet -e '.[bench,test]'
     echo "$want" > "$stamp"
 fi
-if ! command -v cargo >/dev/null 2>&1; then
+if [ -z "$fetch" ]; then
     echo "setup.sh: cargo not found: burn experiments will be recorded as failed builds" \
          "unless binaries built elsewhere are in build/bin (docs/gpu.md)" >&2
+elif ! wait "$fetch"; then  # no failure of setup: the builds fetch again and say why they fail
+    echo "setup.sh: cargo fetch failed (build/cargo-fetch.log); the builds will try again" >&2
 fi
 echo "setup.sh: ready (.venv/bin/python -m orchestrator --help)"

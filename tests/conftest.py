@@ -49,11 +49,39 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if "burn_builds" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.cargo)
         real = item.get_closest_marker("cargo") or item.get_closest_marker("torch")
-        if real:  # one xdist worker runs them in turn (`--dist loadgroup`): they share cubecl's
-            # cache folder and its lock, and a real run timed beside another is spoiled
+        # one xdist worker runs them in turn (`--dist loadgroup`): they share cubecl's cache
+        # folder and its lock, and a real run timed beside another is spoiled; Slurm's tests too,
+        # as each worker's session would start its own munged and slurmd beside another's
+        if real or "slurm" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("real-programs"))
         if real or item.path.name.startswith(SLOW_MODULES):
             item.add_marker(pytest.mark.slow)
+
+
+class _GroupIds:
+    """pytest-xdist's `--dist loadgroup` sends an `xdist_group` to one worker by the `@group`
+    suffix it gives each test's id, set as `item._nodeid`; pytest 9 keeps a node's id in
+    `item._id`, so the suffix is lost and the group's tests spread over every worker (two
+    real builds at once, two Slurm clusters). This sets the suffix where pytest reads it."""
+
+    @pytest.hookimpl(trylast=True)  # after xdist's own
+    def pytest_collection_modifyitems(self, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        if not getattr(config.option, "loadgroup", False) or not items \
+                or not hasattr(items[0], "_id"):
+            return
+        from _pytest.nodeid import NodeId  # pytest >= 9 only (hasattr above)
+        for item in items:
+            mark = item.get_closest_marker("xdist_group")
+            nodeid = item.nodeid
+            if mark is None or nodeid.rfind("@") > nodeid.rfind("]"):  # xdist's own test
+                continue
+            name = mark.args[0] if mark.args else mark.kwargs.get("name", "default")
+            item._id = NodeId.parse(f"{nodeid}@{name}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_GroupIds(), "xdist-group-ids")
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -3,9 +3,10 @@
 kernels (`exec-amx --features apple-amx`) on Linux, so CI fails when either code path stops
 compiling; and what `accelerate` does under `cargo check` on a non-Apple target.
 
-The checks share the project's target folder (build/cargo) with the real builds: a warm check
-re-checks only the workspace crates (seconds), a cold one compiles the dependencies' metadata
-(minutes; bench_rust/README.md gives the figures).
+The checks share the real builds' target folder in the user's build cache (it outlives a clone:
+a second clone or CI run checks warm): a warm check re-checks only the workspace crates
+(seconds), a cold one compiles the dependencies' metadata (minutes; bench_rust/README.md gives
+the figures).
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-PROJECT = Path(__file__).resolve().parent.parent
-TARGET = PROJECT / "build" / "cargo"
+from .conftest import PROJECT, USER_BUILD_CACHE
+
+TARGET = USER_BUILD_CACHE / "cargo-target"
 # A cold check of exec-gpu --features metal took about 4 minutes on the 2-core build box.
 TIMEOUT_S = 1800
 

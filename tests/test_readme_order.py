@@ -103,7 +103,9 @@ def test_command_2_passes_where_command_1_ran(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert (clone / "report" / "report.md").is_file()
     # command 2, in the same folder, on the tests that once read it
-    done = _in(clone, "-m", "pytest", "-p", "no:cacheprovider", "-q", *COMMAND_2, timeout=600)
+    # serial (`-n 0`): two tests do not pay for the workers pyproject's addopts would start
+    done = _in(clone, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", "0", *COMMAND_2,
+               timeout=600)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert " passed" in done.stdout and " failed" not in done.stdout, done.stdout[-2000:]
 

@@ -1,7 +1,8 @@
 """Readers never write the store (data/store): export, report and compare read a store on a
 read-only file system (a read-only bind mount in a private mount namespace: a mounted backup,
 a read-only checkout), and leave a rollback-journal store's bytes as they were (they switched
-it to WAL). The committed docs/results are read through such a mount, never changed."""
+it to WAL). The committed docs/results are read through such a mount (of a private copy, as other
+tests may read the committed folder at the same time), never changed."""
 
 from __future__ import annotations
 
@@ -39,16 +40,22 @@ def _digests(folder: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize("name", ["h200", "h200-2026-11-30"])  # format 3 and format 1
 def test_the_committed_stores_export_from_a_read_only_mount(name: str, tmp_path: Path) -> None:
-    before = _digests(DOCS / name)
+    # a private copy of the committed folder, byte for byte, mounted read-only: the committed
+    # one may be read by another test (another xdist worker) meanwhile, whose reader's
+    # `-wal`/`-shm` come and go there (not copied: no reader leaves them behind)
+    mounted = tmp_path / "docs" / name
+    shutil.copytree(DOCS / name, mounted, ignore=shutil.ignore_patterns("*-wal", "*-shm"))
+    before = _digests(mounted)
     out = tmp_path / "dataset.csv"
-    done = _read_only(DOCS, [sys.executable, "-m", "orchestrator", "export", str(DOCS / name),
-                             "--csv", str(out)])
+    done = _read_only(mounted.parent, [sys.executable, "-m", "orchestrator", "export",
+                                       str(mounted), "--csv", str(out)])
     assert done.returncode == 0, done.stderr
     assert "unable to open" not in done.stderr
     # the same bytes as an export of a writable copy: reading through a read-only mount
     # changes nothing of what is read
     copy = tmp_path / "copy"
-    shutil.copytree(DOCS / name, copy, ignore=shutil.ignore_patterns("report", "shared-gpu"))
+    shutil.copytree(DOCS / name, copy, ignore=shutil.ignore_patterns("report", "shared-gpu",
+                                                                    "*-wal", "*-shm"))
     writable = tmp_path / "writable.csv"
     done = subprocess.run([sys.executable, "-m", "orchestrator", "export", str(copy), "--csv",
                            str(writable)], cwd=PROJECT, capture_output=True, text=True,
@@ -66,7 +73,7 @@ def test_the_committed_stores_export_from_a_read_only_mount(name: str, tmp_path:
         others = [c for c in committed.columns if c != "precision_source"]
         assert exported[others].equals(committed[others])
     assert len(out.read_text().splitlines()) > 100
-    assert _digests(DOCS / name) == before
+    assert _digests(mounted) == before
 
 
 def test_report_and_compare_read_a_read_only_store(tmp_path: Path) -> None:
