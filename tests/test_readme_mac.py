@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-H200 = ROOT / "docs" / "results" / "h200"
+H200 = ROOT / "docs" / "results" / "h200-2026-12-01"
 PAGE = ROOT / "docs" / "mac.md"
 SECTION = "# Running on a Mac"
 
@@ -31,10 +31,10 @@ LINUX_FORM = {
     ".venv/bin/python -m orchestrator plan experiments.yaml": "test_plan_of_the_experiments_file",
     ".venv/bin/python -m orchestrator plan experiments.yaml --assume macos arm64 apple-silicon mps "
     "metal": "tests/experiments/test_plan_macos.py",
-    ".venv/bin/python -m orchestrator compare results-mac docs/results/h200": (
+    ".venv/bin/python -m orchestrator compare results-mac docs/results/h200-2026-12-01": (
         "test_compare_a_results_folder_with_the_h200"
     ),
-    ".venv/bin/python -m orchestrator report results-mac docs/results/h200": (
+    ".venv/bin/python -m orchestrator report results-mac docs/results/h200-2026-12-01": (
         "test_report_of_two_machines"
     ),
 }

@@ -3,7 +3,7 @@
 For N runs (50, 500, 5000; --quick: 50, 500): an experiments file of N runs (torch cuda,
 torch cpu and burn cuda targets over N/3 sizes), its `plan`; a store of N runs written
 through the store's own API (Store.begin_sweep, Store.record_run with parse_record, as a
-sweep writes them) from real H200 runs (docs/results/h200: their stdout with samples, GPU
+sweep writes them) from real H200 runs (docs/results/h200-2026-12-01: their stdout with samples, GPU
 state and cache record, the shape in each line set to the run's); the bookkeeping per run (parse
 and record one more run into a store that holds N, durable as in a sweep); and `export`,
 `report` and `compare` (the store against itself) of that store, each a fresh process, with its
@@ -28,7 +28,7 @@ from orchestrator.experiments.plan import expand
 from orchestrator.records import RunRecord
 from orchestrator.run.sweep import parse_record
 
-SOURCE = PROJECT / "docs" / "results" / "h200"
+SOURCE = PROJECT / "docs" / "results" / "h200-2026-12-01"
 # (what, goal in CPU seconds at 5000 runs, on the project's 2-core box); memory goal for every
 # step. "A few seconds" for a report is out of reach while a report draws a plot and writes a
 # table per target (5000 runs of N/3 sizes: 1,667 targets); linear and under 30 s is the goal.

@@ -1,4 +1,4 @@
-"""The second H200 sweep (docs/results/h200, 2026-12-01): what each clock measured, the
+"""The second H200 sweep (docs/results/h200-2026-12-01, 2026-12-01): what each clock measured, the
 arithmetic of every GPU run, caches proven, the GPU's state, and a provoked shared-GPU warning.
 
 These are the done-criteria of issues 12-15 checked on the committed real store, so that a
@@ -15,7 +15,7 @@ from orchestrator.report import writer as report
 
 from ..conftest import PROJECT
 
-H200 = PROJECT / "docs" / "results" / "h200"
+H200 = PROJECT / "docs" / "results" / "h200-2026-12-01"
 SHARED = H200 / "shared-gpu"
 
 

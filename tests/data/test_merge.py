@@ -27,9 +27,9 @@ def _rows(store: Path, table: str) -> list[tuple[object, ...]]:
 
 def test_two_older_stores_merge_keeping_every_row_and_reading_by_host(tmp_path: Path) -> None:
     before = {n: hashlib.sha256((EXAMPLES / n / "results.sqlite").read_bytes()).hexdigest()
-              for n in ("h200", "h200-2026-11-30")}
+              for n in ("h200-2026-12-01", "h200-2026-11-30")}
     out = tmp_path / "merged"
-    done = merge.merge(out, [merge.Source(EXAMPLES / "h200", "gpu-new"),
+    done = merge.merge(out, [merge.Source(EXAMPLES / "h200-2026-12-01", "gpu-new"),
                              merge.Source(EXAMPLES / "h200-2026-11-30", "gpu-old")])
     assert [h for d in done for h, _s, _n in d.sweeps] == ["gpu-new", "gpu-old"]
     assert merge.hosts_of(out) == ["gpu-old", "gpu-new"]  # in the order they ran
@@ -41,13 +41,13 @@ def test_two_older_stores_merge_keeping_every_row_and_reading_by_host(tmp_path: 
         assert len(merged) == sum(len(_rows(EXAMPLES / n / "results.sqlite", table))
                                   for n in before) > 0
     new = dataset.load(out, "gpu-new")
-    assert new.figures.equals(dataset.load(EXAMPLES / "h200").figures.assign(host="gpu-new"))
-    assert new.host == dataset.load(EXAMPLES / "h200").host  # every machine fact
+    assert new.figures.equals(dataset.load(EXAMPLES / "h200-2026-12-01").figures.assign(host="gpu-new"))
+    assert new.host == dataset.load(EXAMPLES / "h200-2026-12-01").host  # every machine fact
 
 
 def test_merging_again_changes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "merged"
-    sources = ["a=" + str(EXAMPLES / "h200"), "b=" + str(EXAMPLES / "h200-2026-11-30")]
+    sources = ["a=" + str(EXAMPLES / "h200-2026-12-01"), "b=" + str(EXAMPLES / "h200-2026-11-30")]
     snapshots = []
     for _ in range(2):
         assert main(["merge", str(out), *sources]) == 0
@@ -57,17 +57,17 @@ def test_merging_again_changes_nothing(tmp_path: Path) -> None:
 
 def test_a_host_name_defaults_to_the_machines_hostname(tmp_path: Path) -> None:
     out = tmp_path / "merged"
-    merge.merge(out, [merge.Source(EXAMPLES / "h200")])
+    merge.merge(out, [merge.Source(EXAMPLES / "h200-2026-12-01")])
     (host,) = merge.hosts_of(out)
-    assert host == dataset.load(EXAMPLES / "h200").host["hostname"]
+    assert host == dataset.load(EXAMPLES / "h200-2026-12-01").host["hostname"]
 
 
 def test_the_same_sweep_from_two_hosts_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "merged"
     copy = tmp_path / "copy"
     copy.mkdir()
-    shutil.copy(EXAMPLES / "h200" / "results.sqlite", copy / "results.sqlite")
-    merge.merge(out, [merge.Source(EXAMPLES / "h200", "one")])
+    shutil.copy(EXAMPLES / "h200-2026-12-01" / "results.sqlite", copy / "results.sqlite")
+    merge.merge(out, [merge.Source(EXAMPLES / "h200-2026-12-01", "one")])
     with pytest.raises(InputError, match=r"is already in .* from host one"):
         merge.merge(out, [merge.Source(copy, "two")])
     with pytest.raises(InputError, match="both the output and a source"):

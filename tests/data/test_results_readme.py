@@ -4,7 +4,7 @@
 states; each check reads the folder's committed dataset.csv here, rounded the way the README
 writes it, so an edited README or a re-made sweep that no longer says the same fails. A folder
 with a README and a dataset.csv is either in `CLAIMS` or in `UNCHECKED` with the reason
-(`test_every_results_folder_is_claimed_or_excused`). For a re-made docs/results/h200, re-point
+(`test_every_results_folder_is_claimed_or_excused`). For a re-made docs/results/h200-2026-12-01, re-point
 its entry's checks at what its README then says (the `_h200_*` checks read docs/results/README.md).
 """
 
@@ -169,8 +169,8 @@ class Claims(NamedTuple):
 
 
 CLAIMS: dict[str, Claims] = {
-    # docs/results/README.md describes h200/ (until h200 is re-made with its own README)
-    "h200": Claims(RESULTS / "README.md", (_h200_clock_table, _h200_cold_order, _h200_accuracy,
+    # the sweep of 2026-12-01 (docs/results/h200 until it was re-made on 2026-12-02)
+    "h200-2026-12-01": Claims(RESULTS / "h200-2026-12-01" / "README.md", (_h200_clock_table, _h200_cold_order, _h200_accuracy,
                                             _h200_headline)),
     "h200-2026-12-02-chapter": Claims(
         RESULTS / "h200-2026-12-02-chapter" / "README.md",

@@ -1,6 +1,6 @@
 """Store format 4 and its migrations: every version-1 and version-2 store opens, keeps its data,
 and reading never changes the file (the committed docs/results/h200-2026-11-30 store is version
-1, docs/results/h200 version 2)."""
+1, docs/results/h200-2026-12-01 version 2)."""
 
 from __future__ import annotations
 
@@ -115,7 +115,7 @@ def test_the_csv_export_says_its_schema_version(tmp_path: Path) -> None:
     assert samples.read_text().splitlines()[0].split(",") == meta["samples"]["columns"]
 
 
-@pytest.mark.parametrize("example", ["h200-2026-11-30", "h200"])
+@pytest.mark.parametrize("example", ["h200-2026-11-30", "h200-2026-12-01"])
 def test_every_older_sweep_gets_its_one_start_and_reads_complete(tmp_path: Path,
                                                                  example: str) -> None:
     committed = PROJECT / "docs" / "results" / example / "results.sqlite"

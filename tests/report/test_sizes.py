@@ -14,7 +14,7 @@ from orchestrator.report import peaks, sizes, sizes_report, tables
 
 from ..conftest import PROJECT, write
 
-H200 = PROJECT / "docs" / "results" / "h200"
+H200 = PROJECT / "docs" / "results" / "h200-2026-12-01"
 
 # ---- the peaks table -------------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 table notes rendered, the headline ratio on kernel time with its interval, and table 1 / the
 ratios table of the chapter's experiments only, paired like with like.
 
-docs/results/h200 (the methods run's 20 launches beside a first-call run's 5) and
+docs/results/h200-2026-12-01 (the methods run's 20 launches beside a first-call run's 5) and
 docs/results/h200-2026-12-02-chapter (the same store also holds the `sizes` sweep, 64²-8192²);
 every expected number is read from the store's own dataset.csv, not through the code under test.
 """
@@ -35,7 +35,7 @@ def _sections(folder: Path) -> tuple[dataset.Dataset, list[Section]]:
 
 @pytest.fixture(scope="module")
 def h200() -> tuple[dataset.Dataset, list[Section]]:
-    return _sections(RESULTS / "h200")
+    return _sections(RESULTS / "h200-2026-12-01")
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +56,7 @@ def _csv(folder: str) -> pd.DataFrame:
 def test_every_kernel_row_is_one_named_run(h200) -> None:
     _data, sections = h200
     kernels = _table(sections, "kernels").frame
-    csv = _csv("h200")
+    csv = _csv("h200-2026-12-01")
     for _, row in kernels.iterrows():
         run_id = row["measured in"].rsplit(" ", 1)[1]
         mine = csv[(csv["run_id"] == run_id) & (csv["method"] == "kernel_time")]
@@ -90,7 +90,7 @@ def test_the_headline_ratio_is_kernel_time_with_its_interval(h200) -> None:
     cuda = ratios[ratios["burn"] == "burn cuda [tf32]"]
     first = cuda.iloc[0]
     assert first["method"] == "kernel time (ncu / ncu)"
-    csv = _csv("h200")
+    csv = _csv("h200-2026-12-01")
     ncu = csv[(csv["profiler"] == "ncu") & (csv["stat"] == "median") & csv["kernel"].isna()]
     burn = float(ncu[ncu["framework"] == "burn"]["value_s"].iloc[0])
     torch = float(ncu[(ncu["framework"] == "torch") & (ncu["precision"] == "tf32")]["value_s"]
