@@ -260,6 +260,7 @@ def install(
         _set_default(monkeypatch, bench_timer.Timer.__init__, "timer", clock_s)
 
     real_rand = torch.rand
+    real_uniform = torch.Tensor.uniform_
     real_matmul = torch.Tensor.__matmul__
     real_item = torch.Tensor.item
     real_cpu = torch.Tensor.cpu
@@ -269,6 +270,13 @@ def install(
         if fake.fail_rand is not None:
             raise fake.fail_rand
         return real_rand(*args, **kwargs)
+
+    def uniform(self: Any, *args: Any, **kwargs: Any) -> Any:
+        # the inputs' random fill: uniform_ in [-1, 1), burn's distribution (issue 24)
+        fake.log.append(RAND)
+        if fake.fail_rand is not None:
+            raise fake.fail_rand
+        return real_uniform(self, *args, **kwargs)
 
     def matmul(self: Any, other: Any) -> Any:
         fake.log.append(MM)
@@ -284,6 +292,7 @@ def install(
         return real_cpu(self, *args, **kwargs)
 
     monkeypatch.setattr(torch, "rand", rand)
+    monkeypatch.setattr(torch.Tensor, "uniform_", uniform)
     monkeypatch.setattr(torch.Tensor, "__matmul__", matmul)
     monkeypatch.setattr(torch.Tensor, "item", item)
     monkeypatch.setattr(torch.Tensor, "cpu", cpu)

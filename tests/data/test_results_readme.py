@@ -4,7 +4,7 @@
 states; each check reads the folder's committed dataset.csv here, rounded the way the README
 writes it, so an edited README or a re-made sweep that no longer says the same fails. A folder
 with a README and a dataset.csv is either in `CLAIMS` or in `UNCHECKED` with the reason
-(`test_every_results_folder_is_claimed_or_excused`). For a re-made docs/results/h200-2026-12-01, re-point
+(`test_every_results_folder_is_claimed_or_excused`). For a re-made folder, re-point
 its entry's checks at what its README then says (the `_h200_*` checks read docs/results/README.md).
 """
 
@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -163,14 +164,46 @@ def _chapter_sizes(csv: pd.DataFrame, readme: str) -> None:
     assert f"burn cuda {min(burn):.0f}-{max(burn):.0f} TFLOP/s at 4096²-8192²" in text
 
 
+# ---- docs/results/h200/README.md (re-made 2026-12-02) -----------------------------------------
+
+
+def _remade_headline(csv: pd.DataFrame, readme: str) -> None:
+    """The headline is the report's own ratios.csv row (burn / PyTorch TF32, ncu / ncu)."""
+    ratios = pd.read_csv(RESULTS / "h200" / "report" / "ratios.csv")
+    row = ratios[(ratios["method"] == "kernel time (ncu / ncu)")
+                 & (ratios["candidate"] == "burn cuda [tf32]")].iloc[0]
+    text = " ".join(readme.split())
+    assert f"{row['median ratio']} (median ratio, ncu / ncu, 95% interval " \
+        f"{row['median ratio 95% CI']})" in text
+
+
+def _remade_stops(csv: pd.DataFrame, readme: str) -> None:
+    counts = csv["stop_reason"].value_counts()
+    text = " ".join(readme.split())
+    for reason in ("target met", "noise floor", "time budget"):
+        assert f"{counts[reason]} {'rows ' if reason == 'target met' else ''}`{reason}`" in text
+
+
+def _remade_flushed(csv: pd.DataFrame, readme: str) -> None:
+    m = csv[(csv["experiment"] == "methods") & (csv["method"] == "kernel_time")
+            & (csv["stat"] == "median") & (csv["framework"] == "torch")
+            & (csv["precision"] == "fp32") & csv["kernel"].isna()]
+    def mean(profiler: str) -> float:
+        return float(np.exp(np.log(m[m["profiler"] == profiler]["value_s"].astype(float)).mean()))
+    assert f"+{100 * (mean('ncu_flushed') / mean('ncu') - 1):.1f}%" in readme
+
+
 class Claims(NamedTuple):
     readme: Path
     checks: tuple[Check, ...]
 
 
 CLAIMS: dict[str, Claims] = {
+    "h200": Claims(RESULTS / "h200" / "README.md",
+                   (_remade_headline, _remade_stops, _remade_flushed)),
     # the sweep of 2026-12-01 (docs/results/h200 until it was re-made on 2026-12-02)
-    "h200-2026-12-01": Claims(RESULTS / "h200-2026-12-01" / "README.md", (_h200_clock_table, _h200_cold_order, _h200_accuracy,
+    "h200-2026-12-01": Claims(RESULTS / "h200-2026-12-01" / "README.md", (
+        _h200_clock_table, _h200_cold_order, _h200_accuracy,
                                             _h200_headline)),
     "h200-2026-12-02-chapter": Claims(
         RESULTS / "h200-2026-12-02-chapter" / "README.md",

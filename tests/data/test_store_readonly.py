@@ -21,6 +21,7 @@ from orchestrator.data.store import Store
 
 from ..conftest import PROJECT
 
+KEEP_OUT = ("report", "shared-gpu", "README.md")  # not the store's own files
 DOCS = PROJECT / "docs" / "results"
 
 
@@ -54,15 +55,14 @@ def test_the_committed_stores_export_from_a_read_only_mount(name: str, tmp_path:
     # the same bytes as an export of a writable copy: reading through a read-only mount
     # changes nothing of what is read
     copy = tmp_path / "copy"
-    shutil.copytree(DOCS / name, copy, ignore=shutil.ignore_patterns("report", "shared-gpu", "README.md",
-                                                                    "*-wal", "*-shm"))
+    shutil.copytree(DOCS / name, copy, ignore=shutil.ignore_patterns(*KEEP_OUT, "*-wal", "*-shm"))
     writable = tmp_path / "writable.csv"
     done = subprocess.run([sys.executable, "-m", "orchestrator", "export", str(copy), "--csv",
                            str(writable)], cwd=PROJECT, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr
     assert out.read_bytes() == writable.read_bytes()
-    if name == "h200-2026-12-01":  # the committed CSV is this store's export, less the columns added since
+    if name == "h200-2026-12-01":  # its committed CSV: this store's export, less newer columns
         committed = pd.read_csv(DOCS / name / "dataset.csv", dtype=str, keep_default_na=False)
         exported = pd.read_csv(out, dtype=str, keep_default_na=False)
         assert list(exported.columns[:len(committed.columns)]) == list(committed.columns)
@@ -78,7 +78,7 @@ def test_the_committed_stores_export_from_a_read_only_mount(name: str, tmp_path:
 
 def test_report_and_compare_read_a_read_only_store(tmp_path: Path) -> None:
     folder = tmp_path / "backup"
-    shutil.copytree(DOCS / "h200-2026-12-01", folder, ignore=shutil.ignore_patterns("report", "shared-gpu", "README.md"))
+    shutil.copytree(DOCS / "h200-2026-12-01", folder, ignore=shutil.ignore_patterns(*KEEP_OUT))
     done = _read_only(folder, [sys.executable, "-m", "orchestrator", "report", str(folder),
                                "--out", str(tmp_path / "report")])
     assert done.returncode == 0, done.stderr
@@ -92,8 +92,8 @@ def test_report_and_compare_read_a_read_only_store(tmp_path: Path) -> None:
 
 def test_a_reader_keeps_a_rollback_journal_store_as_it_is(tmp_path: Path) -> None:
     folder = tmp_path / "results"
-    shutil.copytree(DOCS / "h200-2026-12-01", folder, ignore=shutil.ignore_patterns("report", "shared-gpu", "README.md",
-                                                                         "dataset*"))
+    shutil.copytree(DOCS / "h200-2026-12-01", folder,
+                    ignore=shutil.ignore_patterns(*KEEP_OUT, "dataset*"))
     with sqlite3.connect(folder / "results.sqlite") as db:
         assert db.execute("PRAGMA journal_mode=DELETE").fetchone() == ("delete",)
     before = _digests(folder)
@@ -107,8 +107,8 @@ def test_a_reader_keeps_a_rollback_journal_store_as_it_is(tmp_path: Path) -> Non
 
 def test_a_reader_leaves_no_wal_files_beside_a_wal_store(tmp_path: Path) -> None:
     folder = tmp_path / "results"
-    shutil.copytree(DOCS / "h200-2026-12-01", folder, ignore=shutil.ignore_patterns("report", "shared-gpu", "README.md",
-                                                                         "dataset*"))
+    shutil.copytree(DOCS / "h200-2026-12-01", folder,
+                    ignore=shutil.ignore_patterns(*KEEP_OUT, "dataset*"))
     before = _digests(folder)
     assert len(dataset.load(folder).figures) > 100
     assert _digests(folder) == before and sorted(_digests(folder)) == ["results.sqlite"]
