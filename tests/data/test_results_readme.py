@@ -5,7 +5,7 @@ states; each check reads the folder's committed dataset.csv here, rounded the wa
 writes it, so an edited README or a re-made sweep that no longer says the same fails. A folder
 with a README and a dataset.csv is either in `CLAIMS` or in `UNCHECKED` with the reason
 (`test_every_results_folder_is_claimed_or_excused`). For a re-made folder, re-point
-its entry's checks at what its README then says (the `_h200_*` checks read docs/results/README.md).
+its entry's checks at what its README then says (`_h200_*`: h200-2026-12-01/README.md).
 """
 
 from __future__ import annotations
