@@ -20,14 +20,6 @@ from orchestrator.run import gpu_state
 from .fake_nvml import FakeNvml
 
 
-@pytest.fixture
-def nvml(monkeypatch: pytest.MonkeyPatch) -> FakeNvml:
-    fake = FakeNvml()
-    monkeypatch.setitem(sys.modules, "pynvml", fake)
-    monkeypatch.setattr(gpu_state, "_hung", [])
-    return fake
-
-
 def _state(nvml: FakeNvml, grown: dict[str, int]) -> dict:
     before = gpu_state.snapshot({})
     nvml.phase = "load"

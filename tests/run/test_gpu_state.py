@@ -19,13 +19,6 @@ from ..conftest import PROJECT
 from .fake_nvml import PROBE, FakeNvml, NVMLError_LibraryNotFound
 
 
-@pytest.fixture
-def nvml(monkeypatch) -> FakeNvml:
-    fake = FakeNvml()
-    monkeypatch.setitem(sys.modules, "pynvml", fake)
-    return fake
-
-
 def test_reasons_decode_into_names() -> None:
     assert gpu_state.decode_reasons(PROBE["reasons"]) == ["gpu_idle"]
     assert gpu_state.decode_reasons(PROBE["reasons_after"]) == []

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import sys
 import threading
 import time
 from pathlib import Path
@@ -20,14 +19,6 @@ from orchestrator.run import gpu_state
 
 from ..report.fake_stores import store
 from .fake_nvml import FakeNvml
-
-
-@pytest.fixture
-def nvml(monkeypatch: pytest.MonkeyPatch) -> FakeNvml:
-    fake = FakeNvml()
-    monkeypatch.setitem(sys.modules, "pynvml", fake)
-    monkeypatch.setattr(gpu_state, "_hung", [])
-    return fake
 
 
 def test_a_blocking_nvml_call_is_bounded_and_not_repeated(nvml: FakeNvml) -> None:
