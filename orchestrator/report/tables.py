@@ -219,10 +219,13 @@ def accuracy_table(rows: pd.DataFrame) -> Table:
     has = set(builds["stat"])
     known = bool(arithmetic.precision_of(builds)[0])  # some build's arithmetic was recorded
     tuned = "autotune_kernel" in builds and bool(_kernels(builds).any())
+    # a build measured at several shapes has a row per shape, and the row must say which:
+    # without it two rows read as one build's two answers (the chapter's one shape: no column)
+    shapes = builds["shape"].nunique() > 1
     records = []
     for build, shape in ordered(builds, ["build", "shape"]):
         mine = lookup(builds, build=build, shape=shape)
-        record = {"build": build}
+        record = {"build": build, "shape": shape} if shapes else {"build": build}
         for stat, column in ACCURACY_STATS.items():
             if stat in has:
                 record[column] = first_value(mine, _accuracy_number(stat), stat=stat)
