@@ -241,14 +241,14 @@ def _cpu(ctx: Context, cpu: pd.DataFrame) -> Section:
         checks.odd_times(cpu)
         + checks.cpu_sync(rows, th) + checks.thread_mismatch(fig) + checks.thread_gain(
             timing_tables.cpu_rows(cpu, ["with_sync", "no_sync"]), th)
-        + checks.spread(rows, sets, th) + checks.load(rows, th)
+        + checks.spread(rows, sets, th) + checks.load(rows, th, ctx.paused)
         + tables.unexpected_successes(rows)  # beside its figures
         + state_checks.cpu_governor(rows, host), rows=cpu)
 
 
 @section("accuracy", lambda ctx: tables.accuracy_rows(ctx.fig),
          side_by_side=(SideTable("accuracy", "4. Same numbers from every build",
-                                 lambda rows, d: tables.accuracy_table(rows), ("build",)),),
+                                 lambda rows, d: tables.accuracy_table(rows), ("build", "shape")),),
          compare=CompareSection("accuracy", 5, _method_section("accuracy"), verdicts=False))
 def _accuracy(ctx: Context, rows: pd.DataFrame) -> Section:
     th = ctx.th
