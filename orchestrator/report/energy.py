@@ -7,14 +7,14 @@ so a 2 s block spans ~20 updates: one 75 µs matmul is far below what it can res
 are not. J per matmul = J / N; GFLOP/J = 2·M·N·M·N_matmuls / J / 1e9 (a is M×N, b is N×M);
 mean power = J / s. The block's energy is the whole GPU's, idle power included (gross).
 
-Where the program printed its `# energy` line (bench_py since issue 24: every counter read
-aligned to one of NVML's updates, blocks of >= 5 s), the idle power measured just before the
-block, the net joules (gross less idle power times the block's time) and net J per matmul are
-shown beside the gross ones, and the busy share (runs x one matmul's kernel time / the block's
-time). A program that prints no busy share (burn) gets it from its target's kernel time (ncu's
-profile run, else CUPTI), marked `(kernel time)`. Blocks without that line (burn's, older
-stores) read the counter at arbitrary moments: their idle and net cells are empty and a note
-says so; a block under 5 s gets a note too.
+Where the program printed its `# energy` line (both programs since issue 24: every counter
+read aligned to one of NVML's updates, blocks of >= 5 s), the idle power measured just before
+the block, the net joules (gross less idle power times the block's time) and net J per matmul
+are shown beside the gross ones, and the busy share (runs x one matmul's kernel time / the
+block's time). A block that prints no busy share (burn's where its queued proof failed) gets it
+from its target's kernel time (ncu's profile run, else CUPTI), marked `(kernel time)`. Blocks
+without that line (older stores) read the counter at arbitrary moments: their idle and net
+cells are empty and a note says so; a block under 5 s gets a note too.
 """
 
 from __future__ import annotations
