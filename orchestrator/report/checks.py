@@ -7,6 +7,8 @@ them under the table they concern. Thresholds are parameters (`Thresholds`), nev
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -241,8 +243,11 @@ def spread(rows: pd.DataFrame, sets: SampleSets, th: Thresholds) -> list[str]:
     return out
 
 
-def load(rows: pd.DataFrame, th: Thresholds) -> list[str]:
-    """Runs taken while other work shared the machine: their medians say more about it."""
+def load(rows: pd.DataFrame, th: Thresholds,
+         paused: Mapping[str, list[str]] | None = None) -> list[str]:
+    """Runs taken while other work shared the machine: their medians say more about it.
+    `paused` (run id -> builds, `paused_builds`): the sweep's own background builds, stopped
+    while that run was measured, which the 1-minute average still counts for a while."""
     out = []
     for mine, row in _per_run(rows):
         before, after = mine["load1_before"].max(), mine["load1_after"].max()
@@ -250,9 +255,30 @@ def load(rows: pd.DataFrame, th: Thresholds) -> list[str]:
         if worst <= th.load_limit:
             continue
         where = f" ({row['experiment']})" if row["experiment"] else ""
+        stopped = sorted({b for rid in mine["run_id"].unique()
+                          for b in (paused or {}).get(str(rid), [])})
+        own = (f"; the sweep's own builds ({', '.join(stopped)}) were paused while it ran, "
+               "but the 1-minute average still counts them") if stopped else ""
         out.append(Kind.UNDER_LOAD.says(f"{_target(row)}{where} ran at a 1-minute load of "
                    f"{_num(before)} before and {_num(after)} after (threshold "
-                   f"{th.load_words()}); minima hold up better than medians."))
+                   f"{th.load_words()}){own}; minima hold up better than medians."))
+    return out
+
+
+def paused_builds(runs: pd.DataFrame) -> dict[str, list[str]]:
+    """Run id -> the background builds paused while it was measured (the run's gate record,
+    `builds_paused`); runs of older stores or without builds are left out."""
+    out: dict[str, list[str]] = {}
+    if "gate" not in runs:
+        return out
+    for rid, gate in zip(runs["run_id"], runs["gate"], strict=True):
+        try:
+            names = (json.loads(gate) if isinstance(gate, str) else None) or {}
+        except ValueError:
+            continue
+        found = names.get("builds_paused") if isinstance(names, dict) else None
+        if isinstance(found, list) and found:
+            out[str(rid)] = [str(b) for b in found]
     return out
 
 

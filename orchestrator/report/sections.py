@@ -74,6 +74,11 @@ class Context:
     def sets(self) -> checks.SampleSets:
         return self.given_sets if self.given_sets is not None else sample_sets(self.data.samples)
 
+    @cached_property
+    def paused(self) -> dict[str, list[str]]:
+        """Run id -> the sweep's builds paused while it was measured (checks.load says so)."""
+        return checks.paused_builds(self.data.runs)
+
 
 @dataclass(frozen=True)
 class SideTable:
@@ -175,7 +180,7 @@ def _methods(ctx: Context, rows: pd.DataFrame) -> Section:
         + checks.odd_times(rows)
         + checks.call_overhead(rows, th) + checks.no_time(rows) + checks.short_window(rows, th)
         + checks.spread(rows, sets, th)
-        + checks.load(rows, th) + _gpu_warnings(rows), rows=rows)
+        + checks.load(rows, th, ctx.paused) + _gpu_warnings(rows), rows=rows)
 
 
 @section("clocks", lambda ctx: clocks.select(ctx.fig))
@@ -216,7 +221,8 @@ def _first_call(ctx: Context, rows: pd.DataFrame) -> Section:
         "warm.", [timing_tables.first_call_table(rows),
                   *(t for t in (spread, priming, breakdown) if not t.frame.empty)],
         checks.odd_times(rows)
-        + checks.first_call_cost(fig[fig["device"] != "cpu"], th) + checks.load(rows, th)
+        + checks.first_call_cost(fig[fig["device"] != "cpu"], th)
+        + checks.load(rows, th, ctx.paused)
         + cache_report.unproven_warnings(rows) + cache_report.settings_warnings(data),
         rows=rows)
 
@@ -277,7 +283,7 @@ def _warmup(ctx: Context, rows: pd.DataFrame) -> Section:
         "runs that each end with a sync, on a cold and on a warm autotune cache.",
         [timing_tables.warmup_table(rows)],
         checks.odd_times(rows)
-        + checks.warmup_first_run(rows, th) + checks.load(rows, th)
+        + checks.warmup_first_run(rows, th) + checks.load(rows, th, ctx.paused)
         + cache_report.unproven_warnings(rows), rows=rows)
 
 

@@ -236,7 +236,10 @@ class Sweep:
                 summary.counts["not needed"] += 1 + left - len(pending)
                 self.progress.note(why)
                 continue
-            rec = self._one(ready, builds, ctx, config, summary.sweep_id)
+            # measured with the builds stopped: nothing of the sweep's own beside a run
+            with background.paused() if ready.skip_reason is None else \
+                    contextlib.nullcontext([]) as waiting:
+                rec = self._one(ready, builds, ctx, config, summary.sweep_id, waiting)
             measured_since_report = measured_since_report or rec.status != Status.SKIPPED
             self._count(rec, summary)
 
@@ -260,7 +263,8 @@ class Sweep:
             summary.failures.append(f"{rec.run.describe()}: {rec.reason}")
 
     def _one(self, planned: PlannedRun, builds: dict[str, BuildResult], ctx: RunContext,
-             config: config_mod.ExperimentsFile, sweep_id: str) -> RunRecord:
+             config: config_mod.ExperimentsFile, sweep_id: str,
+             paused: list[str] | None = None) -> RunRecord:
         run = planned.run
         self.progress.begin(run)
         build = builds.get(run.build or "")
@@ -277,16 +281,20 @@ class Sweep:
                 if role == Role.MEASURE else None
             if state is not None:  # labelled with the state it starts in
                 priming = replace(run, cache=state, cache_action=CacheAction.NONE)
-                self._record(self._measure(priming, ctx, config, Role.PRIMING), sweep_id)
-            rec = self._measure(run, ctx, config, role, planned.cold_series)
+                self._record(self._measure(priming, ctx, config, Role.PRIMING, paused=paused),
+                             sweep_id)
+            rec = self._measure(run, ctx, config, role, planned.cold_series, paused)
         rec.expect_failure = planned.expect_failure
         self._record(rec, sweep_id)
         return rec
 
     def _measure(self, run: RunDef, ctx: RunContext, config: config_mod.ExperimentsFile,
-                 role: Role, cold_series: str | None = None) -> RunRecord:
+                 role: Role, cold_series: str | None = None,
+                 paused: list[str] | None = None) -> RunRecord:
         quiet = config.defaults.quiet
         gate = wait_quiet(quiet.max_load1, quiet.max_wait_s, quiet.poll_s)
+        if paused:  # the load average still counts them: said beside the load warning
+            gate["builds_paused"] = list(paused)
         return execute(run, ctx, role=role, gate=gate, cold_series=cold_series)
 
     def _record(self, rec: RunRecord, sweep_id: str) -> None:

@@ -48,6 +48,8 @@ crate = args[args.index("-p") + 1]
 if crate == "exec-gpu":
     deadline = time.time() + 120
     while not os.path.exists(os.environ["FAKE_GATE"]) and time.time() < deadline:
+        with open(os.environ["FAKE_BEATS"], "a") as beats:  # alive, not paused
+            beats.write(f"{{time.time()}}\n")
         time.sleep(0.05)
     if not os.path.exists(os.environ["FAKE_GATE"]):
         sys.exit("error: no partial report was written while this build went on")
@@ -71,6 +73,7 @@ def clone(tmp_path: Path, burn_builds, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("REAL_BIN", str(PROJECT / "build" / "bin"))
     monkeypatch.setenv("FAKE_GATE", str(tmp_path / "report" / "report.md"))
+    monkeypatch.setenv("FAKE_BEATS", str(tmp_path / "beats.txt"))
     monkeypatch.setattr("orchestrator.cli.PROJECT", project)
     assert build_key(CPU_BUILDS["default"]) == "exec-gpu"
     return project
@@ -91,6 +94,7 @@ def test_runs_go_on_while_cargo_builds_and_a_partial_report_comes_first(
     # in plan order torch 1, template, default, torch 2: default's binary came only after the
     # partial report, so the later torch run went before it
     assert runs["build"].fillna("").tolist() == ["", "template", "", "default"]
+    _measured_with_the_build_paused(results, tmp_path / "beats.txt")
     assert main(["report", str(results), "--out", str(out)]) == 0
     final = (out / "report.md").read_text()
     assert "Partial" not in final and "incomplete" not in final
@@ -116,3 +120,22 @@ def test_a_stopped_sweep_kills_the_background_cargo(tmp_path: Path) -> None:
         os.kill(background_pid, 0)
     assert [r.status for r in builds.take()] == ["failed"]  # the killed one; no other began
     assert builds.left() == ["default", "x86-v4"]
+
+
+def _measured_with_the_build_paused(results: Path, beats_file: Path) -> None:
+    """While a run was measured the waiting cargo (default's) was stopped: none of its
+    heartbeats fall inside a run, and those runs' records name the paused build."""
+    import json
+    import sqlite3
+
+    with sqlite3.connect(results / "results.sqlite") as db:
+        runs = db.execute("SELECT started_at, ended_at, gate_json FROM runs "
+                          "ORDER BY started_at").fetchall()
+    beats = [float(b) for b in beats_file.read_text().split()]
+    assert len(beats) > 10  # it did run between the runs
+    paused = [json.loads(gate).get("builds_paused") or [] for _, _, gate in runs]
+    assert all(set(p) <= {"template", "default"} for p in paused)
+    waited = [(a, b) for (a, b, _), p in zip(runs, paused, strict=True) if "default" in p]
+    assert len(waited) >= 2  # torch 1 and template ran while default was still building
+    inside = [t for t in beats for a, b in waited if a + 0.1 < t < b - 0.1]
+    assert not inside, f"the build ran during a measured run: {inside[:3]}"

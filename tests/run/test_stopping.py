@@ -40,7 +40,7 @@ def _fake(monkeypatch: pytest.MonkeyPatch, medians: dict[int, list[float]],
     """Each run 'prints' its thread count's next median (with and without sync)."""
     ran: list[RunDef] = []
 
-    def measure(self, run, ctx, config, role, cold_series=None):
+    def measure(self, run, ctx, config, role, cold_series=None, paused=None):
         ran.append(run)
         value = medians[run.threads][run.process - 1]
         out = lines({"with sync": value, "no sync": value / 2}, run.threads or 1)
