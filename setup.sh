@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Set up everything the project needs on a fresh machine: a virtual environment (.venv) with the
 # orchestrator, its dependencies, PyTorch and the test tools. Idempotent: a second run only
-# checks. pip's download cache serves later installs (PyTorch's Linux wheel is several GB).
+# checks. The packages are installed by uv (from PyPI, into the venv first): it downloads in
+# parallel and keeps unpacked wheels in its cache (~/.cache/uv), which a second clone links
+# from: PyTorch's Linux wheels are several GB, and pip took 97 s for them on every clone here
+# (its cache stayed empty) where uv takes ~19 s cold and ~2 s warm (BENCHMARKS.md). Where uv
+# cannot be installed, pip does the same install.
 # The burn crates are built by the orchestrator itself (`run` and `build`), with cargo; their
 # crates are downloaded here, in the background while pip installs.
 set -euo pipefail
@@ -30,8 +34,13 @@ stamp=.venv/.setup-stamp
 # hashlib, not sha256sum: macOS has no sha256sum (the same hex digest either way)
 want=$("$PYTHON" -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())' pyproject.toml)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    .venv/bin/python -m pip install --quiet --upgrade pip
-    .venv/bin/python -m pip install --quiet -e '.[bench,test]'
+    if .venv/bin/python -m pip install --quiet 'uv>=0.5,<1' 2>/dev/null; then
+        .venv/bin/python -m uv pip install --quiet --python .venv/bin/python -e '.[bench,test]'
+    else
+        echo "setup.sh: uv could not be installed; pip installs instead (slower)" >&2
+        .venv/bin/python -m pip install --quiet --upgrade pip
+        .venv/bin/python -m pip install --quiet -e '.[bench,test]'
+    fi
     echo "$want" > "$stamp"
 fi
 if [ -z "$fetch" ]; then
