@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
+from itertools import islice
 from typing import Any
 
 from orchestrator import axes, programs
@@ -102,15 +103,17 @@ def expand(config: ExperimentsFile, caps: dict[str, str | None], cores: int,
     for name, exp in config.experiments.items():
         if only and name not in only:
             continue
-        runs = list(_expand_experiment(config, name, exp, caps, cores, real))
+        # each count is within its limit, their product may not be: one run past the limit
+        # is expanded, never the whole product (1000 x 1000 took a minute to be refused)
+        runs = list(islice(_expand_experiment(config, name, exp, caps, cores, real),
+                           MAX_RUNS - len(planned) + 1))
+        if len(planned) + len(runs) > MAX_RUNS:
+            raise InputError(f"experiment '{name}' takes the plan past {MAX_RUNS} runs, "
+                             "the limit for one sweep: fewer processes, repeats, thread "
+                             "counts, shapes or targets")
         if config.defaults.order.interleave:  # rounds, shuffled from the file's seed
             runs = order.interleave(runs, config.defaults.order.seed, name)
-        for run in runs:
-            planned.append(run)
-            if len(planned) > MAX_RUNS:  # each count is within its limit, their product not
-                raise InputError(f"experiment '{name}' takes the plan past {MAX_RUNS} runs, "
-                                 "the limit for one sweep: fewer processes, repeats, thread "
-                                 "counts, shapes or targets")
+        planned.extend(runs)
     return planned
 
 
