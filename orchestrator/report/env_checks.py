@@ -47,11 +47,13 @@ def environment(fig: pd.DataFrame) -> list[str]:
 
 
 class Proof(NamedTuple):
-    """The queued window's printed proof for one target."""
+    """The queued window's printed proof for one target, over all of its runs."""
 
-    waited: int  # runs whose start event the spin still held
+    waited: int  # runs whose start event the spin still held, summed over the target's runs
     runs: int
-    breakers: str  # the proof-breaking variables of that run, `A=1, ...`
+    breakers: str  # the proof-breaking variables of the runs whose proof failed, `A=1, ...`
+    printed: int = 1  # the target's runs (processes) that printed a proof
+    short: int = 0  # of those, the runs whose proof failed
 
     @property
     def failed(self) -> bool:
@@ -59,18 +61,26 @@ class Proof(NamedTuple):
 
     def words(self) -> str:
         why = f"; {self.breakers} was set" if self.breakers else ""
-        return f"start event waited in {self.waited} of {self.runs} runs{why}"
+        where = (f" (short in {self.short} of the {self.printed} runs that printed it)"
+                 if self.printed > 1 and self.short else "")
+        return f"start event waited in {self.waited} of {self.runs} runs{where}{why}"
 
 
 def proof(rows: pd.DataFrame) -> Proof | None:
-    """The queued proof among one target's rows (the clock selection), None if not printed."""
+    """The queued proof among one target's rows (the clock selection), None if not printed.
+    Every run's proof counts: a later process (or a priming run) whose start event did not
+    wait fails the target's proof even where the first run's held (the first row alone was
+    read before, so a failing third process passed unsaid)."""
     hit = rows[(rows["method"] == "device_time_queued") & (rows["stat"] == PROOF_STAT)]
     if hit.empty:
         return None
-    row = hit.iloc[0]
-    runs = int(row["runs"]) if pd.notna(row["runs"]) else 0
-    breakers = ", ".join(measure_env.breaks_proof(_env_cells(hit).iloc[0]))
-    return Proof(int(row["value_s"]), runs, breakers)
+    waited = hit["value_s"].fillna(0).astype(int)
+    runs = hit["runs"].fillna(0).astype(int)
+    failing = waited < runs
+    breakers = dict.fromkeys(name for cell in _env_cells(hit)[failing]
+                             for name in measure_env.breaks_proof(cell))
+    return Proof(int(waited.sum()), int(runs.sum()), ", ".join(breakers), printed=len(hit),
+                 short=int(failing.sum()))
 
 
 def queued_proof(rows: pd.DataFrame) -> list[str]:

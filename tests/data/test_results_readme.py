@@ -193,6 +193,29 @@ def _remade_flushed(csv: pd.DataFrame, readme: str) -> None:
     assert f"+{100 * (mean('ncu_flushed') / mean('ncu') - 1):.1f}%" in readme
 
 
+def _remade_proofs(csv: pd.DataFrame, readme: str) -> None:
+    """burn's proof: every measured run 20 of 20, every profile run 0 of 20."""
+    proof = csv[(csv["framework"] == "burn") & (csv["stat"] == "queued_waited")
+                & (csv["experiment"] == "methods")]
+    profiled = proof["profile_of"].notna() & (proof["profile_of"] != "")
+    measured, under_ncu = proof[~profiled], proof[profiled]
+    assert len(measured) and (measured["value_s"].astype(float) == 20).all()
+    assert len(under_ncu) and (under_ncu["value_s"].astype(float) == 0).all()
+    assert (proof["runs"].astype(int) == 20).all()
+    assert "20 of 20 in its measured runs, 0 of 20 under ncu" in " ".join(readme.split())
+
+
+def _remade_energy(csv: pd.DataFrame, readme: str) -> None:
+    """The energy table: PyTorch's rows have an idle power in the stated range, burn's none."""
+    energy = pd.read_csv(RESULTS / "h200" / "report" / "energy.csv")
+    torch = energy[energy["framework"].str.startswith("PyTorch")]
+    burn = energy[energy["framework"].str.startswith("burn")]
+    assert len(torch) and torch["idle W"].between(122, 128).all()
+    assert len(burn) and burn["idle W"].isna().all() and burn["net J"].isna().all()
+    text = " ".join(readme.split())
+    assert "idle 122-128 W" in text and "burn's rows have no idle or net figure" in text
+
+
 class Claims(NamedTuple):
     readme: Path
     checks: tuple[Check, ...]
@@ -200,7 +223,8 @@ class Claims(NamedTuple):
 
 CLAIMS: dict[str, Claims] = {
     "h200": Claims(RESULTS / "h200" / "README.md",
-                   (_remade_headline, _remade_stops, _remade_flushed)),
+                   (_remade_headline, _remade_stops, _remade_flushed, _remade_proofs,
+                    _remade_energy)),
     # the sweep of 2026-12-01 (docs/results/h200 until it was re-made on 2026-12-02)
     "h200-2026-12-01": Claims(RESULTS / "h200-2026-12-01" / "README.md", (
         _h200_clock_table, _h200_cold_order, _h200_accuracy,

@@ -126,3 +126,36 @@ def test_a_failed_proof_in_another_experiment_is_still_reported(tmp_path: Path) 
         "**queued proof failed** in queued-blocking: PyTorch cuda 1024x1024"), warnings
     writer.write(dataset.load(folder), tmp_path / "report")
     assert warnings[0] in (tmp_path / "report" / "report.md").read_text()
+
+
+def test_a_later_process_whose_proof_failed_fails_the_target(tmp_path: Path) -> None:
+    """Three processes of one target: the first two held, the third's start event never waited
+    (as a run under CUDA_LAUNCH_BLOCKING=1 prints it). The target's proof is every run's: it
+    fails, in the clocks table and the warnings, and names the short run; before, the first
+    row alone was read and the third process passed unsaid."""
+    folder = tmp_path / "results"
+    logs = [_log([False] * 20, blocked=False), _log([False] * 20, blocked=False),
+            _log([True] * 20, blocked=True)]
+    with Store(folder).writing() as store:
+        sweep, _ = store.begin_sweep(write(tmp_path / "e.yaml", "version: 1\n"), {}, [], True)
+        for process, text in enumerate(logs, start=1):
+            run = RunDef(experiment="methods", program="torch", device="cuda", mode="mm",
+                         shape=(1024, 1024), reps=20, processes=3, process=process)
+            store.record_run(sweep, RunRecord(run=run, stdout=text.encode(), role=Role.MEASURE),
+                             parse_text(text, Context(framework="torch")))
+    fig = prepare(dataset.load(folder))
+    found = env_checks.proof(fig)
+    assert found is not None and found.failed
+    assert (found.waited, found.runs, found.printed, found.short) == (40, 60, 3, 1)
+    (warning,) = env_checks.queued_proof(fig)  # the report's warnings read every run
+    assert "start event waited in 40 of 60 runs (short in 1 of the 3 runs that printed it)" \
+        in warning
+    # the clocks table shows one run per clock (the first process, whose proof held): its
+    # label is that run's; the warning above is what names the third
+    selected = clocks.select(fig)
+    table = clocks.clock_tables(selected)[0].frame
+    assert "device time queued" in set(table["clock"])
+    assert env_checks.queued_proof(selected.rows) == []
+    # the first two alone held: no failure
+    held = env_checks.proof(fig[fig["run_id"] != fig["run_id"].iloc[-1]])
+    assert held is not None and not held.failed and held.runs == 40
