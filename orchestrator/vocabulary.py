@@ -31,6 +31,8 @@ class Method:
     first_call_column: bool = False  # a column of table 2 (first call across processes)
     clock: str = ""  # the clocks section's words for what its clock holds ('': not a clock)
     profiled: bool = False  # a clock per profiler (PROFILERS), its figures name one
+    # its printed METHOD ends in the profiler that took it (`... (cupti)`): column `profiler`
+    names_profiler: bool = False
     ratio: bool = False  # its min enters the candidate / reference ratio table
     headline: bool = False  # its min/value is in the progress line a person watching sees
     time: bool = False  # a time of the matmul compared between result sets (compare)
@@ -40,6 +42,9 @@ class Method:
     # (1 first: the clock closest to the kernels' own time); '' / 0: not a basis
     size_basis: str = ""
     size_rank: int = 0
+    # the CPU tables' basis (table 3, its plot and ratios): the first each build has, in this
+    # preference (1 first); 0: not a basis
+    cpu_rank: int = 0
 
 
 @dataclass(frozen=True)
@@ -83,11 +88,12 @@ FIRST = "first call"
 METHODS: tuple[Method, ...] = (
     Method("no_sync", "no sync", "host clock around the call alone", "methods", ("no sync",),
            table1=True, clock="the host's call only: the GPU has not run the matmul yet",
-           time=True),
+           time=True, cpu_rank=2),
     Method("with_sync", "with sync", "host clock around the call and a sync", "methods",
            ("with sync",), table1=True,
            clock="host clock around matmul + sync: launch, kernel, wake-up", ratio=True,
-           headline=True, time=True, throughput=True, size_basis="with sync", size_rank=3),
+           headline=True, time=True, throughput=True, size_basis="with sync", size_rank=3,
+           cpu_rank=1),
     Method("device_time", "device time", "the framework's device timer", "methods",
            table1=True, clock="the framework's device timer, as the chapter took it",
            ratio=True, headline=True, time=True, throughput=True),
@@ -105,7 +111,8 @@ METHODS: tuple[Method, ...] = (
            table1=True, time=True, throughput=True),
     Method("kernel_time", "kernel time",
            "the GPU time of the kernels themselves, from a profiler (column `profiler`)",
-           "methods", profiled=True, time=True, throughput=True, size_basis="kernel", size_rank=1),
+           "methods", profiled=True, names_profiler=True, time=True, throughput=True,
+           size_basis="kernel", size_rank=1),
     Method("first_call", "first call", "the first matmul of a process", FIRST, headline=True,
            time=True),
     Method("device_init", "device init", "the device's initialisation", FIRST,
@@ -127,7 +134,8 @@ METHODS: tuple[Method, ...] = (
     Method("energy", "energy", "the GPU's energy over a block of matmuls", "methods", unit="J"),
     Method("accuracy_kernel", "accuracy kernel",
            "the kernel that computed an accuracy run's product (column `kernel`, profiler "
-           "`cupti`)", "accuracy", printed=("accuracy kernel time (cupti)",)),
+           "`cupti`)", "accuracy", printed=("accuracy kernel time (cupti)",),
+           names_profiler=True),
     Method("sm_clock", "SM clock", "the SM clock at the start and end of a timed block "
            "(`method_text`: the block's method as printed)", "methods", unit="MHz"),
 )
@@ -301,6 +309,17 @@ def method_keys(**flags: bool | str) -> list[str]:
     """The methods whose fields equal `flags` (`table1=True`, `section='first call'`), in
     catalogue order."""
     return [m.key for m in METHODS if all(getattr(m, k) == v for k, v in flags.items())]
+
+
+def steady_methods() -> list[str]:
+    """The steady-state times of a matmul (section `methods`, times): what a precision target
+    stops on and an A/A test holds to its verdicts."""
+    return method_keys(section="methods", time=True)
+
+
+def cpu_methods() -> list[str]:
+    """The CPU tables' basis methods, the preferred first (with sync, then no sync)."""
+    return [m.key for m in sorted((m for m in METHODS if m.cpu_rank), key=lambda m: m.cpu_rank)]
 
 
 def printed_methods() -> dict[str, str]:

@@ -74,6 +74,25 @@ def test_the_readme_is_a_readme() -> None:
     assert "./setup.sh" in ci and ".venv/bin/python -m pytest" in ci
 
 
+def test_each_recipe_names_contract_tests_that_exist() -> None:
+    """"Where a change goes": each recipe's `Contract: test_contract_X*` names tests that exist
+    (in the file it cites, where it cites one), and there is one such line per recipe."""
+    text = (PROJECT / "README.md").read_text(encoding="utf-8")
+    recipes = re.findall(r"^- \*\*A new ", text, re.MULTILINE)
+    named = re.findall(r"Contract: `(test_contract_\w+)\*`(?:\s*\(`(tests/[\w/]+\.py)`)?",
+                       text)
+    assert len(named) == len(recipes) == 5, named
+    defined = {path: re.findall(r"^def (test_contract_\w+)\(", path.read_text(encoding="utf-8"),
+                                re.MULTILINE)
+               for path in (PROJECT / "tests").rglob("test_*.py")}
+    for prefix, cited in named:
+        where = [path for path, names in defined.items()
+                 if any(name.startswith(prefix) for name in names)]
+        assert where, f"README names {prefix}* but no test is called so"
+        if cited:
+            assert PROJECT / cited in where, f"{prefix}* is not in {cited}"
+
+
 @pytest.mark.parametrize("page", LINKING, ids=_name)
 def test_links_and_anchors_resolve(page: Path) -> None:
     broken = []

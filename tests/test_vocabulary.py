@@ -2,7 +2,7 @@
 dataset columns: the programs and the parser name only its methods, the docs' data dictionary
 equals it, a figure of a method it lacks is a counted warning, and adding a method or a column
 is its catalogue entry (plus the program's line) with no other edit: the stand-ins below show up
-in table 1, the clocks, the process table, compare and the CSV export."""
+in the progress line, table 1, the clocks, the process table, compare and the CSV export."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from orchestrator.records import Context
 from orchestrator.report import clocks, compare, process_table, timing_tables, writer
 from orchestrator.report.compare_sides import load_side
 from orchestrator.report.tables import prepare
+from orchestrator.run import progress
 
 from .conftest import PROJECT, write
 
@@ -28,7 +29,7 @@ from .conftest import PROJECT, write
 DICTIONARY_FILES = [PROJECT / "README.md", *sorted((PROJECT / "docs").glob("*.md"))]
 STAND_IN = vocabulary.Method(
     "graph_time", "graph time", "a stand-in: the matmul replayed from a captured graph",
-    "methods", table1=True, clock="a stand-in clock", time=True, throughput=True)
+    "methods", table1=True, clock="a stand-in clock", time=True, throughput=True, headline=True)
 PRINTED = "cuda graph time"  # the stand-in program line's METHOD
 
 
@@ -153,9 +154,12 @@ def test_a_figure_of_an_unknown_method_is_a_counted_warning(program_line: None,
 # ---- contracts: a new method, a new column ------------------------------------------------------
 
 
-def test_adding_a_method_is_its_catalogue_entry_plus_the_programs_line(
+def test_contract_method_is_its_catalogue_entry_plus_the_programs_line(
         stand_in: None, tmp_path: Path) -> None:
     fig = _figures(_log(tmp_path / "a.log"))
+    # the progress line a person watching the sweep sees
+    parsed = parse_text(_log(tmp_path / "p.log").read_text(), Context(framework="torch"))
+    assert "graph time 20.000µs" in progress.headline(parsed)
     table1 = timing_tables.methods_table(timing_tables.methods_rows(fig)).frame
     assert list(table1["method"])[:2] == ["with sync", "graph time"]
     assert "20.000µs" in table1[table1["method"] == "graph time"].iloc[0].tolist()
@@ -175,7 +179,7 @@ def test_adding_a_method_is_its_catalogue_entry_plus_the_programs_line(
     assert "method not in the vocabulary" not in (report / "report.md").read_text()
 
 
-def test_adding_a_column_is_its_catalogue_entry(monkeypatch: pytest.MonkeyPatch,
+def test_contract_column_is_its_catalogue_entry(monkeypatch: pytest.MonkeyPatch,
                                                 tmp_path: Path) -> None:
     column = vocabulary.Column("graph_nodes", "Int64", "a stand-in: nodes of the graph", "run")
     monkeypatch.setattr(vocabulary, "COLUMNS", (*vocabulary.COLUMNS, column))

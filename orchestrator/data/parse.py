@@ -138,7 +138,6 @@ _VALUE_FORMS = (
      (("device_init", "device init"),)),
 )
 
-_PROFILED = ("kernel_time", "accuracy_kernel")  # methods whose figures name a profiler
 
 # Printed METHOD -> dataset method: the methods every program prints are the vocabulary's
 # (`Method.printed`); the others are each program's own (programs/*.py: Program.methods), which
@@ -367,7 +366,8 @@ class _Parser:
         framework = self.framework or implied or hint
         threads, cache, process, run_warmup = self.run
         warmup, section, append = warmup or run_warmup, self.section, self.figures.append
-        profiler = _profiler(text) if method in _PROFILED else ""
+        named = method in vocabulary.method_keys(names_profiler=True)  # read now: tests extend it
+        profiler = _profiler(text) if named else ""
         for stat, value in stats:
             figure = _FigureTwin(
                 framework=framework, label=label, device=device, shape=shape, op=op,
@@ -394,7 +394,7 @@ class _Parser:
         """`# kernel ... kernel time (cupti): N launches, min DUR median DUR: NAME`."""
         match = _KERNEL.fullmatch(line)
         found = match and _method(match.group(4))
-        if not found or found[0] not in _PROFILED:
+        if not found or found[0] not in vocabulary.method_keys(names_profiler=True):
             return False
         label, shape, op, text, launches, num1, unit1, num2, unit2, name = match.groups()
         stats = (("kernel_min", _seconds(num1, unit1)), ("kernel_median", _seconds(num2, unit2)))

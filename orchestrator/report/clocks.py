@@ -241,10 +241,10 @@ def clock_tables(selected: ClockRows) -> list[Table]:
 
 # Why each device timer can read above the kernels' own time.
 _EXCESS_REASONS = (
-    ("device_time", "device time",
+    ("device_time",
      "the start event is recorded on an idle stream, so the window also holds the host's launch "
      "of the work, not only the kernels"),
-    ("device_time_queued", "device time queued",
+    ("device_time_queued",
      "the stream was held before the start event, so no launch gap is inside; what remains is the "
      "GPU's own step between the events and the kernels (and the events' resolution), large beside "
      "a short kernel"),
@@ -260,7 +260,8 @@ def device_time_excess(selected: ClockRows, excess: float = EXCESS) -> list[str]
         mine = values(target)
         kernel, named = reference_kernel(mine, "min")
         proof = env_checks.proof(target)
-        for method, text, why in _EXCESS_REASONS:
+        for method, why in _EXCESS_REASONS:
+            text = vocabulary.words(method)
             value = _value(mine, method, "", "min")
             above = ratio(value, kernel)
             if above is None or above <= 1 + excess:

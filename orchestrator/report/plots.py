@@ -208,7 +208,7 @@ def _no_time_notes(ax: Axes, rows: pd.DataFrame, methods: list[str]) -> None:
 
 def draw_cpu(cpu: pd.DataFrame, sets: SampleSets) -> Figure | str:
     """From the section's CPU figures (timing_tables.cpu_figures), as table 3 picks them."""
-    rows = cpu_rows(cpu, ["with_sync", "no_sync"])
+    rows = cpu_rows(cpu, vocabulary.cpu_methods())
     rows = rows[rows["stat"] == "min"].dropna(subset=["threads_key"]) if not rows.empty else rows
     if rows.empty:
         return "no CPU timing figures in this data"

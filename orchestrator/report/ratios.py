@@ -208,7 +208,7 @@ def _one_profiler(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _cpu_ratios(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
-    rows = cpu_rows(fig, ["with_sync", "no_sync"])
+    rows = cpu_rows(fig, vocabulary.cpu_methods())
     if rows.empty:
         return []
     out = []

@@ -246,7 +246,7 @@ def _cpu(ctx: Context, cpu: pd.DataFrame) -> Section:
         [timing_tables.cpu_table(cpu, host), timing_tables.cpu_first_call_table(cpu)],
         checks.odd_times(cpu)
         + checks.cpu_sync(rows, th) + checks.thread_mismatch(fig) + checks.thread_gain(
-            timing_tables.cpu_rows(cpu, ["with_sync", "no_sync"]), th)
+            timing_tables.cpu_rows(cpu, vocabulary.cpu_methods()), th)
         + checks.spread(rows, sets, th) + checks.load(rows, th, ctx.paused)
         + tables.unexpected_successes(rows)  # beside its figures
         + state_checks.cpu_governor(rows, host), rows=cpu)

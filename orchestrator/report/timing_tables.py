@@ -173,7 +173,7 @@ def cpu_figures(fig: pd.DataFrame) -> pd.DataFrame:
 def cpu_table(cpu: pd.DataFrame, host: dict[str, Any]) -> Table:
     """Table 3 from the CPU figures (`cpu_figures`; any superset gives the same table)."""
     title = "CPU builds and threads (min, with sync)"
-    rows = cpu_rows(cpu, ["with_sync", "no_sync"])
+    rows = cpu_rows(cpu, vocabulary.cpu_methods())
     if rows.empty:
         return empty("cpu_threads", title, "no CPU runs in this data")
     frame = thread_pivot(rows[rows["stat"] == "min"])

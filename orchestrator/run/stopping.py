@@ -41,14 +41,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from orchestrator import vocabulary
 from orchestrator.data.store import Store
 from orchestrator.errors import InputError
 from orchestrator.experiments.config import ExperimentsFile, PrecisionTarget
 from orchestrator.experiments.plan import PlannedRun
 from orchestrator.records import CacheAction, CacheState, RunDef
 
-STEADY = ("no_sync", "with_sync", "device_time", "device_time_no_flush", "device_time_queued",
-          "readback", "timer", "kernel_time")
 NOISE_ROUNDS = 3  # no narrower than this many looks ago: the interval stopped shrinking
 MET, NOISE, BUDGET, MAX, NONE = ("target met", "noise floor", "time budget", "max processes",
                                  "no figure")
@@ -89,9 +88,10 @@ def _values(store: Store, sweep_id: str, series: str,
         "f.sweep_id=? AND r.experiment=? AND r.role='measure' AND f.stat='median'",
         (sweep_id, experiment))
     out: dict[Figure, list[tuple[int, float, np.ndarray | None]]] = {}
+    steady = set(vocabulary.steady_methods())
     for row in rows:
         run = RunDef.from_definition(json.loads(row["definition_json"]))
-        if row["method"] not in STEADY or series_of(run) != series or not row["value"]:
+        if row["method"] not in steady or series_of(run) != series or not row["value"]:
             continue
         samples = [s["value"] for s in store.query(
             "SELECT value FROM samples WHERE sweep_id=? AND run_id=? AND summary_line=? "

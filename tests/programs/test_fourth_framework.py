@@ -85,7 +85,7 @@ def _log(tmp_path: Path) -> Path:
     return path
 
 
-def test_a_fourth_framework_is_in_ratios_clocks_compare_and_machine_facts(
+def test_contract_framework_in_ratios_clocks_compare_and_machine_facts(
         tmp_path: Path, quill: Program) -> None:
     log = _log(tmp_path)
     data = dataset.from_parse(parse_text(log.read_text(encoding="utf-8")), str(log))

@@ -89,7 +89,7 @@ experiments:
 """
 
 
-def test_a_registered_program_is_planned_swept_and_in_the_dataset(
+def test_contract_framework_is_planned_swept_and_in_the_dataset(
         tmp_path: Path, numpy_program: NumPy) -> None:
     assert "numpy" in json.loads(config.json_schema())["$defs"]["Target"]["properties"][
         "program"]["enum"]

@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from orchestrator import vocabulary
 from orchestrator.cli import main
 from orchestrator.data import dataset
 from orchestrator.data.store import Store
 from orchestrator.records import RunDef, RunRecord
 from orchestrator.report import intervals, process_table, tables
-from orchestrator.run import stopping
 from orchestrator.run.sweep import Sweep
 
 from ..conftest import PROJECT, write
@@ -136,7 +136,7 @@ def test_real_torch_stops_with_a_reason_and_its_interval(tmp_path: Path) -> None
     assert main(["export", str(tmp_path / "results"), "--csv", str(out)]) == 0
     with out.open() as fh:
         rows = [r for r in csv.DictReader(fh) if r["stat"] == "median"
-                and r["method"] in stopping.STEADY]
+                and r["method"] in vocabulary.steady_methods()]
     assert rows and all(r["stop_reason"] and r["stop_target"] == "0.5" for r in rows)
     for (threads, method), (reason, p) in stops.items():
         mine = [float(r["value_s"]) for r in rows if r["method"] == method
