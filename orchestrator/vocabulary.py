@@ -339,6 +339,13 @@ def clocks() -> list[tuple[str, str, str, str]]:
     return rows
 
 
+def profiler_words(key: object) -> str:
+    """How the report names a profiler ('' for none): its catalogue words, else its key."""
+    if not isinstance(key, str) or not key:
+        return ""
+    return next((p.words for p in PROFILERS if p.key == key), key)
+
+
 def profile_profilers() -> dict[str, Profiler]:
     """The profilers of profile runs (ncu's variants), by key."""
     return {p.key: p for p in PROFILERS if p.cache_control}

@@ -345,7 +345,8 @@ NO_STOP = {"stop_reason": "", "half_width": "", "stop_target": ""}
 def _stops(store: Store, sweep_id: str,
            runs: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str, str]]:
     """(run id, label, method) -> the stop columns of the figure's series (each of its
-    rows: min and median)."""
+    rows: min and median). A profile run's figures were not judged (the rule reads measured
+    runs only), so they get none: CUPTI's half-width was copied onto ncu's kernel time."""
     found: dict[str, list[dict[str, Any]]] = {}
     for stop in store.stops(sweep_id):
         found.setdefault(stop["series"], []).append(stop)
@@ -353,7 +354,10 @@ def _stops(store: Store, sweep_id: str,
         return {}
     out = {}
     for run in runs:
-        series = RunDef.from_definition(json.loads(run["definition_json"])).series_id
+        definition = RunDef.from_definition(json.loads(run["definition_json"]))
+        if definition.profile is not None:
+            continue
+        series = definition.series_id
         for stop in found.get(series, []):
             out[(run["run_id"], stop["label"], stop["method"])] = {
                 "stop_reason": stop["reason"], "stop_target": f"{stop['target']:g}",

@@ -22,8 +22,10 @@ from orchestrator.report.names import run_name
 from orchestrator.report.tables import Table, duration, empty, group_positions
 
 SampleSets = dict[str, np.ndarray]
+# a profiler's kernel time is a figure of its own: ncu with L2 warm and with L2 flushed (or
+# CUPTI) measure different things, pooled they made one "6 processes" figure of two
 FIGURE = ["experiment", "framework", "label", "device", "shape", "threads_key", "cache",
-          "warmup", "iteration", "method", "precision"]
+          "warmup", "iteration", "method", "profiler", "precision"]
 TITLE = "Every time figure over its processes: median [95% interval], processes × reps"
 
 
@@ -68,6 +70,12 @@ def pooled(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
             for row, (_, e, k, r) in zip(firsts, found_rows, strict=True)]
 
 
+def method_words(row: dict[str, Any] | pd.Series) -> str:
+    """A figure's method as the clocks section names it: a kernel time with its profiler."""
+    profiler = vocabulary.profiler_words(row.get("profiler"))
+    return vocabulary.words(row["method"]) + (f" ({profiler})" if profiler else "")
+
+
 def _hashable(value: Any) -> Any:
     """pd.NA as None: drop_duplicates took every missing process for one."""
     return None if value is None or value is pd.NA or (isinstance(value, float)
@@ -91,7 +99,7 @@ def figures_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
             f" [{duration(e.lo)} – {duration(e.hi)}] (±{100 * (e.half_width or 0):.1f}%)"
         records.append({
             "experiment": row["experiment"], "run": run_name(row, context=True),
-            "method": vocabulary.words(row["method"]),
+            "method": method_words(row),
             "median [95% interval]": duration(e.value) + interval,
             "processes × reps": f"{e.processes} × {item['reps']}", "interval": e.method,
         })
@@ -132,7 +140,7 @@ def missed_targets(fig: pd.DataFrame) -> list[str]:
             "no interval"
         count = part["run_id"].nunique()
         lines.append(f"Precision target missed: {row['experiment']} {run_name(row, context=True)}"
-                     f" {vocabulary.words(row['method'])}: {reached} at "
+                     f" {method_words(row)}: {reached} at "
                      f"{count} process{'es' if count != 1 else ''}, target "
                      f"±{100 * float(row['stop_target']):g}% ({row['stop_reason']})")
     return lines
