@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from orchestrator import signals
 from orchestrator.data import merge
 from orchestrator.errors import InputError
 from orchestrator.hosts.faults import HostError
@@ -172,17 +173,18 @@ def run_hosts(hosts: HostsFile, root: Path, experiments: Path, opts: Options,
     Ctrl-C (KeyboardInterrupt here) asks each host's sweep to stop, waits for it and fetches."""
     stop = threading.Event()
     runs = [HostRun(n, h, root, experiments, opts, stop, say) for n, h in hosts.hosts.items()]
-    interrupted = False
-    with ThreadPoolExecutor(max_workers=len(runs)) as pool:
+    # Ctrl-C and SIGTERM are noted, never raised, while the hosts run: a KeyboardInterrupt
+    # raised outside the wait (as the main thread woke from its sleep, on a loaded machine)
+    # left the pool waiting for sweeps nobody had asked to stop
+    with signals.deferred() as noted, ThreadPoolExecutor(max_workers=len(runs)) as pool:
         futures = [pool.submit(r.run) for r in runs]
         while not all(f.done() for f in futures):
-            try:
-                time.sleep(0.2)
-            except KeyboardInterrupt:
-                interrupted = True
+            time.sleep(0.2)
+            if noted and not stop.is_set():
                 stop.set()
                 say("interrupted: stopping the hosts' sweeps (their finished runs are kept)")
         outcomes = [f.result() for f in futures]
+    interrupted = bool(noted)
     if interrupted:
         outcomes = [o if o.code else Outcome(o.host, 130, o.line, o.fetched) for o in outcomes]
     merged = [merge.Source(folder(opts.results, o.host), o.host) for o in outcomes
