@@ -261,8 +261,9 @@ def _ncu_samples(store: Store, sweep_id: str, rows: list[dict[str, Any]]) -> lis
     """The per-matmul kernel times behind each profile run's ncu min and median, read from its
     stored ncu.csv (ncu.samples), linked to those figures' line (0): the report's intervals of
     ncu kernel time (ratios, spread) need them; nothing is written to the store."""
+    profilers = vocabulary.profile_profilers()  # ncu with L2 warm and flushed alike
     wanted = {(r["run_id"]): r for r in rows
-              if r.get("profiler") == "ncu" and r.get("stat") == "min" and not r.get("kernel")
+              if r.get("profiler") in profilers and r.get("stat") == "min" and not r.get("kernel")
               and r.get("method") == "kernel_time" and r.get("runs")}
     out: list[dict[str, Any]] = []
     for run_id, fig in wanted.items():

@@ -35,6 +35,10 @@ _UNITS = {"ns": 1e-9, "nsecond": 1e-9, "us": 1e-6, "usecond": 1e-6, "µs": 1e-6,
 # the figures one profile run may add: two per distinct kernel (name, grid, block) plus two per
 # matmul; one block of --reps matmuls runs a few kernels, so a CSV naming more is not that
 MAX_KERNELS = 256
+# launches one matmul may make (cuBLAS: one or two, a split-K pair; XLA, cubecl: a few): a CSV
+# with more per matmul of the window is refused as it is read, so a million launches inside
+# the size cap never become a million objects (issue 29: its report died of memory)
+MAX_LAUNCHES_PER_MATMUL = 16
 # a kernel name (a C++ template instance) is a few KiB at most; csv's own limit is 128 KiB
 MAX_FIELD = 64 * 1024
 _NEEDED = ("ID", "Kernel Name", "Block Size", "Grid Size", "Metric Name", "Metric Unit",
@@ -78,8 +82,10 @@ class Where:
     profiler: str = PROFILER  # 'ncu' (L2 warm) or 'ncu_flushed' (vocabulary.PROFILERS)
 
 
-def read_launches(text: str) -> list[Launch]:
-    """Every launch of the duration metric in ncu's CSV output, in launch order."""
+def read_launches(text: str, reps: int | None = None) -> list[Launch]:
+    """Every launch of the duration metric in ncu's CSV output, in launch order; with `reps`
+    (the window's matmuls), refused past MAX_LAUNCHES_PER_MATMUL each, as soon as it is."""
+    cap = MAX_LAUNCHES_PER_MATMUL * reps if reps else None
     lines = text.splitlines()
     start = next((i for i, line in enumerate(lines) if line.startswith('"ID",')), None)
     if start is None:
@@ -91,7 +97,8 @@ def read_launches(text: str) -> list[Launch]:
     if missing:
         raise NcuError(f"ncu's CSV header (line {start + 1}) lacks {', '.join(missing)}")
     col = {name: header.index(name) for name in _NEEDED}
-    launches = []
+    launches: list[Launch] = []
+    kernels: set[str] = set()
     for number, line in enumerate(lines[start + 1:], start + 2):
         if not line.startswith('"'):  # ==PROF== lines, the program's stdout
             continue
@@ -101,17 +108,22 @@ def read_launches(text: str) -> list[Launch]:
                            "(cut short?)")
         if row[col["Metric Name"]] != METRIC:
             continue
-        launches.append(Launch(_int(row[col["ID"]], number), row[col["Kernel Name"]],
-                               row[col["Grid Size"]], row[col["Block Size"]],
-                               _seconds(row[col["Metric Value"]], row[col["Metric Unit"]],
-                                        number)))
+        launch = Launch(_int(row[col["ID"]], number), row[col["Kernel Name"]],
+                        row[col["Grid Size"]], row[col["Block Size"]],
+                        _seconds(row[col["Metric Value"]], row[col["Metric Unit"]], number))
+        launches.append(launch)
+        kernels.add(launch.kernel)
+        if len(kernels) > MAX_KERNELS:
+            raise NcuError(f"ncu's CSV names more than {MAX_KERNELS} distinct kernels (line "
+                           f"{number}), the most one profile run may add (not one block of "
+                           "matmuls?)")
+        if cap is not None and len(launches) > cap:
+            raise NcuError(f"ncu's CSV holds more than {cap} launches (line {number}): "
+                           f"{MAX_LAUNCHES_PER_MATMUL} per matmul of the window's {reps} "
+                           "(not one block of matmuls?)")
     if not launches:
         raise NcuError(f"ncu profiled no kernel ({METRIC}): did the program mark its window "
                        "(--profile-window)?")
-    kernels = len({launch.kernel for launch in launches})
-    if kernels > MAX_KERNELS:
-        raise NcuError(f"ncu's CSV names {kernels} distinct kernels, more than the "
-                       f"{MAX_KERNELS} one profile run may add (not one block of matmuls?)")
     return sorted(launches, key=lambda launch: launch.index)
 
 
@@ -182,7 +194,7 @@ def samples(data: bytes | None, reps: int) -> list[float]:
     if not data:
         return []
     try:
-        return per_matmul(read_launches(data.decode("utf-8", "replace")), reps)
+        return per_matmul(read_launches(data.decode("utf-8", "replace"), reps), reps)
     except NcuError:
         return []
 
@@ -204,4 +216,4 @@ def read(data: bytes | None, reps: int, where: Where) -> list[Figure]:
     text = data.decode("utf-8", "replace")
     if not text.strip():
         raise NcuError("ncu's CSV is empty")
-    return figures(read_launches(text), reps, where)
+    return figures(read_launches(text, reps), reps, where)

@@ -58,6 +58,13 @@ elif mode == "many_kernels":  # inside the size cap, a distinct kernel per launc
     rows = [row.replace('"0",', f'"{{i}}",', 1).replace("sm80_xmma", f"k{{i}}_sm80", 1)
             for i in range(5000)]
     open(log, "w").write("\\n".join(lines[:head + 1] + rows) + "\\n")
+elif mode == "many_launches":  # inside the size cap, one kernel launched 100,000 times
+    lines = open({str(H200 / "ncu_window_torch_fp32.csv")!r}).read().splitlines()
+    head = [i for i, l in enumerate(lines) if l.startswith('"ID",')][0]
+    row = lines[head + 1]
+    with open(log, "w") as out:
+        out.write("\\n".join(lines[:head + 1]) + "\\n")
+        out.writelines(row.replace('"0",', f'"{{i}}",', 1) + "\\n" for i in range(100_000))
 elif mode == "error":
     open(log, "w").write("==ERROR== The application returned an error code (1).\\n")
     sys.exit(1)
@@ -158,12 +165,15 @@ def test_broken_ncu_output_fails_the_profile_run_and_keeps_the_program_figures(
     ("devzero", "ncu's CSV is a symbolic link (not followed)"),
     ("sparse", "ncu's CSV is 3.0 GiB, over the 256.0 MiB kept"),
     ("long_name", "ncu: ncu's CSV line 6 cannot be read: field larger than field limit"),
-    ("many_kernels", "ncu: ncu's CSV names 5000 distinct kernels, more than the 256 one "
-                     "profile run may add"),
+    ("many_kernels", "ncu: ncu's CSV names more than 256 distinct kernels (line 262), the "
+                     "most one profile run may add"),
+    ("many_launches", "ncu: ncu's CSV holds more than 320 launches (line 326): 16 per matmul "
+                      "of the window's 20"),
 ])
 def test_hostile_ncu_output_is_refused_promptly_with_the_reason(
         tmp_path: Path, fake_ncu: Path, mode: str, why: str) -> None:
-    """A FIFO, a link to /dev/zero, a 3 GB sparse file, a 200 KB kernel name, 5000 kernels:
+    """A FIFO, a link to /dev/zero, a 3 GB sparse file, a 200 KB kernel name, 5000 kernels, a
+    100,000 launches of one kernel (within the size cap):
     each a failed profile run with its reason, in seconds (no hang, no MemoryError, no
     csv.Error), the program's own figures kept."""
     started = time.monotonic()
