@@ -216,9 +216,33 @@ def _remade_energy(csv: pd.DataFrame, readme: str) -> None:
     assert "idle 122-128 W" in text and "burn's rows have no idle or net figure" in text
 
 
+# ---- docs/results/cpu-aa-2026-12-03/README.md (an A/A test on the 2-core box) -------------
+
+
+def _aa_verdicts(csv: pd.DataFrame, readme: str) -> None:
+    """The verdict counts, the inconclusive figures' basis and smallest p, the single values'
+    spread: each as the README states it, from the kept compare.csv."""
+    counts = csv["verdict"].value_counts()
+    text = " ".join(readme.split())
+    assert (f"0 same, {counts.get('faster', 0)} faster, {counts.get('slower', 0)} slower, "
+            f"{counts['inconclusive']} inconclusive, {counts['no verdict (one value)']} no "
+            "verdict (one value)") in text.replace("**", "").replace("Verdicts: ", "")
+    assert counts.get("faster", 0) == counts.get("slower", 0) == counts.get("same", 0) == 0
+    inconclusive = csv[csv["verdict"] == "inconclusive"]
+    assert set(inconclusive["basis"]) == {"processes 3/3", "processes 3/3, reps 5/5"}
+    assert f"smallest raw p-value among them is {inconclusive['p_value'].min():.3f}" in text
+    assert (inconclusive["p_holm"] == 1).all()
+    one = csv[csv["verdict"] == "no verdict (one value)"]
+    apart = np.abs(np.log(one["ratio"].astype(float)))
+    assert f"{(apart > np.log(1.05)).sum()} of them differ by more than 5%" in text
+    assert f"median ratio {np.exp(apart.median()):.2f}" in text
+    assert f"at most {np.exp(apart.max()):.1f}×" in text
+
+
 class Claims(NamedTuple):
     readme: Path
     checks: tuple[Check, ...]
+    csv: str = "dataset.csv"  # the folder's CSV the checks read
 
 
 CLAIMS: dict[str, Claims] = {
@@ -233,6 +257,8 @@ CLAIMS: dict[str, Claims] = {
         RESULTS / "h200-2026-12-02-chapter" / "README.md",
         (_chapter_kernel_ratios, _chapter_jax_accuracy, _chapter_first_call_breakdown,
          _chapter_sizes)),
+    "cpu-aa-2026-12-03": Claims(RESULTS / "cpu-aa-2026-12-03" / "README.md", (_aa_verdicts,),
+                                csv="compare.csv"),
 }
 UNCHECKED = {
     "h200-2026-11-30": "the first H200 sweep (store format 1), kept as it was; its README "
@@ -251,12 +277,12 @@ def csvs() -> dict[str, pd.DataFrame]:
 def test_readme_claim_holds_in_its_own_csv(folder: str, check: Check,
                                            csvs: dict[str, pd.DataFrame]) -> None:
     if folder not in csvs:
-        csvs[folder] = pd.read_csv(RESULTS / folder / "dataset.csv", low_memory=False)
+        csvs[folder] = pd.read_csv(RESULTS / folder / CLAIMS[folder].csv, low_memory=False)
     check(csvs[folder], CLAIMS[folder].readme.read_text(encoding="utf-8"))
 
 
 def test_every_results_folder_is_claimed_or_excused() -> None:
-    folders = {p.parent.name for p in RESULTS.glob("*/dataset.csv")
+    folders = {p.parent.name for p in RESULTS.glob("*/*.csv")
                if (p.parent / "README.md").is_file() or p.parent.name in CLAIMS}
     assert folders - set(CLAIMS) - set(UNCHECKED) == set(), "a README with CSVs and no claims"
     assert set(CLAIMS) | set(UNCHECKED) <= {p.name for p in RESULTS.iterdir()}
