@@ -339,11 +339,22 @@ def clocks() -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def profiler_words(key: object) -> str:
-    """How the report names a profiler ('' for none): its catalogue words, else its key."""
+def profiler_words(key: object, short: bool = False) -> str:
+    """How the report names a profiler ('' for none): its catalogue words (`short`: its short
+    name, for ratio cells), else its key."""
     if not isinstance(key, str) or not key:
         return ""
-    return next((p.words for p in PROFILERS if p.key == key), key)
+    found = next((p for p in PROFILERS if p.key == key), None)
+    if found is None:
+        return key
+    return (found.short or found.words) if short else found.words
+
+
+def figure_words(key: str, profiler: object = "", short: bool = False) -> str:
+    """A figure's method as the report names it: one whose figures name a profiler, with it
+    ('kernel time (ncu, L2 warm (--cache-control none))'; `short`: 'kernel time (ncu)')."""
+    entry, name = method(key), profiler_words(profiler, short)
+    return f"{words(key)} ({name})" if name and entry and entry.names_profiler else words(key)
 
 
 def profile_profilers() -> dict[str, Profiler]:

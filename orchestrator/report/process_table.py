@@ -70,12 +70,6 @@ def pooled(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
             for row, (_, e, k, r) in zip(firsts, found_rows, strict=True)]
 
 
-def method_words(row: dict[str, Any] | pd.Series) -> str:
-    """A figure's method as the clocks section names it: a kernel time with its profiler."""
-    profiler = vocabulary.profiler_words(row.get("profiler"))
-    return vocabulary.words(row["method"]) + (f" ({profiler})" if profiler else "")
-
-
 def _hashable(value: Any) -> Any:
     """pd.NA as None: drop_duplicates took every missing process for one."""
     return None if value is None or value is pd.NA or (isinstance(value, float)
@@ -99,7 +93,7 @@ def figures_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
             f" [{duration(e.lo)} – {duration(e.hi)}] (±{100 * (e.half_width or 0):.1f}%)"
         records.append({
             "experiment": row["experiment"], "run": run_name(row, context=True),
-            "method": method_words(row),
+            "method": vocabulary.figure_words(row["method"], row.get("profiler")),
             "median [95% interval]": duration(e.value) + interval,
             "processes × reps": f"{e.processes} × {item['reps']}", "interval": e.method,
         })
@@ -140,7 +134,8 @@ def missed_targets(fig: pd.DataFrame) -> list[str]:
             "no interval"
         count = part["run_id"].nunique()
         lines.append(f"Precision target missed: {row['experiment']} {run_name(row, context=True)}"
-                     f" {method_words(row)}: {reached} at "
+                     f" {vocabulary.figure_words(row['method'], row.get('profiler'))}: "
+                     f"{reached} at "
                      f"{count} process{'es' if count != 1 else ''}, target "
                      f"±{100 * float(row['stop_target']):g}% ({row['stop_reason']})")
     return lines

@@ -75,9 +75,7 @@ def spread_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
 
 def _spread_words(row: pd.Series) -> str:
     """The method's words; a kernel time with its profiler: 'kernel time (ncu)'."""
-    words = vocabulary.words(row["method"])
-    profiler = _PROFILER_WORDS.get(str(row.get("profiler") or ""))
-    return f"{words} ({profiler})" if row["method"] == KERNEL and profiler else words
+    return vocabulary.figure_words(row["method"], row.get("profiler"), short=True)
 
 
 def _over_processes(e: intervals.Estimate | None) -> str:
@@ -277,11 +275,9 @@ def _method_words(b_min: pd.Series, t_min: pd.Series) -> str:
     words = vocabulary.words(b_min["method"])
     if b_min["method"] != KERNEL:
         return words
-    b, t = (_PROFILER_WORDS.get(str(r.get("profiler", "")), "?") for r in (b_min, t_min))
+    b, t = (vocabulary.profiler_words(r.get("profiler"), short=True) or "?"
+            for r in (b_min, t_min))
     return f"{words} ({b} / {t})"
-
-
-_PROFILER_WORDS = {p.key: p.short or p.words for p in vocabulary.PROFILERS}
 
 
 def _titles() -> tuple[str, str]:
