@@ -10,6 +10,7 @@ takes, minus the GPU.
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from orchestrator.records import Context, Role, RunDef, RunRecord
 from orchestrator.report import clocks, env_checks, writer
 from orchestrator.report.tables import prepare
 
-from ..conftest import DATA, write
+from ..conftest import DATA, PROJECT, write
 
 _QUEUED = re.compile(r"^(# samples )?cuda 1024x1024 matmul cuda\.Event time \(queued\).*\n",
                      re.MULTILINE)
@@ -159,3 +160,37 @@ def test_a_later_process_whose_proof_failed_fails_the_target(tmp_path: Path) -> 
     # the first two alone held: no failure
     held = env_checks.proof(fig[fig["run_id"] != fig["run_id"].iloc[-1]])
     assert held is not None and not held.failed and held.runs == 40
+
+
+def test_the_h200_blocked_store_reports_its_failed_proof_and_variable(tmp_path: Path) -> None:
+    """The real thing: docs/results/h200-2026-12-02/evidence, PyTorch on the H200 with and
+    without CUDA_LAUNCH_BLOCKING=1 at 256² and 1024² (a private copy of its store). The
+    blocked runs printed 0 of 20: the report names the variable and the failed proof of each,
+    and the method's premise explains only figures whose proof held."""
+    folder = tmp_path / "evidence"
+    folder.mkdir()
+    store = PROJECT / "docs" / "results" / "h200-2026-12-02" / "evidence"
+    shutil.copyfile(store / "results.sqlite", folder / "results.sqlite")
+    data = dataset.load(folder)
+    proofs = data.figures[(data.figures["method"] == "device_time_queued")
+                          & (data.figures["stat"] == "queued_waited")]
+    assert sorted(zip(proofs["experiment"], proofs["value_s"], strict=True)) == [
+        ("queued-blocking", 0.0), ("queued-blocking", 0.0),
+        ("queued-normal", 20.0), ("queued-normal", 20.0)]
+    writer.write(data, tmp_path / "report")
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "**environment changes the measurement**: CUDA_LAUNCH_BLOCKING=1 was set in " \
+        "queued-blocking" in md
+    for shape in ("256x256", "1024x1024"):
+        assert (f"**queued proof failed** in queued-blocking: PyTorch cuda {shape}: device time "
+                "queued: start event waited in 0 of 20 runs; CUDA_LAUNCH_BLOCKING=1 was set") in md
+    assert "queued proof failed** in queued-normal" not in md
+    # the premise ("the stream was held") only beside a held run's figure: 9.632µs is the
+    # held 256² min; the blocked ones (45 µs, 82 µs) are never explained by it
+    premise = [line for line in md.splitlines()
+               if "the stream was held before the start event" in line]
+    blocked = {f"{v * 1e6:.3f}µs" for v in data.figures[
+        (data.figures["experiment"] == "queued-blocking")
+        & (data.figures["method"] == "device_time_queued")
+        & (data.figures["stat"] == "min")]["value_s"]}
+    assert premise and not [line for line in premise if any(b in line for b in blocked)]
