@@ -2,7 +2,7 @@
 # Issue 24, burn side, on an H200 (no cargo: the CUDA bundle's build/bin must hold exec-gpu+cuda):
 #   OUT=/some/dir scripts/h200/burn.sh
 # 1. the binary itself, 1024² and 256², stdout/stderr kept: the capture for
-#    tests/data/test_burn_queued_capture.py (BURN_CUDA_CAPTURE=$OUT/burn-1024.out), and the
+#    tests/data/test_burn_queued_capture.py::test_a_named_capture (BURN_CUDA_CAPTURE=...), and the
 #    stderr notes (calibration rounds: round 0 is the first queued window, with its lead)
 # 2. the same with CUDA_LAUNCH_BLOCKING=1: the proof line must say `waited in 0 of 20`
 # 3. scripts/h200/burn.yaml through the orchestrator, and its report: the header's

@@ -1,10 +1,11 @@
 """Issue 24 (burn side): burn's queued proof line, its CUDA backend header, on the contract.
 
-The cuda lines below are NOT yet captured from the real card: they are written by hand after
-docs/LINES.md and bench-core's own unit tests (bench_rust/bench-core/tests/core.rs, the same
-strings). No GPU here; the lead captures a real run on the H200 and points
-`BURN_CUDA_CAPTURE=/path/to/stdout` at it: `test_a_real_h200_capture` then checks the real
-lines (and is reported as skipped, not passed, without that file).
+`WRITTEN` below is written by hand after docs/LINES.md and bench-core's own unit tests
+(bench_rust/bench-core/tests/core.rs, the same strings); `test_a_real_h200_capture` checks the
+same things on the exec-gpu binary's real stdout captured on the H200 on 2026-12-02
+(tests/data/h200/2026-12-02/burn-*.out: 20 of 20 at 1024², 0 of 20 at 256² and with
+CUDA_LAUNCH_BLOCKING=1); `test_a_named_capture` checks a new one that scripts/h200/burn.sh names
+in `BURN_CUDA_CAPTURE` (skipped, and said so, without it).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from orchestrator.programs.burn import backend
 from orchestrator.report import writer
 from orchestrator.report.checks import Thresholds
 
-# written per docs/LINES.md, not captured (see the module docstring)
+# written per docs/LINES.md (the real captures are below)
 Q = "cuda 1024x1024 matmul device time (profile_with flush, queued)"
 WRITTEN = "\n".join((
     "burn 0.22.1, features [default, std, flex, simd, rayon, cuda, cuda-nvrtc], rayon threads 16",
@@ -73,7 +74,20 @@ def test_a_foreign_burn_proof_stays_unknown() -> None:
     assert not bad.figures and len(bad.unknown) == 2
 
 
+CAPTURES = Path(__file__).parent / "h200" / "2026-12-02"
+REAL = {"burn-1024.out": 20, "burn-256.out": 0, "burn-1024-blocking.out": 0}
+
+
+@pytest.mark.parametrize(("name", "waited"), REAL.items())
+def test_a_real_h200_capture(name: str, waited: int) -> None:
+    text = (CAPTURES / name).read_text(encoding="utf-8")
+    _check(text)
+    (proof,) = [f for f in parse_text(text).figures if f.stat == "queued_waited"]
+    assert (proof.value, proof.runs) == (waited, 20)
+
+
 @pytest.mark.skipif(not os.environ.get("BURN_CUDA_CAPTURE"),
-                    reason="no H200 capture: set BURN_CUDA_CAPTURE to a burn cuda mm stdout")
-def test_a_real_h200_capture() -> None:
+                    reason="no further capture named: scripts/h200/burn.sh sets "
+                           "BURN_CUDA_CAPTURE to each new capture of a burn cuda mm stdout")
+def test_a_named_capture() -> None:
     _check(Path(os.environ["BURN_CUDA_CAPTURE"]).read_text(encoding="utf-8"))
