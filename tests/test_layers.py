@@ -2,8 +2,9 @@
 every module, imports inside functions included):
 
 cli -> report -> data; cli -> run -> experiments and data; every layer may use programs; programs
-use nothing but the record types (`records`); cli -> hosts -> data and the experiments file's YAML
-loader; every layer may use the measurement vocabulary, the sweep axes and the records;
+use nothing but the record types (`records`) and the leaves below; cli -> hosts -> data and the
+experiments file's YAML loader; every layer may use the measurement vocabulary, the sweep axes
+and the records;
 vocabulary, axes, errors and signals use nothing of the package, records only the axes.
 """
 
@@ -17,7 +18,7 @@ from .conftest import PROJECT
 PACKAGE = PROJECT / "orchestrator"
 BASE = {"errors", "signals", "vocabulary", "axes"}
 ALLOWED = {
-    "programs": {"programs", "records", "errors", "vocabulary", "axes"},
+    "programs": {"programs", "records", "errors", "signals", "vocabulary", "axes"},
     "data": {"data", "records", "programs", *BASE},
     "experiments": {"experiments", "records", "programs", "errors", "vocabulary", "axes"},
     "run": {"run", "experiments", "records", "data", "programs", *BASE},

@@ -10,7 +10,8 @@ machine facts, the parser and the report read. Adding a framework: one folder wi
 names and machine-fact rows), one `register(...)` line below, and its benchmark program
 (tests/programs/test_fourth_framework.py does it with a stand-in).
 
-May import: `records` (record types), `vocabulary` and `errors`, nothing else of the package.
+May import: `records` (record types), `vocabulary`, `axes`, `errors` and `signals` (Ctrl-C
+deferred while a probe starts), nothing else of the package.
 """
 
 from __future__ import annotations

@@ -64,3 +64,25 @@ def test_its_child_does_not_outlive_sigterm(hanging_cargo: Path) -> None:
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=20) != 0
     assert dead_within(child, 5)
+
+
+def test_a_ctrl_c_while_it_starts_kills_its_group(hanging_cargo: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The signal lands inside Popen, the command already running (a loaded machine runs the
+    child before the parent returns): it is acted on once the group is known, the group
+    killed, never left behind (at load 10 the SIGTERM test above once found the child alive)."""
+    from orchestrator.programs import probe
+
+    real = subprocess.Popen
+
+    def started_then_interrupted(*args: object, **kwargs: object) -> subprocess.Popen[str]:
+        proc = real(*args, **kwargs)  # type: ignore[call-overload]
+        _pid(hanging_cargo, "child")  # the command's child is running
+        os.kill(os.getpid(), signal.SIGINT)  # its handler runs here, inside "Popen"
+        return proc
+
+    monkeypatch.setattr(probe.subprocess, "Popen", started_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        probe.stdout_of(["cargo", "--version"], timeout=120)
+    assert dead_within(_pid(hanging_cargo, "child"), 5)
+    assert dead_within(_pid(hanging_cargo, "proxy"), 5)
