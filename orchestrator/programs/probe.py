@@ -20,26 +20,35 @@ from orchestrator import signals
 _DRAIN_S = 2.0  # after the group is killed, its pipes close at once; never wait longer
 
 
+def started(argv: list[str], **popen: object) -> subprocess.Popen[str]:
+    """`subprocess.Popen(argv, **popen)` with its stdin empty, text pipes and a process group
+    of its own. A Ctrl-C or SIGTERM inside Popen (the command already running, its group not
+    yet ours to kill: a loaded machine runs the child before Popen returns) would leave it
+    behind: it is noted, and acted on once the group is known (the group killed, then
+    KeyboardInterrupt), as run/process.py starts a program. OSError as Popen raises it."""
+    proc: subprocess.Popen[str] | None = None
+    noted: list[int] = []
+    try:
+        with signals.deferred() as noted:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True, errors="replace",
+                                    start_new_session=True, **popen)  # type: ignore[call-overload]
+    finally:
+        if noted:  # the interrupt wins over an OSError of the same start
+            if proc is not None:
+                _kill_group(proc)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=_DRAIN_S)
+            raise KeyboardInterrupt
+    return proc
+
+
 def stdout_of(argv: list[str], timeout: float) -> str | None:
     """The command's stdout when it exits 0 within `timeout` s; None when it cannot start,
     fails or hangs (its whole process group killed)."""
-    # Ctrl-C or SIGTERM inside Popen (the command already running, its group not yet ours to
-    # kill: a loaded machine runs the child first) would leave it behind: noted, acted on once
-    # the group is known, as run/process.py starts a program
-    with signals.deferred() as noted:
-        try:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True, errors="replace",
-                                    start_new_session=True)
-        except OSError:
-            proc = None
-    if noted:
-        if proc is not None:
-            _kill_group(proc)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=_DRAIN_S)
-        raise KeyboardInterrupt
-    if proc is None:
+    try:
+        proc = started(argv)
+    except OSError:
         return None
     with proc:
         try:

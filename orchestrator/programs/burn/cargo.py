@@ -29,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from orchestrator.programs import probe
 from orchestrator.records import BuildResult, Status
 
 
@@ -259,9 +260,7 @@ def run_group(argv: list[str], cwd: Path, env: dict[str, str],
     that outlives a killed orchestrator is then ended by the next sweep, like a run)."""
     if watch is not None:
         env = {**env, **watch.env()}
-    with subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          errors="replace", start_new_session=True) as proc:
+    with probe.started(argv, cwd=cwd, env=env) as proc:  # a Ctrl-C as it starts: none left
         try:
             if watch is not None:
                 watch.started(proc.pid)
