@@ -30,9 +30,14 @@ def tag_labels(fig: pd.DataFrame) -> pd.Series:
     return fig["label"].mask(tagged, fig["label"] + " [" + precision + "]")
 
 
+def precision_column(fig: pd.DataFrame) -> pd.Series:
+    """The rows' recorded arithmetic, '' where none ('tf32', 'fp32', '')."""
+    return _column(fig, "precision")
+
+
 def precision_of(rows: pd.DataFrame) -> tuple[str, str]:
     """(precision, source) of one run's rows: ('tf32', 'inferred'), ('', '') when unknown."""
-    found = rows[_column(rows, "precision") != ""] if not rows.empty else rows
+    found = rows[precision_column(rows) != ""] if not rows.empty else rows
     if found.empty:
         return "", ""
     first = found.iloc[0]

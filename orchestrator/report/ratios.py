@@ -10,7 +10,7 @@ pairs to both ratio tables and to the arithmetic check.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -23,6 +23,7 @@ from orchestrator.report.tables import (
     Table,
     duration,
     empty,
+    group_positions,
     one_unit_per,
     ordered,
     split,
@@ -217,43 +218,56 @@ def _cpu_ratios(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
     return out
 
 
+class _Target(NamedTuple):
+    """One target's rows as a pair needs them, read once: its first min and median rows and
+    its arithmetic (a mask and a frame per pair were most of a 500-run report's time)."""
+
+    min: pd.Series | None
+    median: pd.Series | None
+    precision: str
+
+
+def _targets(rows: pd.DataFrame) -> dict[str, list[_Target]]:
+    """framework -> its targets (one per label), each in order of first appearance."""
+    stats = rows["stat"].tolist()
+    precisions = arithmetic.precision_column(rows).tolist()
+    out: dict[str, list[_Target]] = {}
+    for (framework, _label), positions in group_positions(rows, ["framework", "label"]).items():
+        first_min, first_median = (next((rows.iloc[i] for i in positions if stats[i] == stat),
+                                        None) for stat in ("min", "median"))
+        precision = next((str(precisions[i]) for i in positions if precisions[i] != ""), "")
+        out.setdefault(framework, []).append(_Target(first_min, first_median, precision))
+    return out
+
+
 def _against_reference(rows: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
-    """Every other program's rows against the reference program's (burn against PyTorch)."""
+    """Every other program's rows against the reference program's (burn against PyTorch):
+    every candidate target against every reference target among rows of one method and
+    place."""
     found = programs.reference()
     if found is None:
         return []
     reference = found[0].name
+    targets = _targets(rows)
     out = []
-    by = split(rows, ["framework"])
-    none = rows.iloc[0:0]
     for name in programs.REGISTRY:
-        if name != reference:
-            out += _pairs(by.get((reference,), none), by.get((name,), none), sets)
+        if name == reference:
+            continue
+        for ref in targets.get(reference, []):
+            for candidate in targets.get(name, []):
+                record = _ratio_record(ref, candidate, sets)
+                out += [record] if record else []
     return out
 
 
-def _pairs(torch: pd.DataFrame, burn: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
-    """Every burn target against every PyTorch target among rows of one method and place."""
-    out = []
-    if torch.empty or burn.empty:
-        return out
-    burns = list(split(burn, ["label"]).values())
-    for t_rows in split(torch, ["label"]).values():
-        for b_rows in burns:
-            record = _ratio_record(t_rows, b_rows, sets)
-            out += [record] if record else []
-    return out
-
-
-def _ratio_record(torch: pd.DataFrame, burn: pd.DataFrame,
-                  sets: SampleSets) -> dict[str, Any] | None:
-    t_min, b_min = (_stat_row(f, "min") for f in (torch, burn))
+def _ratio_record(torch: _Target, burn: _Target, sets: SampleSets) -> dict[str, Any] | None:
+    t_min, b_min = torch.min, burn.min
     if t_min is None or b_min is None:
         return None
-    t_med, b_med = (_stat_row(f, "median") for f in (torch, burn))
+    t_med, b_med = torch.median, burn.median
     t_set, b_set = sets.get(t_min["sample_key"]), sets.get(b_min["sample_key"])
     ci = ratio_ci(b_set, t_set) if t_set is not None and b_set is not None else None
-    (b_prec, _), (t_prec, _) = (arithmetic.precision_of(f) for f in (burn, torch))
+    b_prec, t_prec = burn.precision, torch.precision
     mixed = arithmetic.is_mixed(b_prec, t_prec)
     return {
         "arithmetic": f"{arithmetic.words(b_prec)} vs {arithmetic.words(t_prec)}" if mixed
@@ -289,11 +303,6 @@ def _titles() -> tuple[str, str]:
 
 def _title(framework: str) -> str:
     return programs.REGISTRY[framework].title if framework in programs.REGISTRY else framework
-
-
-def _stat_row(rows: pd.DataFrame, stat: str) -> pd.Series | None:
-    found = rows[rows["stat"] == stat]
-    return found.iloc[0] if not found.empty else None
 
 
 def _times(quotient: float | None) -> str:
