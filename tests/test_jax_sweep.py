@@ -44,6 +44,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=600, check=False)
 
 
+@pytest.mark.slow  # the real JAX program, end to end (21 s: a fifth of the quick loop's time)
 @pytest.mark.skipif(jax_missing, reason="JAX is not installed for this Python")
 def test_jax_cpu_sweep_has_jax_rows_cache_proofs_and_breakdown(tmp_path: Path) -> None:
     exp = tmp_path / "jax.yaml"

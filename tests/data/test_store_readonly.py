@@ -78,6 +78,7 @@ def test_the_committed_stores_export_from_a_read_only_mount(name: str, tmp_path:
     assert _digests(mounted) == before
 
 
+@pytest.mark.slow  # report and compare through the command line (12 s), as the CLI suites
 def test_report_and_compare_read_a_read_only_store(tmp_path: Path) -> None:
     folder = tmp_path / "backup"
     shutil.copytree(DOCS / "h200-2026-12-01", folder, ignore=shutil.ignore_patterns(*KEEP_OUT))
