@@ -293,6 +293,12 @@ def is_time(key: str) -> bool:
     return entry is not None and entry.time
 
 
+def names_profiler(key: str) -> bool:
+    """Its figures carry the profiler that took them (`... (cupti)`: column `profiler`)."""
+    entry = method(key)
+    return entry is not None and entry.names_profiler
+
+
 def is_first_call(key: str) -> bool:
     """A time of section 2, the first call across processes."""
     entry = method(key)
@@ -353,8 +359,8 @@ def profiler_words(key: object, short: bool = False) -> str:
 def figure_words(key: str, profiler: object = "", short: bool = False) -> str:
     """A figure's method as the report names it: one whose figures name a profiler, with it
     ('kernel time (ncu, L2 warm (--cache-control none))'; `short`: 'kernel time (ncu)')."""
-    entry, name = method(key), profiler_words(profiler, short)
-    return f"{words(key)} ({name})" if name and entry and entry.names_profiler else words(key)
+    name = profiler_words(profiler, short)
+    return f"{words(key)} ({name})" if name and names_profiler(key) else words(key)
 
 
 def profile_profilers() -> dict[str, Profiler]:

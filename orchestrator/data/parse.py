@@ -366,8 +366,7 @@ class _Parser:
         framework = self.framework or implied or hint
         threads, cache, process, run_warmup = self.run
         warmup, section, append = warmup or run_warmup, self.section, self.figures.append
-        named = method in vocabulary.method_keys(names_profiler=True)  # read now: tests extend it
-        profiler = _profiler(text) if named else ""
+        profiler = _profiler(text) if vocabulary.names_profiler(method) else ""
         for stat, value in stats:
             figure = _FigureTwin(
                 framework=framework, label=label, device=device, shape=shape, op=op,
@@ -394,7 +393,7 @@ class _Parser:
         """`# kernel ... kernel time (cupti): N launches, min DUR median DUR: NAME`."""
         match = _KERNEL.fullmatch(line)
         found = match and _method(match.group(4))
-        if not found or found[0] not in vocabulary.method_keys(names_profiler=True):
+        if not found or not vocabulary.names_profiler(found[0]):
             return False
         label, shape, op, text, launches, num1, unit1, num2, unit2, name = match.groups()
         stats = (("kernel_min", _seconds(num1, unit1)), ("kernel_median", _seconds(num2, unit2)))
