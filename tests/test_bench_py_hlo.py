@@ -9,6 +9,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -99,3 +100,30 @@ def test_the_real_jax_program_names_what_computed_its_product(tmp_path: Path,
                                    kernel="")
     table = tables.accuracy_table(pd.concat([rows, errors], ignore_index=True))
     assert table.frame["kernel"].tolist() == [fig.kernel]
+
+
+@pytest.mark.slow  # the real JAX, in this process
+def test_jax_accuracy_product_under_the_profiler_names_its_kernels(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The real JAX profiler around a CPU product records no GPU kernel: the product, and a
+    note; given the trace a GPU writes (a `/device:GPU:0` stream event), torch's line."""
+    jax = pytest.importorskip("jax")
+    import numpy as np
+    from bench_core import jax_profile
+
+    dev = SimpleNamespace(label="cuda")
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    c = jax_profile.accuracy_product_cupti(jax, dev, "2x3", lambda: jax.numpy.matmul(a, a.T))
+    assert np.array_equal(np.asarray(c), a @ a.T)
+    out, err = capsys.readouterr()
+    assert out == "" and "the profiler recorded no device kernel" in err
+    name = "sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize64x128x32_cublas"
+    trace = {"traceEvents": [
+        {"ph": "M", "name": "process_name", "pid": 7, "args": {"name": "/device:GPU:0"}},
+        {"ph": "M", "name": "thread_name", "pid": 7, "tid": 1, "args": {"name": "Stream #13"}},
+        {"ph": "X", "pid": 7, "tid": 1, "name": name, "ts": 100.0, "dur": 5.12}]}
+    monkeypatch.setattr(jax_profile, "_perfetto_trace", lambda folder: trace)
+    jax_profile.accuracy_product_cupti(jax, dev, "2x3", lambda: jax.numpy.matmul(a, a.T))
+    assert capsys.readouterr().out == (
+        "# kernel cuda 2x3 matmul accuracy kernel time (cupti): 1 launches, min 5.120µs "
+        f"median 5.120µs: {name}\n")

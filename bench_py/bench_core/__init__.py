@@ -28,6 +28,8 @@ module         Rust twin                   role
                                            with JAX)
 ``hlo``        (none: JAX only)            what computed a JAX product, from its compiled
                                            module (``exec_jax.py``'s accuracy mode)
+``jax_profile`` (none: JAX only)           JAX's profiler: kernel time, the accuracy
+                                           product's kernels, the profile window
 ``main``       ``lib.rs`` (``main_with_``  arguments to mode, errors to exit status
                ``args``)
 =============  ==========================  ==================================================
