@@ -134,7 +134,7 @@ METHODS: tuple[Method, ...] = (
     Method("energy", "energy", "the GPU's energy over a block of matmuls", "methods", unit="J"),
     Method("accuracy_kernel", "accuracy kernel",
            "the kernel that computed an accuracy run's product (column `kernel`: profiler "
-           "`cupti`, or stat `kernel_ops` where the compiled module names the op: JAX)",
+           "`cupti`, or stat `kernel_ops` where a compiled module names the op)",
            "accuracy", printed=("accuracy kernel time (cupti)",), names_profiler=True),
     Method("sm_clock", "SM clock", "the SM clock at the start and end of a timed block "
            "(`method_text`: the block's method as printed)", "methods", unit="MHz"),
