@@ -192,3 +192,19 @@ def test_contract_column_is_its_catalogue_entry(monkeypatch: pytest.MonkeyPatch,
     last = vocabulary.COLUMNS[-2].key  # the catalogue's own last column, then the stand-in
     assert figures.read_text().splitlines()[0].endswith(f",{last},graph_nodes")
     assert json.loads(sidecar.read_text())["figures"]["columns"][-1] == "graph_nodes"
+
+
+def test_contract_method_enters_the_ratio_table_by_its_catalogue_rank(
+        monkeypatch: pytest.MonkeyPatch, program_line: None, tmp_path: Path) -> None:
+    """The ratio table's methods and their order are the catalogue's `ratio` ranks: a method
+    beyond table 1 with a rank is paired like the kernel and queued device times."""
+    from orchestrator.report import ratios
+
+    assert ratios.ratio_methods() == ["kernel_time", "device_time_queued", "with_sync",
+                                      "device_time", "readback"]
+    entry = vocabulary.Method(STAND_IN.key, STAND_IN.words, STAND_IN.description, "methods",
+                              ratio=6, time=True)
+    monkeypatch.setattr(vocabulary, "METHODS", (*vocabulary.METHODS, entry))
+    assert ratios.ratio_methods()[-2:] == ["readback", "graph_time"]
+    rows = ratios.ratio_rows(_figures(_log(tmp_path / "a.log")))
+    assert {"graph_time", "device_time_queued", "with_sync"} <= set(rows["method"])
