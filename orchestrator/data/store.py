@@ -383,11 +383,8 @@ class Store:
         if version < FORMAT_VERSION and not create:
             self._refuse_big_copy(db, version)
             return self._migrated_copy(db, version, scratch)
-        if version < FORMAT_VERSION:
+        if version < FORMAT_VERSION:  # a store of the current format has its one shape
             schema.migrate(db, version)
-        elif create:  # a format-2 store from before a run or figure column was added
-            schema.add_run_columns(db)
-            schema.add_figure_columns(db)
         return db
 
     def _migrated_copy(self, db: sqlite3.Connection, version: int,
