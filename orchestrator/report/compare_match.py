@@ -33,7 +33,7 @@ from orchestrator.report.spread import sample_sets, summary_keys
 
 def sections() -> tuple[str, ...]:
     """Compare's sections, in its order: the report's registered sections that say how
-    compare shows them (report/sections.py)."""
+    compare shows them (report/sections/)."""
     return tuple(c.words for c in report_sections.compare_sections())
 
 

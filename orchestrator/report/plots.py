@@ -49,7 +49,7 @@ TITLE_SHAPES = 20  # shapes named in a title; above: their count and range
 def write_plots(wanted: list[tuple[str, Drawer, pd.DataFrame]], sets: SampleSets,
                 out: Path) -> tuple[list[Path], list[Skipped]]:
     """Draw each section's plot (its file name, its drawer, the rows it selected: the section
-    registry in report/sections.py names them) where the rows allow it.
+    registry, report/registry.py, names them) where the rows allow it.
 
     Returns the files and the plots skipped, with why, in a fixed order (report.md lists them).
     """
