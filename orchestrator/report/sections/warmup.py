@@ -10,6 +10,8 @@ from orchestrator.report import (
     plots,
     timing_tables,
 )
+from orchestrator.report.checks import Thresholds, above, quotient_text
+from orchestrator.report.findings import Kind
 from orchestrator.report.registry import (
     CompareSection,
     Context,
@@ -18,6 +20,7 @@ from orchestrator.report.registry import (
     method_section,
     section,
 )
+from orchestrator.report.tables import duration, ordered
 
 
 @section("warmup", lambda ctx: timing_tables.warmup_rows(ctx.fig),
@@ -34,5 +37,27 @@ def _warmup(ctx: Context, rows: pd.DataFrame) -> Section:
         "runs that each end with a sync, on a cold and on a warm autotune cache.",
         [timing_tables.warmup_table(rows)],
         checks.odd_times(rows)
-        + checks.warmup_first_run(rows, th) + checks.load(rows, th, ctx.paused)
+        + warmup_first_run(rows, th) + checks.load(rows, th, ctx.paused)
         + cache_report.unproven_warnings(rows), rows=rows)
+
+
+# ---- its checks -----------------------------------------------------------------------------
+
+
+def warmup_first_run(rows: pd.DataFrame, th: Thresholds) -> list[str]:
+    """Timed run 0 far above run 1: the warm-up did not do the work it was meant to."""
+    out = []
+    for unit, label, cache, warmup in ordered(rows, ["unit", "label", "cache", "warmup"]):
+        mine = rows[(rows["unit"] == unit) & (rows["label"] == label) &
+                    (rows["cache"] == cache) & (rows["warmup"] == warmup)]
+        by_run = dict(zip(mine["iteration"], mine["value_s"], strict=True))
+        first, second = by_run.get(0), by_run.get(1)
+        if not above(first, second, th.first_run):
+            continue
+        name = f"{label}, " if label else ""
+        times = quotient_text(first, second, 0)
+        out.append(Kind.SWALLOWED_SETUP.says(f"{name}{cache or '?'} cache, warm-up "
+                   f"{warmup or '?'}: run 0 took {duration(first)}, {times}× run 1 "
+                   f"({duration(second)}); the warm-up without sync left autotune/compilation "
+                   "to the first timed run."))
+    return out
