@@ -38,6 +38,7 @@ class Section:
     # the figures the section selected: its tables, its checks and its plot read these
     rows: pd.DataFrame = field(default_factory=pd.DataFrame)
     draw: plots.Drawer | None = None  # the plot's drawer (the registration's)
+    closing: list[str] = field(default_factory=list)  # paragraphs after the findings
 
 
 @dataclass
@@ -73,15 +74,18 @@ class SideTable:
 
 @dataclass(frozen=True)
 class CompareSection:
-    """A section as `compare` shows it: its words there, its place in compare's order (not the
-    report's: compare's rows sort by it), whether its rows get verdict tables, and which
-    matched figures it takes (a figure goes to the last section, in compare's order, that
-    takes it: the more specific sections come later)."""
+    """A section as `compare` shows it: its words there (its heading in compare.md), its place
+    in compare's order (not the report's: compare's rows sort by it), which matched figures it
+    takes (a figure goes to the last section, in compare's order, that takes it: the more
+    specific sections come later), whether its rows get a verdict table, and the table its
+    rows with a verdict make (None: compare's verdict table, report/compare_tables.py)."""
 
     words: str
     rank: int
     takes: Callable[[dict[str, Any]], bool]  # a matched row (report/compare_match.py)
     verdicts: bool = True
+    # (its words, its rows: compare.Row with a verdict) -> its table
+    table: Callable[[str, list[Any]], Table] | None = None
 
 
 @dataclass(frozen=True)

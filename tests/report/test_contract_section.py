@@ -127,3 +127,32 @@ def test_contract_section_compare_reads_the_registry() -> None:
         assert "## stand-in" in compare_output.render_markdown(c)
     finally:
         sections.REGISTRY[:] = before
+
+
+def test_contract_section_owns_its_compare_table() -> None:
+    """compare.md is the report's Markdown exporter over compare's sections: a registered
+    section's own compare table (`CompareSection.table`) is the table under its heading."""
+    from orchestrator.report import compare, compare_output
+    from orchestrator.report.compare_sides import load_side
+    from orchestrator.report.sections import CompareSection
+
+    def _counted(words: str, rows: list) -> Table:
+        return Table("stand_in", words, pd.DataFrame(
+            {"figure": [r.figure for r in rows], "verdict": [r.verdict for r in rows]}))
+
+    before = list(sections.REGISTRY)
+
+    @section("stand_in_table", lambda ctx: ctx.fig,
+             compare=CompareSection("stand-in", 6, lambda row: row["method"] == "with_sync",
+                                    table=_counted))
+    def _unused(ctx: Context, rows: pd.DataFrame) -> Section:
+        return Section("9. Compared only", "", [], rows=rows)
+
+    try:
+        side = load_side(str(LOG))
+        text = compare_output.render_markdown(compare.compare(side, side))
+        block = text.split("## stand-in\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+        assert block[:2] == ["| figure | verdict |", "| --- | --- |"]
+        assert len(block) > 2 and all("with sync" in line for line in block[2:])
+    finally:
+        sections.REGISTRY[:] = before
