@@ -8,8 +8,8 @@ compare order) read them, and Markdown, CSV (`writer`) and PNG (`plots`) are exp
 them. Beside: `names` (a run, a build, a method put into words), `tables` (the shared table
 pieces, the accuracy and failures tables), `timing_tables` (tables 1, 2, 3, 5), `checks` (the
 warnings several sections share), `spread` (statistics of the raw samples), `ratios` (spread
-and candidate / reference tables); `compare` (verdicts), `compare_match`, `compare_sides`,
-`compare_output` (compare's files and its terminal table).
+and candidate / reference tables); `compare` (verdicts), `compare_rows`, `compare_match`,
+`compare_sides`, `compare_output` (compare's files and its terminal table).
 
 May import: `data`, `records`, `programs`, `vocabulary`, `axes`, `errors`. Not `experiments`, `run`
 or `cli`.

@@ -82,7 +82,7 @@ class CompareSection:
 
     words: str
     rank: int
-    takes: Callable[[dict[str, Any]], bool]  # a matched row (report/compare_match.py)
+    takes: Callable[[dict[str, Any]], bool]  # a matched row (report/compare_rows.py)
     verdicts: bool = True
     # (its words, its rows: compare.Row with a verdict) -> its table
     table: Callable[[str, list[Any]], Table] | None = None
