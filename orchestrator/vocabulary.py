@@ -136,9 +136,9 @@ METHODS: tuple[Method, ...] = (
     Method("accuracy", "accuracy", "the accuracy table's errors", "accuracy", unit=""),
     Method("energy", "energy", "the GPU's energy over a block of matmuls", "methods", unit="J"),
     Method("accuracy_kernel", "accuracy kernel",
-           "the kernel that computed an accuracy run's product (column `kernel`, profiler "
-           "`cupti`)", "accuracy", printed=("accuracy kernel time (cupti)",),
-           names_profiler=True),
+           "the kernel that computed an accuracy run's product (column `kernel`: profiler "
+           "`cupti`, or stat `kernel_ops` where a compiled module names the op)",
+           "accuracy", printed=("accuracy kernel time (cupti)",), names_profiler=True),
     Method("sm_clock", "SM clock", "the SM clock at the start and end of a timed block "
            "(`method_text`: the block's method as printed)", "methods", unit="MHz"),
 )
@@ -161,6 +161,8 @@ STATS: tuple[Stat, ...] = (
     Stat("queued_waited", "the runs whose start event the spin still held", unit="count"),
     Stat("kernel_min", "one kernel's minimum (column `kernel`)", time=True),
     Stat("kernel_median", "one kernel's median (column `kernel`)", time=True),
+    Stat("kernel_ops", "the ops of one name that compute an accuracy product, as the compiled "
+         "module names them (column `kernel`)", unit="count"),
     Stat("max_err_f64_ref", "max|c - f64 ref|", unit=""),
     Stat("max_diff_torch_cpu", "max|c - the reference build's c|", unit=""),
     Stat("max_abs_ref", "max|ref|", unit=""),

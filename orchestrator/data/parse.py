@@ -104,6 +104,9 @@ _SAMPLES = re.compile(r"# samples " + _LSO + r"([^:]+):(.*)")
 # NAME is everything after the ': ' that follows `median DUR` (it may hold ': ' itself)
 _KERNEL = re.compile(r"# kernel " + _LSO +
                      rf"([^:]+): {_INT} launches, min {_DUR} median {_DUR}: (.*\S)")
+# what computed an accuracy product as a compiled module names it (JAX: `# kernel cpu 256x256
+# matmul accuracy kernel (xla): 1 op: __ynn_fusion (f32 x f32 -> f32, precision default)`)
+_KERNEL_OPS = re.compile(r"# kernel " + _LSO + rf"([^:]+): {_INT} ops?: (.*\S)")
 # the profiler a kernel_time (or accuracy_kernel: `accuracy kernel time (cupti)`) names
 _PROFILER = re.compile(r"kernel time \(([a-z_]+)\)$")
 # `# sm clock cuda 1024x1024 matmul with sync: start 1980 MHz, end 1980 MHz` (bench_py)
@@ -390,8 +393,11 @@ class _Parser:
         return True
 
     def _kernel(self, n: int, line: str) -> bool:
-        """`# kernel ... kernel time (cupti): N launches, min DUR median DUR: NAME`."""
+        """`# kernel ... kernel time (cupti): N launches, min DUR median DUR: NAME`, or the
+        compiled module's op: `# kernel ... accuracy kernel (xla): N op(s): NAME`."""
         match = _KERNEL.fullmatch(line)
+        if match is None:
+            return self._kernel_ops(n, line)
         found = match and _method(match.group(4))
         if not found or not vocabulary.names_profiler(found[0]):
             return False
@@ -399,6 +405,17 @@ class _Parser:
         stats = (("kernel_min", _seconds(num1, unit1)), ("kernel_median", _seconds(num2, unit2)))
         self._emit(label, shape, op, found[0], text, found[1], n, stats, int(launches),
                    kernel=name)
+        return True
+
+    def _kernel_ops(self, n: int, line: str) -> bool:
+        """Stat `kernel_ops` (the ops of that name), column `kernel`, no profiler."""
+        match = _KERNEL_OPS.fullmatch(line)
+        found = match and _method(match.group(4))
+        if not found or found[0] != "accuracy_kernel":
+            return False
+        label, shape, op, text, count, name = match.groups()
+        self._emit(label, shape, op, found[0], text, found[1], n, (("kernel_ops", float(count)),),
+                   int(count), kernel=name)
         return True
 
     def _sm_clock(self, n: int, line: str) -> bool:
