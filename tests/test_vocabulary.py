@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from orchestrator import programs, vocabulary
-from orchestrator.data import dataset, parse, schema
+from orchestrator.data import dataset, line_forms, schema
 from orchestrator.data.parse import parse_text
 from orchestrator.records import Context
 from orchestrator.report import clocks, compare, process_table, timing_tables, writer
@@ -46,9 +46,9 @@ def _log(path: Path, scale: float = 1.0) -> Path:
 def program_line(monkeypatch: pytest.MonkeyPatch) -> None:
     """The program's line of a new method: torch prints `cuda graph time`."""
     monkeypatch.setitem(programs.get("torch").methods, PRINTED, STAND_IN.key)
-    parse._method.cache_clear()
+    line_forms.method_of.cache_clear()
     yield
-    parse._method.cache_clear()
+    line_forms.method_of.cache_clear()
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ def test_every_method_a_program_or_the_parser_names_is_in_the_vocabulary() -> No
     known = {m.key for m in vocabulary.METHODS}
     for program in programs.REGISTRY.values():
         assert set(program.methods.values()) <= known, program.name
-    parsed = {method for _n, _p, methods in parse._VALUE_FORMS for method, _t in methods}
+    parsed = {method for _n, _p, methods in line_forms.VALUE_FORMS for method, _t in methods}
     assert parsed <= known
     assert set(vocabulary.printed_methods().values()) <= known
 

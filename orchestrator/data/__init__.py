@@ -2,7 +2,8 @@
 
 `schema` (the store's SQL schema, figure
 columns, migrations), `store` (the SQLite results store), `parse` (printed lines into
-figures), `durations` (Rust's duration format), `dataset` (pandas, CSV), `accuracy`
+figures: the entry; `line_forms`, the printed forms as patterns; `parser`, its state and a
+handler per form), `durations` (Rust's duration format), `dataset` (pandas, CSV), `accuracy`
 (comparing the dumped arrays).
 
 May import: `records`, `programs`, `vocabulary`, `axes`, `errors`, `signals`. Not `experiments`,
