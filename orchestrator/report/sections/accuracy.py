@@ -5,9 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from orchestrator.report import (
-    tables,
-)
+from orchestrator.report import tables
 from orchestrator.report.checks import Thresholds
 from orchestrator.report.findings import Kind
 from orchestrator.report.registry import (

@@ -5,16 +5,8 @@ kernels, kernel-time ratios.
 from __future__ import annotations
 
 from orchestrator import programs
-from orchestrator.report import (
-    checks,
-    clocks,
-    profile_report,
-)
-from orchestrator.report.registry import (
-    Context,
-    Section,
-    section,
-)
+from orchestrator.report import checks, clocks, profile_report
+from orchestrator.report.registry import Context, Section, section
 
 
 @section("clocks", lambda ctx: clocks.select(ctx.fig))

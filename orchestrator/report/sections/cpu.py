@@ -5,23 +5,11 @@ from __future__ import annotations
 import pandas as pd
 
 from orchestrator import programs, vocabulary
-from orchestrator.report import (
-    checks,
-    plots,
-    state_checks,
-    tables,
-    timing_tables,
-)
+from orchestrator.report import checks, plots, state_checks, tables, timing_tables
 from orchestrator.report.checks import Thresholds, cpu_target, per_run, stat_value
 from orchestrator.report.findings import Kind
 from orchestrator.report.names import column_name, cpu_build_name
-from orchestrator.report.registry import (
-    CompareSection,
-    Context,
-    Section,
-    SideTable,
-    section,
-)
+from orchestrator.report.registry import CompareSection, Context, Section, SideTable, section
 from orchestrator.report.spread import ratio
 from orchestrator.report.tables import duration, ordered
 

@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from orchestrator.report import (
-    tables,
-)
-from orchestrator.report.registry import (
-    Context,
-    Section,
-    section,
-)
+from orchestrator.report import tables
+from orchestrator.report.registry import Context, Section, section
 
 
 @section("failures", lambda ctx: ctx.data.figures)

@@ -7,22 +7,10 @@ from __future__ import annotations
 import pandas as pd
 
 from orchestrator import vocabulary
-from orchestrator.report import (
-    cache_report,
-    checks,
-    first_call_breakdown,
-    plots,
-    timing_tables,
-)
+from orchestrator.report import cache_report, checks, first_call_breakdown, plots, timing_tables
 from orchestrator.report.checks import Thresholds, above, quotient_text, target
 from orchestrator.report.findings import Kind
-from orchestrator.report.registry import (
-    CompareSection,
-    Context,
-    Section,
-    SideTable,
-    section,
-)
+from orchestrator.report.registry import CompareSection, Context, Section, SideTable, section
 from orchestrator.report.tables import duration
 
 

@@ -6,14 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from orchestrator.report import (
-    state_checks,
-)
-from orchestrator.report.registry import (
-    Context,
-    Section,
-    section,
-)
+from orchestrator.report import state_checks
+from orchestrator.report.registry import Context, Section, section
 
 
 @section("machine", lambda ctx: ctx.fig)

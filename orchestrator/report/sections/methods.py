@@ -8,23 +8,10 @@ import numpy as np
 import pandas as pd
 
 from orchestrator import vocabulary
-from orchestrator.report import (
-    checks,
-    energy,
-    env_checks,
-    plots,
-    state_checks,
-    timing_tables,
-)
+from orchestrator.report import checks, energy, env_checks, plots, state_checks, timing_tables
 from orchestrator.report.checks import Thresholds, below, per_run, percent, stat_value, target
 from orchestrator.report.findings import Kind
-from orchestrator.report.registry import (
-    CompareSection,
-    Context,
-    Section,
-    SideTable,
-    section,
-)
+from orchestrator.report.registry import CompareSection, Context, Section, SideTable, section
 from orchestrator.report.tables import duration
 
 

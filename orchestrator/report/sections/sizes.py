@@ -6,16 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from orchestrator.report import (
-    sizes_plot,
-    sizes_report,
-)
-from orchestrator.report.registry import (
-    Context,
-    Section,
-    SideTable,
-    section,
-)
+from orchestrator.report import sizes_plot, sizes_report
+from orchestrator.report.registry import Context, Section, SideTable, section
 
 
 @section("sizes", lambda ctx: sizes_report.with_peaks(ctx.fig, ctx.data.host),

@@ -6,16 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from orchestrator.report import (
-    drift,
-    process_table,
-    ratios,
-)
-from orchestrator.report.registry import (
-    Context,
-    Section,
-    section,
-)
+from orchestrator.report import drift, process_table, ratios
+from orchestrator.report.registry import Context, Section, section
 
 
 @section("statistics", lambda ctx: ctx.fig)

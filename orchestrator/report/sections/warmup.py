@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from orchestrator.report import (
-    cache_report,
-    checks,
-    plots,
-    timing_tables,
-)
+from orchestrator.report import cache_report, checks, plots, timing_tables
 from orchestrator.report.checks import Thresholds, above, quotient_text
 from orchestrator.report.findings import Kind
 from orchestrator.report.registry import (
