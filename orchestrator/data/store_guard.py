@@ -123,6 +123,8 @@ class StoreGuard:
                 continue
             except OSError as exc:
                 raise StoreError(f"cannot open {side}: {exc.strerror}") from None
+            if stat.S_ISREG(st.st_mode) and st.st_nlink == 0:
+                continue  # unlinked as it was looked at: the last reader out tidied the pair
             if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
                 kind = "a symlink" if stat.S_ISLNK(st.st_mode) else \
                     "not a plain file" if not stat.S_ISREG(st.st_mode) else "a hard link"
