@@ -37,7 +37,6 @@ def target_table(group: pd.DataFrame, host: dict[str, Any]) -> Table:
     name = sizes.target_name(first)
     peak = sizes.peak_for(first, host)
     arith = sizes.arithmetic(first.get("precision", ""), peak)
-    best = peak.flops(arith)
     out = []
     for _, r in group.iterrows():
         rate = sizes.tflops(r["shape"], r["time_s"])
