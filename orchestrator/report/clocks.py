@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from orchestrator import programs, vocabulary
-from orchestrator.report import env_checks
+from orchestrator.report import arithmetic, env_checks
 from orchestrator.report.spread import ratio, ratio_ci
 from orchestrator.report.tables import (
     Table,
@@ -310,6 +310,7 @@ def kernel_ratio_table(selected: ClockRows, candidate: str | None = None,
                 continue
             ci = _ratio_interval(_samples(b_rows, b_prof, sets), _samples(t_rows, t_prof, sets))
             records.append({"device": label, "shape": shape,
+                            "arithmetic": _arithmetic(b_rows, t_rows),
                             f"{mine} kernel time": f"{duration(b_vals[1])} ({b_prof})",
                             f"{ref} kernel time": f"{duration(t_vals[1])} ({t_prof})",
                             "ratio of min": _plain(ratio(b_vals[0], t_vals[0])),
@@ -317,11 +318,24 @@ def kernel_ratio_table(selected: ClockRows, candidate: str | None = None,
                             "median ratio 95% CI": ci})
     if not records:
         return empty(name, title, "no target has kernel times of both frameworks")
-    return Table(name, title, pd.DataFrame(records),
-                 notes=["Kernel time cells: the median per matmul, with its profiler. 95% CI: "
-                        "percentile bootstrap of the median ratio from each side's per-launch "
-                        "kernel times (CUPTI's raw samples; ncu's per-matmul times from its "
-                        "stored CSV), fixed seed."])
+    notes = ["Kernel time cells: the median per matmul, with its profiler. 95% CI: "
+             "percentile bootstrap of the median ratio from each side's per-launch "
+             "kernel times (CUPTI's raw samples; ncu's per-matmul times from its "
+             "stored CSV), fixed seed."]
+    if any(" vs " in r["arithmetic"] for r in records):
+        notes.append(f"A row whose arithmetic reads 'A vs B' pairs two computations ({mine} "
+                     f"first), not two frameworks of one: its ratio is not like for like.")
+    return Table(name, title, pd.DataFrame(records), notes=notes)
+
+
+def _arithmetic(candidate: pd.DataFrame, reference: pd.DataFrame) -> str:
+    """'TF32' where both sides ran one arithmetic, 'unknown arithmetic vs FP32' where not
+    (a burn run without an accuracy run beside PyTorch's printed FP32): one label ('cuda')
+    does not prove one arithmetic, as the time ratios' `arithmetic` column says too."""
+    mine, theirs = (arithmetic.precision_of(rows)[0] for rows in (candidate, reference))
+    if arithmetic.is_mixed(mine, theirs):
+        return f"{arithmetic.words(mine)} vs {arithmetic.words(theirs)}"
+    return arithmetic.words(mine)
 
 
 def _samples(rows: pd.DataFrame, profiler: str, sets: dict[str, Any] | None) -> Any:

@@ -54,6 +54,7 @@ class Kind(Enum):
     ENVIRONMENT = "environment changes the measurement"
     QUEUED_PROOF_FAILED = "queued proof failed"
     ABOVE_PEAK = "above its peak"
+    ABOVE_FP32 = "faster than FP32 can be"
     GPU_CLOCK = "GPU not at full clock when the run started"
     GPU_THROTTLED = "GPU throttled during the run"
     GPU_SHARED = "another process on the GPU"

@@ -88,6 +88,7 @@ def with_peaks(fig: pd.DataFrame, host: dict[str, Any]) -> pd.DataFrame:
         arithmetic=arith,
         peak_flops=[p.flops(a) for p, a in zip(found, arith, strict=True)],
         peak_known=[p.fp32 is not None for p in found],
+        peak_fp32=[p.fp32 for p in found],
         peak_bw=[p.bandwidth for p in found], peak_name=[p.device for p in found])
 
 
@@ -222,6 +223,24 @@ def above_peak(rows: pd.DataFrame) -> list[str]:
             lines.append(Kind.ABOVE_PEAK.says(f"{sizes.target_name(r)} {r['shape']} at "
                          f"{100 * rate / r['peak_flops']:.0f}% of {r['peak_name']}: the clock ran "
                          "above the one recorded (turbo), or the peak's assumptions are off."))
+    return lines + _above_fp32(rows)
+
+
+def _above_fp32(rows: pd.DataFrame) -> list[str]:
+    """A target of unknown arithmetic faster than the device's FP32 peak did not compute in
+    FP32 on its FP32 units: its kernels ran on tensor cores (TF32 or narrower), so its ratios
+    against an FP32 run are not like for like (burn 0.22's f32 matmul on an H200: 69 TFLOP/s
+    at 4096², FP32's peak 67)."""
+    lines = []
+    unknown = rows[(rows["arithmetic"] == "") & rows["peak_fp32"].notna()]
+    for _, r in unknown.iterrows():
+        rate = sizes.tflops(r["shape"], r["time_s"])
+        if rate is not None and rate > r["peak_fp32"]:
+            lines.append(Kind.ABOVE_FP32.says(
+                f"{sizes.target_name(r)} {r['shape']} at {rate / 1e12:.1f} TFLOP/s, above "
+                f"{r['peak_name']}'s FP32 peak ({r['peak_fp32'] / 1e12:.1f}): its arithmetic "
+                "was not recorded, and it cannot have been plain FP32; its kernels ran on tensor "
+                "cores (TF32 or narrower). An accuracy run (`mode: accuracy`) records it."))
     return lines
 
 

@@ -261,6 +261,34 @@ def _h200_aa_verdicts(csv: pd.DataFrame, readme: str) -> None:
             "jax cuda [arithmetic unknown] warm cache kernel time"} <= set(same["figure"])
 
 
+# ---- docs/results/h200-sizes-ncu-2026-12-03/README.md (burn's curve against ncu) -----------
+
+
+def _seconds(cell: str) -> float:
+    number, unit = re.fullmatch(r"([0-9.]+)(ns|µs|ms|s)", cell).groups()
+    return float(number) * {"ns": 1e-9, "µs": 1e-6, "ms": 1e-3, "s": 1.0}[unit]
+
+
+def _sizes_ncu_agreement(csv: pd.DataFrame, readme: str) -> None:
+    """The table's cells and ratios, the 2.6% bound, 256²'s failed proof, the FP32 peak line."""
+    worst = 0.0
+    for _, r in csv.iterrows():
+        cells = _row(readme, r["size"])
+        assert cells[:2] == [r["device time queued"], r["kernel time"]], r["size"]
+        quotient = _seconds(r["device time queued"]) / _seconds(r["kernel time"])
+        if r["size"] == "256x256":
+            assert cells[2] == "proof failed" and quotient > 10
+            continue
+        assert cells[2] == f"{quotient:.3f}"
+        worst = max(worst, abs(quotient - 1))
+    assert f"within {100 * worst:.1f}%" in " ".join(readme.split())
+    report = (RESULTS / "h200-sizes-ncu-2026-12-03" / "report" / "report.md").read_text()
+    assert "start event waited in 0 of 10 runs" in report
+    rate = 2 * 4096**3 / _seconds(csv.set_index("size").loc["4096x4096", "kernel time"]) / 1e12
+    assert f"{rate:.1f} TFLOP/s at 4096², above the H200's FP32" in " ".join(readme.split())
+    assert f"burn cuda 4096x4096 at {rate:.1f} TFLOP/s, above NVIDIA H200 SXM's FP32" in report
+
+
 class Claims(NamedTuple):
     readme: Path
     checks: tuple[Check, ...]
@@ -283,6 +311,9 @@ CLAIMS: dict[str, Claims] = {
                                 csv="compare.csv"),
     "h200-aa-2026-12-03": Claims(RESULTS / "h200-aa-2026-12-03" / "README.md",
                                  (_h200_aa_verdicts,), csv="compare/compare.csv"),
+    "h200-sizes-ncu-2026-12-03": Claims(
+        RESULTS / "h200-sizes-ncu-2026-12-03" / "README.md", (_sizes_ncu_agreement,),
+        csv="report/sizes_burn_cuda.csv"),
 }
 UNCHECKED = {
     "h200-2026-11-30": "the first H200 sweep (store format 1), kept as it was; its README "

@@ -233,3 +233,29 @@ def test_a_gpu_target_of_unknown_arithmetic_has_no_percent_of_peak() -> None:
     assert sizes.percent_text(183e12, h200, "") == "arithmetic unknown"
     assert sizes.percent_text(183e12, h200, "tf32") == "37.0%"
     assert sizes.percent_text(1e9, peaks.Peak.unknown("tpu", "no entry"), "") == "peak unknown"
+
+
+NCU = PROJECT / "docs" / "results" / "h200-sizes-ncu-2026-12-03"
+
+
+def test_burn_faster_than_fp32_can_be_is_said_and_its_kernel_ratios_are_set_apart() -> None:
+    """The H200's size sweep under ncu (2026-12-03): burn's f32 matmul, arithmetic unrecorded,
+    ran 69.0 TFLOP/s at 4096² (FP32's peak 67): a finding says it cannot be plain FP32, and
+    every burn / PyTorch FP32 kernel-time ratio reads 'unknown arithmetic vs FP32', as the time
+    ratios' arithmetic column does; PyTorch FP32 (51.3 TFLOP/s) gets no such line."""
+    from orchestrator.report import clocks
+    data = dataset.load(NCU)
+    fig = tables.prepare(data)
+    lines = sizes_report.findings(sizes_report.with_peaks(fig, data.host))
+    above = [x for x in lines if "faster than FP32 can be" in x]
+    assert len(above) == 1 and "burn cuda 4096x4096 at 69.0 TFLOP/s" in above[0]
+    frame = clocks.kernel_ratio_table(clocks.select(fig)).frame
+    assert set(frame["arithmetic"]) == {"unknown arithmetic vs FP32"}
+    assert len(frame) == 6  # three sizes, ncu and CUPTI on PyTorch's side
+
+
+def test_one_arithmetic_on_both_sides_is_named_once() -> None:
+    from orchestrator.report import clocks
+    data = dataset.load(H200)
+    frame = clocks.kernel_ratio_table(clocks.select(tables.prepare(data))).frame
+    assert set(frame["arithmetic"]) == {"TF32"} and set(frame["device"]) == {"cuda [tf32]"}
