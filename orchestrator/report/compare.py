@@ -36,7 +36,7 @@ from typing import Any
 
 from orchestrator import vocabulary
 from orchestrator.errors import InputError
-from orchestrator.report import intervals, sizes
+from orchestrator.report import intervals, peaks, sizes
 from orchestrator.report.compare_match import (
     describe,
     match,
@@ -81,6 +81,10 @@ class Row:
     # a steady matmul time's throughput, 2·M·N·M / t (report/sizes.py): TFLOP/s of each side
     a_tflops: float | None = None
     b_tflops: float | None = None
+    # that throughput as % of the side's device peak for the figure's arithmetic (report/peaks
+    # .py); None where the peak or the arithmetic is unknown
+    a_peak_pct: float | None = None
+    b_peak_pct: float | None = None
     p_value: float | None = None  # of 'beyond ±e', before Holm
     p_holm: float | None = None
     inside: bool = False  # the interval lies inside the no-effect band
@@ -169,7 +173,8 @@ def _apart(a: dict[str, Any], b: dict[str, Any]) -> str:
     return ", ".join(why)
 
 
-def _row(a: dict[str, Any], b: dict[str, Any], note: str, min_effect: float) -> Row:
+def _row(a: dict[str, Any], b: dict[str, Any], note: str, min_effect: float,
+         hosts: tuple[dict[str, Any], dict[str, Any]] = ({}, {})) -> Row:
     row = Row(section_of(a), describe(a, b), a["stat"], a["value"], b["value"], a["min"],
               b["min"], note=note)
     if not vocabulary.is_time(a["method"]) or a["stat"] not in ("median", "value"):
@@ -177,6 +182,8 @@ def _row(a: dict[str, Any], b: dict[str, Any], note: str, min_effect: float) -> 
     if (entry := vocabulary.method(a["method"])) is not None and entry.throughput:
         row.a_tflops = _tflops(a["shape"], a["value"])
         row.b_tflops = _tflops(b["shape"], b["value"])
+        row.a_peak_pct = _peak_pct(a, row.a_tflops, hosts[0])
+        row.b_peak_pct = _peak_pct(b, row.b_tflops, hosts[1])
     row.apart = _apart(a, b)
     if row.apart:
         row.ratio = ratio(b["value"], a["value"])
@@ -189,6 +196,18 @@ def _row(a: dict[str, Any], b: dict[str, Any], note: str, min_effect: float) -> 
 def _tflops(shape: str, seconds: float) -> float | None:
     rate = sizes.tflops(shape or "1024x1024", seconds)  # a log's section without a shape: 1024
     return None if rate is None else rate / 1e12
+
+
+def _peak_pct(side: dict[str, Any], tflops: float | None, host: dict[str, Any]) -> float | None:
+    """% of the side's device peak for the figure's arithmetic, as report 6b reads it
+    (sizes.arithmetic: unknown on an NVIDIA GPU is no percentage); None where not known."""
+    if tflops is None:
+        return None
+    threads = side.get("threads")
+    peak = peaks.device_peak(side["device"], host or {}, threads if side["device"] == "cpu"
+                             else None, side.get("power_limit_w"), side.get("freq_mhz"))
+    flops = peak.flops(sizes.arithmetic(side.get("precision") or "", peak))
+    return None if flops is None else 100 * tflops * 1e12 / flops
 
 
 def _say_arithmetic(rows: list[Row], pairs: list[tuple[dict[str, Any], dict[str, Any], str]]
@@ -217,7 +236,8 @@ def compare(a: Side, b: Side, min_effect: float = DEFAULT_MIN_EFFECT,
                          "the same thing on both sides)")
     order = {s: i for i, s in enumerate(sections())}
     pairs.sort(key=lambda p: (order[section_of(p[0])], p[0]["order"]))  # A's order per section
-    rows = [_row(x, y, note, min_effect) for x, y, note in pairs]
+    hosts = (a.data.host or {}, b.data.host or {})
+    rows = [_row(x, y, note, min_effect, hosts) for x, y, note in pairs]
     _say_arithmetic(rows, pairs)
     finish(rows, correction)
     return Comparison(a, b, min_effect, machine_facts(a, b), pairings, rows, correction,

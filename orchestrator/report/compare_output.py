@@ -23,6 +23,7 @@ from orchestrator.report import compare_tables, plots, writer
 from orchestrator.report.compare import ONE_VALUE, Comparison
 from orchestrator.report.compare_tables import (  # re-exported: what tests and users read here
     CSV_FIELDS,
+    EARLIER_FIELDS,
     LEGACY_FIELDS,
     PLOT_ROWS,
     ci_cell,
@@ -33,9 +34,9 @@ from orchestrator.report.compare_tables import (  # re-exported: what tests and 
     value_cell,
 )
 
-__all__ = ["CSV_FIELDS", "LEGACY_FIELDS", "PLOT_ROWS", "TERMINAL_ROWS", "draw", "notable",
-           "plot_note", "plotted", "render_markdown", "show", "value_cell", "write",
-           "write_csv", "write_png"]
+__all__ = ["CSV_FIELDS", "EARLIER_FIELDS", "LEGACY_FIELDS", "PLOT_ROWS", "TERMINAL_ROWS",
+           "draw", "notable", "plot_note", "plotted", "render_markdown", "show", "value_cell",
+           "write", "write_csv", "write_png"]
 
 MARK = "<!-- written by `python -m orchestrator compare` -->"
 PNG_SOFTWARE = "orchestrator compare"
@@ -120,8 +121,8 @@ def _ours(path: Path) -> bool:
     if path.name == NAMES["md"]:
         return head.startswith(MARK.encode())
     if path.name == NAMES["csv"]:
-        return head.split(b"\n", 1)[0].strip() in (",".join(CSV_FIELDS).encode(),
-                                                    ",".join(LEGACY_FIELDS).encode())
+        return head.split(b"\n", 1)[0].strip() in {",".join(f).encode() for f in
+                                                    (CSV_FIELDS, *EARLIER_FIELDS)}
     return head.startswith(b"\x89PNG") and PNG_SOFTWARE.encode() in head
 
 

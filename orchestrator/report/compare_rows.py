@@ -161,7 +161,14 @@ def _measurement(r: dict[str, Any], mins: dict[str, float], sets: dict[str, np.n
         "samples": sets.get(key) if key else None, "run_id": r["run_id"],
         "experiment": _text(r["experiment"]), "threads": threads, "order": r["order"],
         "reps": 0 if unit_reps is None or pd.isna(unit_reps) else int(unit_reps),
+        # what the device's peak depends on (report/peaks.py): % of peak beside TFLOP/s
+        "power_limit_w": _float_or_none(r.get("gpu_power_limit_w")),
+        "freq_mhz": _float_or_none(r.get("cpu_freq_mhz")),
     }
+
+
+def _float_or_none(value: Any) -> float | None:
+    return None if value is None or pd.isna(value) else float(value)
 
 
 def _threads_key(device: str, threads: int | None) -> str:

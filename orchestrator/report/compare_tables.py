@@ -24,8 +24,10 @@ from orchestrator.report.tables import Table
 
 CSV_FIELDS = ["section", "figure", "stat", "a", "b", "a_min", "b_min", "ratio", "ci_low",
               "ci_high", "basis", "detectable", "verdict", "apart", "note", "p_value",
-              "p_holm", "a_tflops", "b_tflops"]
-LEGACY_FIELDS = CSV_FIELDS[:-4]  # a compare.csv from before the p-values and throughput columns
+              "p_holm", "a_tflops", "b_tflops", "a_peak_pct", "b_peak_pct"]
+# compare.csv's headers before these: without % of peak, and without p-values and throughput
+EARLIER_FIELDS = (CSV_FIELDS[:-2], CSV_FIELDS[:-6])
+LEGACY_FIELDS = EARLIER_FIELDS[-1]
 # compare.png grows 0.28 in a row: past this many it is no longer a figure one reads (and a log
 # within the input cap has 38,000 matched figures, a picture matplotlib cannot even make)
 PLOT_ROWS = 100
@@ -58,6 +60,13 @@ def _rates(row: Row) -> str:
     return f"{row.a_tflops:.3g} / {row.b_tflops:.3g}"
 
 
+def _peak_pcts(row: Row) -> str:
+    """That throughput as % of each side's device peak ('?' where a side's is unknown)."""
+    if row.a_peak_pct is None and row.b_peak_pct is None:
+        return ""
+    return " / ".join("?" if p is None else f"{p:.1f}%" for p in (row.a_peak_pct, row.b_peak_pct))
+
+
 def ci_cell(row: Row) -> str:
     return "" if row.lo is None or row.hi is None else f"{row.lo:.3g} – {row.hi:.3g}"
 
@@ -88,10 +97,11 @@ def verdict_table(words: str, rows: list[Row]) -> Table:
     """A section's figures with their verdicts: both sides, B/A with its interval, what the
     verdict rests on, the smallest change it could have called, the throughput."""
     return _table(words, words, ["figure", "A", "B", "B/A", "95% CI", "basis", "detectable",
-                                 "verdict", "A min / B min", "note", "TFLOP/s A / B"],
+                                 "verdict", "A min / B min", "note", "TFLOP/s A / B",
+                                 "% of peak A / B"],
                   [[r.figure, value_cell(r, r.a), value_cell(r, r.b), ratio_cell(r), ci_cell(r),
                     r.basis, detectable_cell(r), f"**{r.verdict}**", _pair(r, r.a_min, r.b_min),
-                    r.note, _rates(r)] for r in rows])
+                    r.note, _rates(r), _peak_pcts(r)] for r in rows])
 
 
 def rows_table(c: Comparison) -> Table:
@@ -100,7 +110,8 @@ def rows_table(c: Comparison) -> Table:
         [[r.section, r.figure, r.stat, _num(r.a), _num(r.b), _num(r.a_min), _num(r.b_min),
           _num(r.ratio), _num(r.lo), _num(r.hi), r.basis, _num(r.detectable), r.verdict,
           r.apart, r.note, _num(r.p_value), _num(r.p_holm), _num(r.a_tflops),
-          _num(r.b_tflops)] for r in c.rows], columns=CSV_FIELDS))
+          _num(r.b_tflops), _num(r.a_peak_pct), _num(r.b_peak_pct)] for r in c.rows],
+        columns=CSV_FIELDS))
 
 
 # ---- the sections -----------------------------------------------------------------------------
