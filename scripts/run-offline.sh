@@ -34,5 +34,8 @@ if [ ! -f "$site/.unpacked" ]; then
     done
     touch "$site/.unpacked"
 fi
+# exec: a `timeout` (or Ctrl-C) around this script reaches the orchestrator itself, which
+# ends its sweep before the script's caller goes on (a wrapper shell died at once, so a store
+# copied next was caught mid-teardown, its sweep still `running`)
 PYTHONPATH="$PWD/$site${PYTHONPATH:+:$PYTHONPATH}" \
-    "$PYTHON" -m orchestrator run "$experiments" --results "$results" "$@"
+    exec "$PYTHON" -m orchestrator run "$experiments" --results "$results" "$@"

@@ -7,12 +7,15 @@
 # build/h200-aa/ between calls, and each call returns its store xz'd under $OUT.
 #   OUT=/dir scripts/h200/default-aa.sh a SECONDS    # call 1: side A
 #   OUT=/dir scripts/h200/default-aa.sh b SECONDS    # call 2: side B, then compare A B
+# ONLY names other experiments of the file (default `methods`): ONLY="first-call jax-first-call"
+# takes ~3.6 minutes a side, so both sides fit one call (a, then b, in one command).
 # Offline: the CUDA binary and the wheels as scripts/h200/unpack.sh leaves them.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 : "${OUT:?set OUT to the folder the results go to}"
 side=${1:?a or b}
 limit=${2:-450}
+only=${ONLY:-methods}
 PYTHON=${PYTHON:-python3}
 export PYTHON
 root=build/h200-aa
@@ -21,9 +24,9 @@ start=$(date +%s)
 scripts/h200/unpack.sh || exit 2
 { date -u +%FT%TZ; nvidia-smi --query-gpu=name,uuid,power.limit,clocks.max.sm,temperature.gpu \
     --format=csv,noheader || true; } > "$OUT/gpu-$side.txt" 2>&1
-timeout "$limit" scripts/run-offline.sh experiments.yaml "$root/$side" --only methods --quiet \
+timeout "$limit" scripts/run-offline.sh experiments.yaml "$root/$side" --only $only --quiet \
     > "$OUT/run-$side.log" 2>&1
-echo "methods $side: exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT/steps-$side.txt"
+echo "$only $side: exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT/steps-$side.txt"
 export PYTHONPATH="$PWD/build/offline-site${PYTHONPATH:+:$PYTHONPATH}"
 # a sweep cut by `timeout` leaves its last runs in the WAL: SQLite's backup copies both
 "$PYTHON" scripts/h200/store_copy.py "$root/$side/results.sqlite" "$root/$side.sqlite"

@@ -289,6 +289,31 @@ def _sizes_ncu_agreement(csv: pd.DataFrame, readme: str) -> None:
     assert f"burn cuda 4096x4096 at {rate:.1f} TFLOP/s, above NVIDIA H200 SXM's FP32" in report
 
 
+# ---- docs/results/h200-aa-first-call-2026-12-03/README.md (first calls, A/A on one card) ----
+
+
+def _h200_aa_first_calls(csv: pd.DataFrame, readme: str) -> None:
+    """Counts, the three `slower` JAX CPU figures with their intervals, JAX CPU's range, the
+    `same` range."""
+    text = " ".join(readme.split())
+    verdicts = csv[csv["verdict"].fillna("") != ""]
+    counts = verdicts["verdict"].value_counts()
+    assert (f"{counts['same']} same, {counts.get('faster', 0)} faster, {counts['slower']} "
+            f"slower, {counts['inconclusive']} inconclusive, "
+            f"{counts['no verdict (one value)']} no verdict (one value)") in text
+    called = counts.get("faster", 0) + counts["slower"]
+    assert f"{called} of {len(verdicts)} figures called" in text and called <= 0.05 * len(verdicts)
+    for _, r in verdicts[verdicts["verdict"] == "slower"].iterrows():
+        assert r["figure"].startswith("jax cpu 16 threads warm cache")
+        what = r["figure"].removeprefix("jax cpu 16 threads warm cache ")
+        assert (f"{what} {r['ratio']:.2f}× [{r['ci_low']:.2f}-{r['ci_high']:.2f}]") in text
+    jax_cpu = verdicts[verdicts["figure"].str.startswith("jax cpu")]["ratio"].astype(float)
+    assert f"B's {len(jax_cpu)} JAX CPU figures reads {jax_cpu.min():.2f}-{jax_cpu.max():.2f}×" \
+        in text
+    same = verdicts[verdicts["verdict"] == "same"]["ratio"].astype(float)
+    assert f"B/A within {same.min():.3f}-{same.max():.3f}" in text
+
+
 class Claims(NamedTuple):
     readme: Path
     checks: tuple[Check, ...]
@@ -311,6 +336,9 @@ CLAIMS: dict[str, Claims] = {
                                 csv="compare.csv"),
     "h200-aa-2026-12-03": Claims(RESULTS / "h200-aa-2026-12-03" / "README.md",
                                  (_h200_aa_verdicts,), csv="compare/compare.csv"),
+    "h200-aa-first-call-2026-12-03": Claims(
+        RESULTS / "h200-aa-first-call-2026-12-03" / "README.md", (_h200_aa_first_calls,),
+        csv="compare/compare.csv"),
     "h200-sizes-ncu-2026-12-03": Claims(
         RESULTS / "h200-sizes-ncu-2026-12-03" / "README.md", (_sizes_ncu_agreement,),
         csv="report/sizes_burn_cuda.csv"),
