@@ -1,8 +1,9 @@
 """JAX's accuracy kernel (issue 24): what computed the product, read from the compiled module
 (bench_core/hlo.py) and printed as `# kernel ... accuracy kernel (xla)`; on cuda also the
-kernels CUPTI saw, as torch prints them. The CPU modules in tests/data/jax were captured from
-this box's JAX (`hlo_cpu_*`); the CUDA ones are HAND-WRITTEN in XLA's printed form (named so)
-until scripts/h200/evidence34.sh's capture replaces them."""
+kernels CUPTI saw, as torch prints them. Every module is captured from the real JAX: the CPU
+ones in tests/data/jax from this box's (`hlo_cpu_*`, each file's first line says how), the CUDA
+ones on the H200 by scripts/h200/evidence34.sh (tests/data/h200/2026-12-03/jax-hlo-1024-*.txt,
+jax 0.11.2)."""
 
 from __future__ import annotations
 
@@ -24,47 +25,50 @@ from bench_core import hlo  # noqa: E402
 
 PROJECT = Path(__file__).resolve().parents[1]
 MODULES = PROJECT / "tests" / "data" / "jax"
+H200 = PROJECT / "tests" / "data" / "h200" / "2026-12-03"
 PROGRAM = PROJECT / "bench_py" / "exec_jax.py"
 jax_missing = subprocess.run([sys.executable, "-c", "import jax"], capture_output=True,
                              check=False).returncode != 0
 
 
-def _ops(name: str) -> list[tuple[str, int]]:
-    return hlo.dot_ops((MODULES / name).read_text(encoding="utf-8"))
+def _ops(path: Path) -> list[tuple[str, int]]:
+    return hlo.dot_ops(path.read_text(encoding="utf-8"))
 
 
 def test_the_cpu_module_names_ynnpack_and_the_dots_precision() -> None:
-    assert _ops("hlo_cpu_256_default.txt") == [
+    assert _ops(MODULES / "hlo_cpu_256_default.txt") == [
         ("__ynn_fusion (f32 x f32 -> f32, precision default)", 1)]
-    assert _ops("hlo_cpu_256_highest.txt") == [
+    assert _ops(MODULES / "hlo_cpu_256_highest.txt") == [
         ("__ynn_fusion (f32 x f32 -> f32, precision highest)", 1)]
 
 
-def test_a_cublas_custom_call_names_its_target_and_precision_config() -> None:
-    """HAND-WRITTEN module (see the file's first line)."""
-    assert _ops("HANDWRITTEN_hlo_cuda_1024_default.txt") == [
-        ("__cublas$gemm (f32 x f32 -> f32, precision default, selected algorithm -1)", 1)]
+def test_the_h200_modules_name_cublaslt_its_precision_and_selected_algorithm() -> None:
+    """jax 0.11.2 on the H200 at 1024²: both precisions are one cuBLASLt call (not the
+    `__cublas$gemm` XLA's own tests print), told apart by the operand precision and the
+    algorithm cuBLAS's autotuning selected (1: the TF32 kernel, 2: the SIMT sgemm with its
+    split-K reduce, as CUPTI saw them in jax-acc-1024-*.out)."""
+    for precision, selected in (("default", 1), ("highest", 2)):
+        assert _ops(H200 / f"jax-hlo-1024-{precision}.txt") == [
+            (f"__cublas$lt$matmul (f32 x f32 -> f32, precision {precision}, "
+             f"selected algorithm {selected})", 1)]
 
 
-def test_a_triton_gemm_fusion_names_its_tiles_and_the_fused_dots_precision() -> None:
-    """HAND-WRITTEN module (see the file's first line)."""
-    assert _ops("HANDWRITTEN_hlo_cuda_1024_triton.txt") == [
-        ("__triton_gemm (block 64x128x32, split_k 1, num_stages 4, num_warps 4, "
-         "f32 x f32 -> f32, precision highest)", 1)]
-
-
-def test_plain_dots_algorithms_and_the_quoted_config_form() -> None:
-    text = (MODULES / "HANDWRITTEN_hlo_forms.txt").read_text(encoding="utf-8")
-    assert hlo.dot_ops(text) == [  # in the module's order: the fused computation comes first
-        ("dot in a kOutput (bf16 x bf16 -> f32, precision default, algorithm dot_bf16_bf16_f32)",
-         1),
-        ("dot (f32 x f32 -> f32, precision high,highest)", 2),
-        ("__cublas$lt$matmul (f32 x f32 -> f32, precision highest, algorithm dot_tf32_tf32_f32)",
-         1)]
+def test_plain_dots_algorithms_and_other_custom_calls() -> None:
+    """A module of this box's JAX holding the other forms (the file's first line): dots fused
+    into YNN at a mixed operand precision and with an algorithm, an int32 dot XLA emits itself
+    (`dot`), and custom calls that are no matmul (TopK, LAPACK's potrf), left out."""
+    assert _ops(MODULES / "hlo_cpu_8_forms.txt") == [  # the module's order: fused ones first
+        ("__ynn_fusion (f32 x f32 -> f32, precision default)", 1),
+        ("__ynn_fusion (f32 x f32 -> f32, precision default, algorithm dot_bf16_bf16_f32)", 1),
+        ("__ynn_fusion (f32 x f32 -> f32, precision high,highest)", 1),
+        ("dot (s32 x s32 -> s32, precision high,highest)", 1)]
     empty = "HloModule empty\nENTRY %e () -> f32[] {\n  ROOT %c = f32[] constant(0)\n}"
     assert hlo.dot_ops(empty) == []
     assert hlo.backend_config('x, backend_config={"a":{"b":1}}, y') == {"a": {"b": 1}}
     assert hlo.backend_config("backend_config={not json}") == {}
+    # the escaped string older XLA printed the config as (not captured: jax 0.10 and 0.11
+    # print it inline, as above)
+    assert hlo.backend_config('backend_config="{\\"a\\":[1]}"') == {"a": [1]}
 
 
 def _accuracy(tmp_path: Path, *extra: str) -> str:

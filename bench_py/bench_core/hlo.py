@@ -10,8 +10,9 @@ The ops that compute a dot, each named by what runs it:
   the precision config (``operand_precision``, ``algorithm``) and cuBLAS's
   ``selected_algorithm``;
 * a fusion of kind ``kCustom`` whose fused computation holds the dot (``__ynn_fusion``:
-  XNNPACK's YNN on the CPU; ``__triton_gemm`` on the GPU, with its tile config): the fusion's
-  kind, and the dot's own ``operand_precision`` / ``algorithm``;
+  XNNPACK's YNN on the CPU; ``__triton_nested_gemm_fusion``: a Triton gemm on the GPU, as the
+  H200 ran JAX's 256² product): the fusion's kind, and the dot's own ``operand_precision`` /
+  ``algorithm``;
 * any other dot: ``dot`` (XLA's own emitter), or ``dot in a kLoop fusion``.
 
 Operand and result element types come with each (``f32 x f32 -> f32``). Nothing here imports
@@ -152,19 +153,13 @@ def _custom_call_words(call: _Instruction, types: _Types) -> list[str]:
 
 
 def _fusion_name(fusion: _Instruction) -> str:
-    """`__triton_gemm (block 64x64x32, split_k 1, stages 4, warps 4)`, `__ynn_fusion`, or
-    `dot in a kLoop fusion` for XLA's own fusions."""
-    config = backend_config(fusion.attrs)
-    kind = _find(config, "kind")
+    """The kind of a fusion a backend runs (`__ynn_fusion` on the CPU,
+    `__triton_nested_gemm_fusion` on the H200 at 256²), or `dot in a kLoop fusion` for XLA's
+    own fusions."""
+    kind = _find(backend_config(fusion.attrs), "kind")
     if not isinstance(kind, str) or not kind.startswith("__"):
         found = _KIND.search(fusion.attrs)
         return f"dot in a {found.group(1) if found else 'fusion'}"
-    tiles = _find(config, "triton_gemm_config")
-    if isinstance(tiles, dict) and tiles:
-        size = "x".join(str(tiles.get(k, "?")) for k in ("block_m", "block_n", "block_k"))
-        extra = [f"{key} {tiles[key]}" for key in ("split_k", "num_stages", "num_warps")
-                 if key in tiles]
-        return f"{kind} (block {size}" + "".join(f", {e}" for e in extra) + ")"
     return kind
 
 
@@ -187,9 +182,5 @@ def dot_ops(text: str) -> list[tuple[str, int]]:
         elif ins.op == "dot":
             fusion = callers.get(ins.computation)
             what = _fusion_name(fusion) if fusion is not None else "dot"
-            words = ", ".join(_dot_words(ins, types))
-            if what.endswith(")"):  # the fusion's own parentheses take the dot's words too
-                names.append(f"{what[:-1]}, {words})")
-            else:
-                names.append(f"{what} ({words})")
+            names.append(f"{what} ({', '.join(_dot_words(ins, types))})")
     return list(Counter(names).items())

@@ -207,11 +207,15 @@ def load(results: Path, sweep: str | None = None) -> Dataset:
             sweep_id, damage)
         entries = _accuracy_entries(store, runs, contexts, damage)
         inferred = {e.run_id: accuracy.infer_precision(e.a, e.b, e.c) for e in entries}
-        for rid, columns in precision.assign(runs, inferred).items():
-            contexts[rid].update(columns)
         figs = _readable(store.query("SELECT rowid, * FROM figures WHERE sweep_id=? ORDER BY "
                                      "rowid", (sweep_id,)), "figure", contexts, damaged, damage,
                          damage_mod.figure_problem)
+        kernels: dict[str, list[str]] = {}  # each run's kernels, as its profiler named them
+        for f in figs:
+            if f.get("kernel") and f["stat"] in precision.KERNEL_STATS:
+                kernels.setdefault(f["run_id"], []).append(f["kernel"])
+        for rid, columns in precision.assign(runs, inferred, kernels).items():
+            contexts[rid].update(columns)
         rows = [_figure_row(contexts[f["run_id"]], f) for f in figs]
         with_figures = {f["run_id"] for f in figs}
         for rid, ctx in contexts.items():

@@ -2,8 +2,10 @@
 
 A TF32 run is a different computation from an FP32 one of the same program and device, so its
 label carries a tag (`cuda [tf32]`) and every table keeps the two apart. The accuracy table says
-how each build's arithmetic is known (printed by the program, or inferred from its arrays, with
-the figures that show it). A burn / PyTorch ratio is plain only between runs of one arithmetic;
+how each build's arithmetic is known (printed by the program, inferred from its arrays with the
+figures that show it, or said by its kernel's name); the kernels' section says which runs' is
+known from their kernels' names only (`kernel_name_notes`), and where two sources disagree
+(`disagreements`). A burn / PyTorch ratio is plain only between runs of one arithmetic;
 `is_mixed` and `mixed_note` say when it is not.
 """
 
@@ -11,8 +13,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from orchestrator.data import kernel_names
 from orchestrator.data.accuracy import evidence
-from orchestrator.report.findings import Kind
+from orchestrator.data.precision import DISPUTED, KERNEL_STATS, dispute
+from orchestrator.report.findings import Finding, Kind
+from orchestrator.report.names import column_name
 
 TAGGED = ("tf32",)  # fp32 is every program's default: untagged, as the chapter names runs
 
@@ -49,20 +54,37 @@ def precision_column(fig: pd.DataFrame) -> pd.Series:
 
 
 def precision_of(rows: pd.DataFrame) -> tuple[str, str]:
-    """(precision, source) of one run's rows: ('tf32', 'inferred'), ('', '') when unknown."""
-    found = rows[precision_column(rows) != ""] if not rows.empty else rows
-    if found.empty:
+    """(precision, source) of one run's rows: ('tf32', 'inferred'); ('', 'disputed: ...') where
+    its sources disagreed; ('', '') when unknown."""
+    if rows.empty:
         return "", ""
+    found = rows[precision_column(rows) != ""]
+    if found.empty:
+        sources = _column(rows, "precision_source")
+        disputed = sources[sources.astype(str).str.startswith(DISPUTED)]
+        return ("", str(disputed.iloc[0])) if not disputed.empty else ("", "")
     first = found.iloc[0]
     return str(first["precision"]), str(first.get("precision_source", "") or "")
 
 
+def _kernels(rows: pd.DataFrame) -> list[str]:
+    """The names of the kernels of the rows (kernel_min / kernel_median figures), in order."""
+    if "kernel" not in rows or rows.empty:
+        return []
+    mine = rows[rows["stat"].isin(KERNEL_STATS)]
+    return [str(k) for k in _column(mine, "kernel") if str(k)]
+
+
 def accuracy_cell(rows: pd.DataFrame) -> str:
     """'tf32 (inferred: max err 7.72e-3 = TF32 rounding of the inputs 7.72e-3)', 'fp32
-    (printed)', 'unknown': one build's arithmetic, from its accuracy rows."""
+    (printed)', 'tf32 (kernel name: sm90_xmma_gemm_f32f32_tf32f32_…)', 'unknown (disputed:
+    ...)', 'unknown': one build's arithmetic, from its accuracy rows."""
     precision, source = precision_of(rows)
     if not precision:
-        return "unknown"
+        return f"unknown ({source})" if source else "unknown"
+    if source == kernel_names.SOURCE:
+        named = kernel_names.of_kernels(_kernels(rows))
+        return f"{precision} ({source}: {named.kernel})" if named else f"{precision} ({source})"
     if source != "inferred":
         return f"{precision} ({source or 'recorded'})"
     stats = dict(zip(rows["stat"], rows["value_s"], strict=True))
@@ -70,6 +92,57 @@ def accuracy_cell(rows: pd.DataFrame) -> str:
     if not all(stat in stats for stat in needed):
         return f"{precision} (inferred)"
     return f"{precision} (inferred: {evidence(precision, *(stats[s] for s in needed))})"
+
+
+def kernel_name_notes(fig: pd.DataFrame) -> list[str]:
+    """One line per label and shape whose arithmetic only its kernels' names told."""
+    if fig.empty or "precision_source" not in fig:
+        return []
+    mine = fig[_column(fig, "precision_source") == kernel_names.SOURCE]
+    out = []
+    for (framework, label, shape), rows in mine.groupby(["framework", "label", "shape"],
+                                                       sort=False):
+        named = kernel_names.of_kernels(_kernels(rows))
+        if named is None:  # an accuracy build's own rows (its kernels are in its cell)
+            continue
+        out.append(f"{column_name(framework, label)} {shape}: {words(named.precision)} by the "
+                   f"name of the kernel it ran (`{kernel_names.kernel_column(named.kernel)}`, "
+                   f"{_runs(rows['run_id'].nunique())}); its program did not print its "
+                   "arithmetic, and no accuracy run of its build tells it.")
+    return out
+
+
+def disagreements(fig: pd.DataFrame) -> list[Finding]:
+    """Runs whose kernels' names say another arithmetic than their accuracy run (the run's
+    arithmetic left unknown: `disputed`) or than their program printed (kept: what the program
+    set), one line per label, shape and disagreement."""
+    if fig.empty or "precision_source" not in fig:
+        return []
+    found: dict[tuple[str, str], set[str]] = {}
+    for run_id, rows in fig.groupby("run_id", sort=False):
+        first = rows.iloc[0]
+        named = kernel_names.of_kernels(_kernels(rows))
+        kernel = f" (`{kernel_names.kernel_column(named.kernel)}`)" if named else ""
+        disputed = dispute(str(first.get("precision_source") or ""))
+        if disputed is not None:
+            how, told, said = disputed
+            why = (f"its accuracy run says {words(told)} ({how}), the name of the kernel it "
+                   f"ran says {words(said)}{kernel}; its arithmetic is left unknown")
+        elif (first.get("precision_source") == "printed" and named is not None
+              and named.precision != first["precision"]):
+            why = (f"its program printed {words(str(first['precision']))}, the name of the "
+                   f"kernel it ran says {words(named.precision)}{kernel}; its label keeps the "
+                   "printed one, what the program set")
+        else:
+            continue
+        name = f"{column_name(str(first['framework']), str(first['label']))} {first['shape']}"
+        found.setdefault((name, why), set()).add(str(run_id))
+    return [Kind.ARITHMETIC_DISPUTED.says(f"{name} ({_runs(len(runs))}): {why}.")
+            for (name, why), runs in found.items()]
+
+
+def _runs(n: int) -> str:
+    return f"{n} run" if n == 1 else f"{n} runs"
 
 
 def words(precision: str) -> str:

@@ -46,6 +46,7 @@ class Kind(Enum):
     NOT_A_NUMBER = "not a number"
     INACCURATE = "inaccurate"
     DIFFERENT_ARITHMETIC = "different arithmetic"
+    ARITHMETIC_DISPUTED = "arithmetic disputed"
     NO_MATMUL_ENERGY = "no per-matmul energy"
     ENERGY_NOT_ALIGNED = "energy not aligned, idle not subtracted"
     SHORT_ENERGY_BLOCK = "short energy block"

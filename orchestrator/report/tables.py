@@ -217,7 +217,7 @@ def accuracy_table(rows: pd.DataFrame) -> Table:
         return empty("accuracy", title, "no accuracy comparisons in this data")
     letters = _group_letters(builds)
     has = set(builds["stat"])
-    known = bool(arithmetic.precision_of(builds)[0])  # some build's arithmetic was recorded
+    known = any(arithmetic.precision_of(builds))  # some build's arithmetic recorded, or disputed
     tuned = "autotune_kernel" in builds and bool(_kernels(builds).any())
     # a build measured at several shapes has a row per shape, and the row must say which:
     # without it two rows read as one build's two answers (the chapter's one shape: no column)

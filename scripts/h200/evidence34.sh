@@ -9,7 +9,8 @@
 # 3. JAX cuda accuracy at 256² and 1024², both precisions: `# kernel ... accuracy kernel (xla)`
 #    (the compiled module's dot op) and `# kernel ... accuracy kernel time (cupti)` (its kernels)
 # 4. the compiled modules' HLO text of the JAX product (bench_core/hlo.py's input) at both
-#    precisions, and the parser's reading of every stdout (parsed.txt)
+#    precisions, at 1024² (cuBLASLt) and 256² (a Triton gemm fusion, whose config the capture of
+#    2026-12-03 did not hold), and the parser's reading of every stdout (parsed.txt)
 # Everything's stdout/stderr goes under $OUT (and $OUT/evidence34.tar.xz holds them all).
 # JAX_DEVICE=cpu runs the JAX parts on the CPU (how the script is tried where there is no GPU).
 set -uo pipefail
@@ -63,15 +64,16 @@ import jax.numpy as jnp
 import numpy as np
 
 out = Path(sys.argv[1])
-a = np.ones((1024, 1024), np.float32)
 gpu = jax.devices("gpu" if sys.argv[2] == "cuda" else "cpu")[0]
-x, y = jax.device_put(a, gpu), jax.device_put(a, gpu)
-for name, precision in (("default", None), ("highest", jax.lax.Precision.HIGHEST)):
-    def matmul(a, b, precision=precision):
-        return jnp.matmul(a, b, precision=precision)
-    text = jax.jit(matmul).lower(x, y).compile().as_text()
-    (out / f"jax-hlo-1024-{name}.txt").write_text(f"# jax {jax.__version__} on "
-                                                  f"{gpu.device_kind}\n{text}")
+for size in (256, 1024):
+    a = np.ones((size, size), np.float32)
+    x, y = jax.device_put(a, gpu), jax.device_put(a, gpu)
+    for name, precision in (("default", None), ("highest", jax.lax.Precision.HIGHEST)):
+        def matmul(a, b, precision=precision):
+            return jnp.matmul(a, b, precision=precision)
+        text = jax.jit(matmul).lower(x, y).compile().as_text()
+        (out / f"jax-hlo-{size}-{name}.txt").write_text(f"# jax {jax.__version__} on "
+                                                        f"{gpu.device_kind}\n{text}")
 EOF
 
 step "parse"

@@ -92,27 +92,70 @@ def test_real_jax_cpu_accuracy_names_the_compiled_modules_op() -> None:
     assert _kernel_cell(text) == name
 
 
-def test_the_cuda_lines_parse_into_one_kernel_cell() -> None:
-    """On cuda the op (HAND-WRITTEN here: the H200 capture replaces it) and then CUPTI's kernel
-    (the name JAX 0.11.2's default f32 matmul ran on the H200, tests/data/jax), in that order."""
-    text = ("jax 0.11.2, threads 16\n"
-            "jax precision unknown (default: XLA may compute f32 dots in TF32 on sm >= 80)\n"
-            "jax cache off\n"
-            "# kernel cuda 256x256 matmul accuracy kernel (xla): 1 op: __cublas$gemm (f32 x f32 "
-            "-> f32, precision default, selected algorithm -1)\n"
-            "# kernel cuda 256x256 matmul accuracy kernel time (cupti): 1 launches, min 5.120µs "
-            "median 5.120µs: sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize64x128x32_"
-            "warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas\n"
-            "cuda 256x256 matmul accuracy: wrote /tmp/a\n")
+TF32_KERNEL = ("sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize64x128x32_warpgroupsize1x1x1_"
+               "execute_segment_k_off_kernel__5x_cublas")
+SIMT_KERNEL = ("void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>"
+               "(cutlass_80_simt_sgemm_256x128_8x4_nn_align1::Params)")
+SPLIT_K = "void cublasLt::splitKreduce_kernel<32, 16, int, float, float, float, float, false, "
+
+
+@pytest.mark.parametrize(("name", "op", "kernels"), [
+    ("jax-acc-1024-default.out",
+     "__cublas$lt$matmul (f32 x f32 -> f32, precision default, selected algorithm 1)",
+     [TF32_KERNEL]),
+    ("jax-acc-1024-highest.out",
+     "__cublas$lt$matmul (f32 x f32 -> f32, precision highest, selected algorithm 2)",
+     [SIMT_KERNEL, SPLIT_K]),
+    ("jax-acc-256-default.out", "__triton_nested_gemm_fusion (f32 x f32 -> f32, precision "
+     "default)", ["gemm_fusion_dot", "loop_reduce_fusion"]),
+    ("jax-acc-256-highest.out", "__triton_nested_gemm_fusion (f32 x f32 -> f32, precision "
+     "highest)", ["gemm_fusion_dot", "loop_reduce_fusion"]),
+])
+def test_real_jax_cuda_accuracy_names_the_op_then_its_kernels(name: str, op: str,
+                                                             kernels: list[str]) -> None:
+    """exec_jax.py's accuracy mode on the H200 (2026-12-03, jax 0.11.2): the compiled module's
+    op, then the kernels CUPTI saw compute the product, in launch order, in one kernel cell. At
+    1024² the default is cuBLASLt's TF32 kernel (`tf32f32` in its name) and `highest` its SIMT
+    sgemm with a split-K reduce; at 256² both are one Triton gemm fusion, whose kernel names
+    (XLA's own) say nothing of the arithmetic."""
+    text = (H200 / "2026-12-03" / name).read_text(encoding="utf-8")
     parsed = parse_text(text)
-    assert not parsed.unknown
-    assert [(f.method, f.stat, f.profiler) for f in parsed.figures] == [
-        ("accuracy_kernel", "kernel_ops", ""), ("accuracy_kernel", "kernel_min", "cupti"),
-        ("accuracy_kernel", "kernel_median", "cupti")]
-    cell = _kernel_cell(text)
-    assert cell.startswith("__cublas$gemm (f32 x f32 -> f32, precision default") \
-        and cell.endswith(" + sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize64x128x32_"
-                          "warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas")
+    assert parsed.unknown == []
+    (ops,) = [f for f in parsed.figures if f.stat == "kernel_ops"]
+    assert (ops.method, ops.kernel, ops.value, ops.profiler) == ("accuracy_kernel", op, 1.0, "")
+    timed = [f for f in parsed.figures if f.stat == "kernel_min"]
+    assert {(f.method, f.profiler, f.runs) for f in timed} == {("accuracy_kernel", "cupti", 1)}
+    assert len(timed) == len(kernels)
+    assert all(f.kernel.startswith(k) for f, k in zip(timed, kernels, strict=True))
+    assert _kernel_cell(text) == " + ".join([op, *(f.kernel for f in timed)])
+
+
+@pytest.mark.parametrize(("precision", "summary", "kernels"), [
+    ("default", (11.840e-6, 11.968e-6), [(TF32_KERNEL, 11.840e-6, 11.968e-6)]),
+    ("highest", (53.663e-6, 54.240e-6), [(SIMT_KERNEL, 48.767e-6, 49.376e-6),
+                                         (SPLIT_K, 4.800e-6, 4.912e-6)]),
+])
+def test_real_jax_cuda_kernel_lines_add_up_to_the_matmul(
+        precision: str, summary: tuple[float, float],
+        kernels: list[tuple[str, float, float]]) -> None:
+    """exec_jax.py's `kernel time (cupti)` block on the H200 (2026-12-03): one `# kernel` line
+    per kernel of the matmul, in µs as the summary; their medians add up to the per-matmul
+    median (the 2026-12-02 capture, tests/data/jax/h200_cuda_mm_*.log, printed `min 0.000ns
+    median 0.000ns` there: bench_py divided the µs by 1e3)."""
+    parsed = parse_text((H200 / "2026-12-03" / f"jax-mm-1024-{precision}.out")
+                        .read_text(encoding="utf-8"))
+    assert parsed.unknown == []
+    k = [f for f in parsed.figures if f.method == "kernel_time"]
+    per_matmul = {f.stat: f.value for f in k if not f.kernel}
+    assert per_matmul == {"min": pytest.approx(summary[0]), "median": pytest.approx(summary[1])}
+    lines = [(f.kernel, f.value) for f in k if f.stat == "kernel_min"]
+    medians = [f.value for f in k if f.stat == "kernel_median"]
+    assert all(name.startswith(want) for (name, _), (want, _, _) in zip(lines, kernels,
+                                                                        strict=True))
+    assert [(value, median) for (_, value), median in zip(lines, medians, strict=True)] == [
+        (pytest.approx(low), pytest.approx(mid)) for _, low, mid in kernels]
+    assert {f.runs for f in k} == {20}
+    assert sum(medians) == pytest.approx(summary[1], rel=0.01)
 
 
 def test_a_kernel_ops_line_of_another_method_is_unknown() -> None:

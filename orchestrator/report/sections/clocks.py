@@ -5,7 +5,7 @@ kernels, kernel-time ratios.
 from __future__ import annotations
 
 from orchestrator import programs
-from orchestrator.report import checks, clocks, profile_report
+from orchestrator.report import arithmetic, checks, clocks, profile_report
 from orchestrator.report.registry import Context, Section, section
 
 
@@ -24,5 +24,6 @@ def _clocks(ctx: Context, selected: clocks.ClockRows) -> Section:
          *(t for t in (clocks.kernel_ratio_table(selected, p.name, ctx.sets)
                        for p in programs.candidates()[1:]) if not t.frame.empty)],
         checks.odd_times(selected.kernels)
-        + clocks.device_time_excess(selected) + clocks.undivided(selected),
+        + clocks.device_time_excess(selected) + clocks.undivided(selected)
+        + arithmetic.kernel_name_notes(ctx.fig) + arithmetic.disagreements(ctx.fig),
         rows=selected.rows)
