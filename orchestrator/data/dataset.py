@@ -8,8 +8,9 @@ nothing vanishes from the dataset. Accuracy rows are computed here from the stor
 from __future__ import annotations
 
 import json
+import operator
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,8 +81,12 @@ class Dataset:
 _SAMPLE_TYPES = {"idx": "Int64", "summary_line": "Int64"}
 
 
-def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
-    return typed(pd.DataFrame(rows, columns=columns))
+def _frame(rows: list[Any] | dict[str, list[Any]], columns: list[str]) -> pd.DataFrame:
+    """Records (dicts, lists or tuples), or columns (a dict of lists, non-empty: pandas infers
+    each list's dtype as it does a record's column), as the dataset's typed frame."""
+    if isinstance(rows, dict) and rows[columns[0]]:
+        return typed(pd.DataFrame(rows, columns=columns))
+    return typed(pd.DataFrame([] if isinstance(rows, dict) else rows, columns=columns))
 
 
 def typed(frame: pd.DataFrame) -> pd.DataFrame:
@@ -144,12 +149,20 @@ def _accuracy_entries(store: Store, runs: list[dict[str, Any]],
         if arrays is None or not {"a.npy", "b.npy", "c.npy"} <= arrays.keys():
             continue
         ctx = contexts[run["run_id"]]
-        name = accuracy.build_name(ctx["framework"], (run["stdout"] or b"").decode("utf-8",
-                                                                                     "replace"),
+        name = accuracy.build_name(ctx["framework"], _stdout(store, run).decode("utf-8",
+                                                                                "replace"),
                                    ctx["device"])
         entries.append(accuracy.Arrays(name, run["run_id"], arrays["a.npy"], arrays["b.npy"],
                                        arrays["c.npy"]))
     return entries
+
+
+def _stdout(store: Store, run: dict[str, Any]) -> bytes:
+    """A run's stdout, read for the run alone (`load` reads the runs without it)."""
+    found = store.query("SELECT stdout FROM runs WHERE sweep_id=? AND run_id=? ORDER BY "
+                        "started_at, rowid LIMIT 1",
+                        (run["sweep_id"], run["run_id"]))
+    return bytes(found[0]["stdout"] or b"") if found else b""
 
 
 def _arrays(store: Store, run: dict[str, Any], shape: str | None,
@@ -203,43 +216,158 @@ def load(results: Path, sweep: str | None = None) -> Dataset:
         sweep_id = _sweep_of(store, sweep)
         state = store.sweep_state(sweep_id)
         runs, contexts, damaged = _readable_runs(store.query(
-            "SELECT * FROM runs WHERE sweep_id=? ORDER BY started_at, rowid", (sweep_id,)),
-            sweep_id, damage)
+            f"SELECT {_RUN_SELECT} FROM runs WHERE sweep_id=? ORDER BY started_at, rowid",
+            (sweep_id,)), sweep_id, damage)
         entries = _accuracy_entries(store, runs, contexts, damage)
         inferred = {e.run_id: accuracy.infer_precision(e.a, e.b, e.c) for e in entries}
         for rid, columns in precision.assign(runs, inferred).items():
             contexts[rid].update(columns)
-        figs = _readable(store.query("SELECT rowid, * FROM figures WHERE sweep_id=? ORDER BY "
-                                     "rowid", (sweep_id,)), "figure", contexts, damaged, damage,
-                         damage_mod.figure_problem)
-        rows = [_figure_row(contexts[f["run_id"]], f) for f in figs]
-        with_figures = {f["run_id"] for f in figs}
-        for rid, ctx in contexts.items():
-            accuracy_ok = ctx["status"] == "ok" and ctx["mode"] == "accuracy"
-            if rid not in with_figures and not accuracy_ok:
-                rows.append(ctx)  # a run with no figure still shows, with its reason
-        rows += _accuracy_rows(entries, contexts, inferred)
-        samples = [{**s, "experiment": contexts[s["run_id"]]["experiment"], "value_s": s["value"]}
-                   for s in _readable(store.query(
-                       "SELECT rowid, * FROM samples WHERE sweep_id=? ORDER BY rowid",
-                       (sweep_id,)), "sample", contexts, damaged, damage,
-                       damage_mod.sample_problem)]
-        samples += _ncu_samples(store, sweep_id, rows)
+        # each figure a list in the columns' order as it is read: a dict of ~70 keys per
+        # figure held 1.3 GiB at 81,634 figures (bench figure 6, a store of 5000 runs)
+        rows, with_figures = _figure_rows(store, sweep_id, contexts, damaged, damage)
+        bare = [ctx for rid, ctx in contexts.items()  # a run with no figure still shows
+                if rid not in with_figures and not (ctx["status"] == "ok"
+                                                    and ctx["mode"] == "accuracy")]
+        extra = [*bare, *_accuracy_rows(entries, contexts, inferred)]
+        samples = _sample_rows(store, sweep_id, contexts, damaged, damage)
+        for sample in _ncu_samples(store, sweep_id, [*rows, *map(_as_row, extra)]):
+            for column, value in zip(samples.values(), sample, strict=True):
+                column.append(value)
         host = _host(store, sweep_id, damage)
         host_name = _host_name(store, sweep_id, host)
         seed = _seed(store, sweep_id)
         stops = _stops(store, sweep_id, runs)
-        for row in rows:
+        for row in extra:  # dicts: the bare ones are the runs' contexts, as they were
             row["host"], row["seed"] = host_name, seed
             row.update(stops.get((row["run_id"], row.get("label"), row.get("method")),
                                  NO_STOP))
+        for row in rows:
+            row[_AT["host"]], row[_AT["seed"]] = host_name, seed
+            found = stops.get((row[_AT["run_id"]], _cell(row, "label"), _cell(row, "method")),
+                              NO_STOP)
+            for key, value in found.items():
+                row[_AT[key]] = value
+        rows += map(_as_row, extra)
     # a NULL cache record as JSON null: pandas would turn None into NaN, which reads as text
     run_frame = pd.DataFrame([{**contexts[r["run_id"]], "wall_s": r["wall_s"],
                                "returncode": r["returncode"], "unknown_lines": r["unknown_lines"],
                                "cache_record": r["cache_json"] or "null", "gate": r["gate_json"]}
                               for r in runs])
-    return Dataset(_frame(rows, vocabulary.column_keys()), _frame(samples, SAMPLE_COLUMNS),
+    return Dataset(_frame(rows, COLUMNS), _frame(samples, SAMPLE_COLUMNS),
                    run_frame, host, state, damage, _headers(runs))
+
+
+# A run's stdout and stderr are read only where a dataset needs them (an accuracy run's build
+# name): the rest stand in as b'' (a blob) or as stored (NULL, or text: damage says so)
+_RUN_SELECT = "*, " + ", ".join(
+    f"CASE WHEN typeof({c})='blob' THEN X'' ELSE {c} END AS {c}" for c in ("stdout", "stderr"))
+_AT = {column: i for i, column in enumerate(COLUMNS)}
+_ABSENT = np.nan  # a column a row lacks: NaN, as pandas fills a record's missing key
+
+
+def _cell(row: list[Any], column: str) -> Any:
+    """A list row's cell, None where the row lacks it (a record's `dict.get`)."""
+    value = row[_AT[column]]
+    return None if value is _ABSENT else value
+
+
+def _as_row(record: dict[str, Any]) -> list[Any]:
+    return [record.get(column, _ABSENT) for column in COLUMNS]
+
+
+def _figure_rows(store: Store, sweep_id: str, contexts: dict[str, dict[str, Any]],
+                 damaged: set[str], damage: Damage) -> tuple[list[list[Any]], set[str]]:
+    """Every readable figure of the sweep over its run's context (`_figure_row`), as a list
+    in the columns' order; and the runs that have one."""
+    bases: dict[str, tuple[list[Any], bool]] = {}
+    rows, runs = [], set()
+    text = {}.setdefault  # each distinct text one str object, not one per figure
+    cur = store.cursor("SELECT rowid, * FROM figures WHERE sweep_id=? ORDER BY rowid",
+                       (sweep_id,))
+    names = [c[0] for c in cur.description]
+    for fig in _readable((dict(zip(names, r, strict=True)) for r in cur), "figure", contexts,
+                         damaged, damage, damage_mod.figure_problem):
+        rid = fig["run_id"]
+        if rid not in bases:
+            ctx = contexts[rid]
+            bases[rid] = (_as_row(ctx), "threads" in ctx)
+            runs.add(rid)
+        base, has_threads = bases[rid]
+        row = base.copy()
+        threads = has_threads
+        for col in schema.FIGURE_COLUMNS:
+            value = fig.get(col.name)  # absent: a format-2 store from before the column
+            if col.name in _FROM_RUN or value is None or (col.name in _BLANK and not value):
+                continue
+            if col.dataset in _AT:
+                row[_AT[col.dataset]] = text(value, value) if type(value) is str else value
+            threads = threads or col.dataset == "threads"
+        if not threads:  # the line did not say: as asked
+            row[_AT["threads"]] = contexts[rid]["threads_requested"]
+        rows.append(row)
+    return rows, runs
+
+
+# the columns a sample row is read by, and whether SQLite already sees it as sound (the usual
+# case, where no row need be looked at one by one in Python: damage.sample_problem's rules)
+_SAMPLE_SELECT = ("SELECT typeof(value) = 'real' AND typeof(idx) = 'integer' AND "
+                  "typeof(summary_line) IN ('integer', 'null') AS sound, rowid, run_id, label, "
+                  "shape, method, idx, value, summary_line, sweep_id FROM samples "
+                  "WHERE sweep_id=? ORDER BY rowid")
+_CHUNK = 65_536
+
+
+def _sample_rows(store: Store, sweep_id: str, contexts: dict[str, dict[str, Any]],
+                 damaged: set[str], damage: Damage) -> dict[str, list[Any]]:
+    """The sweep's readable samples, column by column (SAMPLE_COLUMNS), read a chunk of rows
+    at a time, their text shared (one str object per distinct run id, label, ...): a dict
+    per sample value, each with its own strings, was most of a 5000-run report's memory
+    (566,440 values: 1.3 GiB at its peak)."""
+    text = {}.setdefault
+    experiment = {rid: ctx["experiment"] for rid, ctx in contexts.items()}
+    columns: list[list[Any]] = [[] for _ in SAMPLE_COLUMNS]
+    cur = store.cursor(_SAMPLE_SELECT, (sweep_id,))
+    while chunk := cur.fetchmany(_CHUNK):
+        rid = list(map(_RUN_ID, chunk))
+        if not all(map(_SOUND, chunk)) or not experiment.keys() >= set(rid) \
+                or not damaged.isdisjoint(rid):
+            for row in _checked_samples(chunk, contexts, damaged, damage):
+                for column, value in zip(columns, row, strict=True):
+                    column.append(value)
+            continue
+        columns[0] += map(text, rid, rid)
+        columns[1] += map(experiment.__getitem__, rid)
+        for column, (at, shared) in zip(columns[2:], _SAMPLE_AT, strict=True):
+            values = list(map(at, chunk))
+            column += map(text, values, values) if shared else values
+    return dict(zip(SAMPLE_COLUMNS, columns, strict=True))
+
+
+# a row of _SAMPLE_SELECT: sound, rowid, run_id, label, shape, method, idx, value,
+# summary_line, sweep_id; where SAMPLE_COLUMNS after run_id and experiment are in it, and
+# whether that column's text is shared
+_SOUND, _RUN_ID = operator.itemgetter(0), operator.itemgetter(2)
+_SAMPLE_AT = [(operator.itemgetter(i), shared) for i, shared in (
+    (3, True), (4, True), (5, True), (6, False), (7, False), (9, True), (8, False))]
+
+
+def _checked_samples(chunk: list[tuple[Any, ...]], contexts: dict[str, dict[str, Any]],
+                     damaged: set[str], damage: Damage) -> list[tuple[Any, ...]]:
+    """A chunk of sample rows of which one is not plainly sound, row by row (`_readable`)."""
+    out = []
+    for _sound, rowid, rid, label, shape, method, idx, value, line, sid in chunk:
+        if rid in damaged:
+            continue
+        row = {"run_id": rid, "label": label, "shape": shape, "method": method, "idx": idx,
+               "value": value, "summary_line": line, "sweep_id": sid}
+        found = damage_mod.sample_problem(row) or (
+            None if rid in contexts else f"its run {rid} is not in the sweep")
+        if found is not None:
+            damage.add("sample", f"sweep {sid} sample row {rowid}", found)
+            continue
+        out.append((rid, contexts[rid]["experiment"], label, shape, method, idx, value, sid,
+                    line))
+    return out
 
 
 def _headers(runs: list[dict[str, Any]]) -> list[Header]:
@@ -257,22 +385,24 @@ def _headers(runs: list[dict[str, Any]]) -> list[Header]:
     return out
 
 
-def _ncu_samples(store: Store, sweep_id: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _ncu_samples(store: Store, sweep_id: str,
+                 rows: list[list[Any]]) -> list[tuple[Any, ...]]:
     """The per-matmul kernel times behind each profile run's ncu min and median, read from its
     stored ncu.csv (ncu.samples), linked to those figures' line (0): the report's intervals of
     ncu kernel time (ratios, spread) need them; nothing is written to the store."""
     profilers = vocabulary.profile_profilers()  # ncu with L2 warm and flushed alike
-    wanted = {(r["run_id"]): r for r in rows
-              if r.get("profiler") in profilers and r.get("stat") == "min" and not r.get("kernel")
-              and r.get("method") == "kernel_time" and r.get("runs")}
-    out: list[dict[str, Any]] = []
+    wanted = {_cell(r, "run_id"): r for r in rows
+              if _cell(r, "profiler") in profilers and _cell(r, "stat") == "min"
+              and not _cell(r, "kernel") and _cell(r, "method") == "kernel_time"
+              and _cell(r, "runs")}
+    out: list[tuple[Any, ...]] = []
     for run_id, fig in wanted.items():
         found = store.query("SELECT data FROM artifacts WHERE sweep_id=? AND run_id=? AND "
                             "name=?", (sweep_id, run_id, ncu.ARTIFACT))
-        values = ncu.samples(bytes(found[0]["data"]) if found else None, int(fig["runs"]))
-        out += [{"run_id": run_id, "sweep_id": sweep_id, "experiment": fig.get("experiment"),
-                 "label": fig.get("label"), "shape": fig.get("shape"), "method": "kernel_time",
-                 "idx": i, "value_s": v, "summary_line": fig.get("line_no", 0)}
+        values = ncu.samples(bytes(found[0]["data"]) if found else None, int(_cell(fig, "runs")))
+        line = fig[_AT["line_no"]]
+        out += [(run_id, _cell(fig, "experiment"), _cell(fig, "label"), _cell(fig, "shape"),
+                 "kernel_time", i, v, sweep_id, 0 if line is _ABSENT else line)
                 for i, v in enumerate(values)]
     return out
 
@@ -315,12 +445,11 @@ def _readable_runs(runs: list[dict[str, Any]], sweep_id: str, damage: Damage
     return kept, contexts, damaged
 
 
-def _readable(rows: list[dict[str, Any]], kind: str, contexts: dict[str, dict[str, Any]],
+def _readable(rows: Iterable[dict[str, Any]], kind: str, contexts: dict[str, dict[str, Any]],
               damaged: set[str], damage: Damage,
-              problem: Callable[[dict[str, Any]], str | None]) -> list[dict[str, Any]]:
-    """Figure or sample rows of readable runs (those of a damaged run go with it), each
-    checked; the `rowid` column is dropped."""
-    kept = []
+              problem: Callable[[dict[str, Any]], str | None]) -> Iterator[dict[str, Any]]:
+    """Figure rows of readable runs (those of a damaged run go with it), each checked, one at
+    a time as they are read; the `rowid` column is dropped."""
     for row in rows:
         rowid = row.pop("rowid")
         if row.get("run_id") in damaged:
@@ -328,10 +457,9 @@ def _readable(rows: list[dict[str, Any]], kind: str, contexts: dict[str, dict[st
         found = problem(row) or (None if row["run_id"] in contexts else
                                  f"its run {row['run_id']} is not in the sweep")
         if found is None:
-            kept.append(row)
+            yield row
         else:
             damage.add(kind, f"sweep {row.get('sweep_id')} {kind} row {rowid}", found)
-    return kept
 
 
 def _host_name(store: Store, sweep_id: str, facts: dict[str, Any]) -> str:
