@@ -88,6 +88,37 @@ def test_crossing_interpolates_in_log_log() -> None:
     assert sizes.crossing([64.0, 256.0], [4.0, 2.0]) is None
 
 
+def _size_row(framework: str, shape: str, **clocks: float) -> dict[str, object]:
+    n = float(shape.split("x")[0])
+    row = {"framework": framework, "label": "cuda [tf32]", "device": "cuda",
+           "threads_key": float("nan"), "shape": shape, "n": n, "kernel_time": float("nan"),
+           "device_time_queued": float("nan"), "with_sync": float("nan"), **clocks}
+    return row
+
+
+def test_a_pair_is_read_on_a_clock_both_sides_measured() -> None:
+    """burn's size sweep has its queued device time only (no profile runs), PyTorch's its
+    CUPTI kernel time too: the pair is read on the queued clock at every size (crossing at
+    n ≈ 512 here), the kernel clock where both have it (one size) beside it, never burn's
+    queued against PyTorch's kernel."""
+    import pandas as pd
+    rows = pd.DataFrame([
+        _size_row("burn", "256x256", device_time_queued=20e-6),
+        _size_row("burn", "1024x1024", device_time_queued=30e-6, kernel_time=28e-6),
+        _size_row("burn", "4096x4096", device_time_queued=1e-3),
+        _size_row("torch", "256x256", device_time_queued=40e-6, kernel_time=4e-6),
+        _size_row("torch", "1024x1024", device_time_queued=15e-6, kernel_time=12e-6),
+        _size_row("torch", "4096x4096", device_time_queued=0.5e-3, kernel_time=0.4e-3)])
+    lines = [x for x in sizes_report.crossover_findings(rows) if x.startswith("burn")]
+    assert lines == ["burn cuda [tf32] / PyTorch cuda [tf32] on cuda (queued): 256x256 0.50×, "
+                     "1024x1024 2.00×, 4096x4096 2.00×; crosses 1 at n ≈ 512; on the kernel "
+                     "clock, where both have it: 1024x1024 2.33×."]
+    # no clock in common: no line, rather than a ratio of two different clocks
+    apart = rows.assign(kernel_time=[float("nan")] * 3 + [4e-6, 12e-6, 0.4e-3],
+                        device_time_queued=[20e-6, 30e-6, 1e-3] + [float("nan")] * 3)
+    assert not [x for x in sizes_report.crossover_findings(apart) if x.startswith("burn")]
+
+
 # ---- the H200 store --------------------------------------------------------------------------
 
 
