@@ -9,6 +9,7 @@ same data always gives the same report.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -76,9 +77,13 @@ def ratio_ci(num: np.ndarray, den: np.ndarray, level: float = LEVEL,
     num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
     if len(num) < 2 or len(den) < 2:
         return None
-    rng = np.random.default_rng(SEED)
-    top = np.median(rng.choice(num, (resamples, len(num))), axis=1)
-    bottom = np.median(rng.choice(den, (resamples, len(den))), axis=1)
+    if np.isfinite(num).all() and np.isfinite(den).all():
+        rows_top, rows_bottom = _resampled(len(num), len(den), resamples)
+        top, bottom = _row_medians(num[rows_top]), _row_medians(den[rows_bottom])
+    else:  # np.median's own handling of nan and inf
+        rng = np.random.default_rng(SEED)
+        top = np.median(rng.choice(num, (resamples, len(num))), axis=1)
+        bottom = np.median(rng.choice(den, (resamples, len(den))), axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):  # a zero median: no ratio, left out
         ratios = top / bottom
     ratios = ratios[np.isfinite(ratios)]
@@ -86,6 +91,29 @@ def ratio_ci(num: np.ndarray, den: np.ndarray, level: float = LEVEL,
         return None
     lo, hi = np.percentile(ratios, [50 * (1 - level), 50 * (1 + level)])
     return float(lo), float(hi)
+
+
+@functools.lru_cache(maxsize=32)
+def _resampled(n_num: int, n_den: int, resamples: int) -> tuple[np.ndarray, np.ndarray]:
+    """The positions the seeded generator picks for `rng.choice(num, ...)` then
+    `rng.choice(den, ...)`: they depend on the sizes alone, so every pair of the same sizes
+    (a report's thousands of ratios, most of one --reps) draws them once. Read-only arrays."""
+    rng = np.random.default_rng(SEED)
+    top, bottom = (rng.choice(np.arange(n), (resamples, n)) for n in (n_num, n_den))
+    for array in (top, bottom):
+        array.flags.writeable = False
+    return top, bottom
+
+
+def _row_medians(values: np.ndarray) -> np.ndarray:
+    """np.median(values, axis=1) for finite values, from a sort of each row (its partition
+    was 5x slower on the bootstrap's 4000 x n resamples): the middle value, or the mean of
+    the middle two computed as np.median does, (a + b) / 2."""
+    ordered = np.sort(values, axis=1)
+    n = ordered.shape[1]
+    if n % 2:
+        return ordered[:, n // 2]
+    return (ordered[:, n // 2 - 1] + ordered[:, n // 2]) / 2
 
 
 def sample_sets(samples: pd.DataFrame) -> dict[SampleKey, np.ndarray]:

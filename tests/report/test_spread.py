@@ -9,7 +9,17 @@ import pandas as pd
 import pytest
 
 from orchestrator.report import checks, energy
-from orchestrator.report.spread import _ci_rank, iqr, median_ci, ratio, ratio_ci, sample_sets
+from orchestrator.report.spread import (
+    BOOTSTRAP_RESAMPLES,
+    LEVEL,
+    SEED,
+    _ci_rank,
+    iqr,
+    median_ci,
+    ratio,
+    ratio_ci,
+    sample_sets,
+)
 from orchestrator.report.tables import duration
 
 
@@ -38,6 +48,40 @@ def test_ratio_ci_of_zero_medians_is_none_not_an_index_error() -> None:
     assert ratio_ci(some, zeros) is None
     assert ratio_ci(zeros, some) == (0.0, 0.0)
     assert math.isnan(iqr(np.array([])))
+
+
+def _bootstrap_by_np_median(num: np.ndarray, den: np.ndarray) -> tuple[float, float] | None:
+    """ratio_ci as first written: np.median of rng.choice's resamples, one fresh generator."""
+    rng = np.random.default_rng(SEED)
+    top = np.median(rng.choice(num, (BOOTSTRAP_RESAMPLES, len(num))), axis=1)
+    bottom = np.median(rng.choice(den, (BOOTSTRAP_RESAMPLES, len(den))), axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = top / bottom
+    ratios = ratios[np.isfinite(ratios)]
+    if len(ratios) < BOOTSTRAP_RESAMPLES / 2:
+        return None
+    lo, hi = np.percentile(ratios, [50 * (1 - LEVEL), 50 * (1 + LEVEL)])
+    return float(lo), float(hi)
+
+
+@pytest.mark.parametrize("kind", ["lognormal", "ties", "rounded", "odd and even sizes"])
+def test_ratio_ci_is_the_np_median_bootstrap_bit_for_bit(kind: str) -> None:
+    # the resample positions are drawn once per pair of sizes and each row's median comes
+    # from a sort: every report's intervals must stay exactly what np.median gave
+    rng = np.random.default_rng(11)
+    for _ in range(40):
+        a, b = (int(n) for n in rng.integers(2, 41, size=2))
+        if kind == "lognormal":
+            num, den = rng.lognormal(size=a), rng.lognormal(size=b)
+        elif kind == "ties":
+            num, den = (rng.integers(0, 3, size=n).astype(float) for n in (a, b))
+        elif kind == "rounded":
+            num, den = (np.round(rng.random(n), 2) for n in (a, b))
+        else:
+            num, den = rng.lognormal(size=2 * (a // 2) + 1), rng.lognormal(size=2 * (b // 2))
+        assert ratio_ci(num, den) == _bootstrap_by_np_median(num, den)
+    with_nan = np.array([1.0, math.nan, 2.0])  # np.median's own rule for nan: kept
+    assert ratio_ci(with_nan, np.ones(4)) == _bootstrap_by_np_median(with_nan, np.ones(4))
 
 
 def test_sample_sets_leave_out_values_no_time_can_be() -> None:
