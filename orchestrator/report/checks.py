@@ -8,9 +8,10 @@ them under the table they concern. Thresholds are parameters (`Thresholds`), nev
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -19,7 +20,7 @@ from orchestrator import programs, vocabulary
 from orchestrator.report.findings import Kind
 from orchestrator.report.names import column_name, cpu_build_name, threads_column
 from orchestrator.report.spread import iqr, ratio
-from orchestrator.report.tables import duration, group_positions, ordered, split
+from orchestrator.report.tables import duration, group_positions, ordered
 
 SampleSets = dict[str, np.ndarray]
 UNKNOWN_CORES_LOAD = 4.0  # the load threshold where the data does not say how many cores ran it
@@ -89,16 +90,47 @@ def _target(row: pd.Series) -> str:
     return column_name(row["framework"], row["label"])
 
 
-def _stat(rows: pd.DataFrame, method: str, stat: str) -> float | None:
-    found = rows[(rows["method"] == method) & (rows["stat"] == stat)]
-    return float(found["value_s"].iloc[0]) if not found.empty else None
+class _Run(NamedTuple):
+    """One program run's rows of one device (and shape) as the checks read them, in one
+    pass: its first row, each (method, stat)'s first value, the loads around it, its run
+    ids. A frame per run and a mask per figure asked were a 5000-run report's seconds."""
+
+    row: dict[str, Any]  # the first row: what the warning names
+    stats: dict[tuple[Any, Any], Any]
+    load_before: float  # the highest, NaN where none was recorded
+    load_after: float
+    run_ids: list[Any]
+
+    def stat(self, method: str, stat: str) -> float | None:
+        found = self.stats.get((method, stat), _NONE)
+        return None if found is _NONE else float(found)
 
 
-def _per_run(rows: pd.DataFrame) -> list[tuple[pd.DataFrame, pd.Series]]:
-    """The rows of each program run and device (and shape), with a representative row."""
-    keys = ["unit", "framework", "label", "shape", "threads_key"]
-    # one pass (a missing thread count is a key of its own); a mask per run was quadratic
-    return [(mine, mine.iloc[0]) for mine in split(rows, keys).values()]
+_NONE = object()
+_RUN_KEYS = ["unit", "framework", "label", "shape", "threads_key"]
+# what the checks over runs read of a row (_target, _cpu_target, load's experiment)
+_RUN_FIELDS = ["device", "experiment", "method", "stat", "value_s", "load1_before",
+               "load1_after", "run_id"]
+
+
+def _per_run(rows: pd.DataFrame) -> list[_Run]:
+    """Each program run and device (and shape): its rows read once (a missing thread count is
+    a key of its own, as in `split`)."""
+    if rows.empty:
+        return []
+    fields = [*_RUN_KEYS, *(c for c in _RUN_FIELDS if c not in _RUN_KEYS)]
+    records = rows[fields].to_dict("records")
+    out = []
+    for positions in group_positions(rows, _RUN_KEYS).values():
+        mine = [records[i] for i in positions]
+        stats: dict[tuple[Any, Any], Any] = {}
+        for r in mine:
+            stats.setdefault((r["method"], r["stat"]), r["value_s"])
+        before, after = (max((float(r[c]) for r in mine if pd.notna(r[c])), default=math.nan)
+                         for c in ("load1_before", "load1_after"))
+        out.append(_Run(mine[0], stats, before, after,
+                        list(dict.fromkeys(r["run_id"] for r in mine))))
+    return out
 
 
 # ---- figures no timing can mean -------------------------------------------------------------
@@ -175,8 +207,9 @@ def unknown_methods(fig: pd.DataFrame) -> list[str]:
 def call_overhead(rows: pd.DataFrame, th: Thresholds) -> list[str]:
     """On an asynchronous device a clock read without sync measures issuing the work."""
     out = []
-    for mine, row in _per_run(rows[rows["device"] != "cpu"]):
-        no_sync, synced = _stat(mine, "no_sync", "min"), _stat(mine, "with_sync", "min")
+    for run in _per_run(rows[rows["device"] != "cpu"]):
+        row = run.row
+        no_sync, synced = run.stat("no_sync", "min"), run.stat("with_sync", "min")
         if not _below(no_sync, synced, th.call_overhead):
             continue
         out.append(Kind.CALL_OVERHEAD.says(f"{_target(row)} no sync (min {duration(no_sync)}) is "
@@ -203,9 +236,10 @@ def short_window(rows: pd.DataFrame, th: Thresholds) -> list[str]:
     """A profile without flush that did read a time, but far less than the flushed one: the
     window closed on the enqueue, not on the matmul (seen on CUDA: 1.2 µs against 90 µs)."""
     out = []
-    for mine, row in _per_run(rows[rows["device"] != "cpu"]):
-        unflushed = _stat(mine, "device_time_no_flush", "min")
-        flushed = _stat(mine, "device_time", "min")
+    for run in _per_run(rows[rows["device"] != "cpu"]):
+        row = run.row
+        unflushed = run.stat("device_time_no_flush", "min")
+        flushed = run.stat("device_time", "min")
         if not _below(unflushed, flushed, th.call_overhead):
             continue
         out.append(Kind.PROFILE_WINDOW.says(f"{_target(row)} device time without flush "
@@ -224,7 +258,10 @@ def spread(rows: pd.DataFrame, sets: SampleSets, th: Thresholds) -> list[str]:
     for key, value in zip(medians[keys].itertuples(index=False, name=None),
                           medians["value_s"].tolist(), strict=True):
         first.setdefault(key, value)
-    for _, row in rows[rows["stat"] == "min"].iterrows():
+    mins = rows[rows["stat"] == "min"]
+    fields = [*keys, *(c for c in ("value_s", "device", "framework", "label", "threads_key")
+                       if c in mins and c not in keys)]
+    for row in mins[fields].to_dict("records"):
         key = tuple(row[k] for k in keys)
         if any(pd.isna(v) for v in key):  # a missing field equals nothing, as `==` had it
             continue
@@ -249,14 +286,13 @@ def load(rows: pd.DataFrame, th: Thresholds,
     `paused` (run id -> builds, `paused_builds`): the sweep's own background builds, stopped
     while that run was measured, which the 1-minute average still counts for a while."""
     out = []
-    for mine, row in _per_run(rows):
-        before, after = mine["load1_before"].max(), mine["load1_after"].max()
+    for run in _per_run(rows):
+        row, before, after = run.row, run.load_before, run.load_after
         worst = max(v for v in (before, after, -1.0) if pd.notna(v))
         if worst <= th.load_limit:
             continue
         where = f" ({row['experiment']})" if row["experiment"] else ""
-        stopped = sorted({b for rid in mine["run_id"].unique()
-                          for b in (paused or {}).get(str(rid), [])})
+        stopped = sorted({b for rid in run.run_ids for b in (paused or {}).get(str(rid), [])})
         own = (f"; the sweep's own builds ({', '.join(stopped)}) were paused while it ran, "
                "but the 1-minute average still counts them") if stopped else ""
         out.append(Kind.UNDER_LOAD.says(f"{_target(row)}{where} ran at a 1-minute load of "
@@ -393,9 +429,10 @@ def cpu_sync(rows: pd.DataFrame, th: Thresholds) -> list[str]:
     """On the CPU nothing is asynchronous: no sync and with sync must agree (a program that
     dispatches asynchronously there, JAX, gets a line saying what its difference means)."""
     out = []
-    for mine, row in _per_run(rows[rows["device"] == "cpu"]):
+    for run in _per_run(rows[rows["device"] == "cpu"]):
+        row = run.row
         for stat in ("min", "median"):
-            no_sync, synced = _stat(mine, "no_sync", stat), _stat(mine, "with_sync", stat)
+            no_sync, synced = run.stat("no_sync", stat), run.stat("with_sync", stat)
             if no_sync is None or synced is None:
                 continue
             if _async_cpu(row["framework"]):
