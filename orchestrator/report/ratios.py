@@ -10,6 +10,7 @@ pairs to both ratio tables and to the arithmetic check.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -56,7 +57,8 @@ def spread_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
     if mins.empty:
         return empty("spread", title, "no raw samples in this data (`# samples` lines)")
     from_store = bool((mins["section"] == "").all())
-    pooled = process_table.processes_of(fig, sets)  # figures of 2+ processes: their interval
+    # figures of 2+ processes, their interval: read only where a set is too small for its own
+    pooled = functools.cache(lambda: process_table.processes_of(fig, sets))
     keys = mins["sample_key"].tolist()
     spreads = summaries({k: sets[k] for k in keys})  # every set's numbers at once
     records = []
@@ -70,7 +72,7 @@ def spread_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
             "n": one.n,
             "min": duration(one.minimum), "median": duration(one.median),
             "median 95% CI": f"{duration(ci[0])} – {duration(ci[1])}" if ci else
-            _over_processes(pooled.get(key)),
+            _over_processes(pooled().get(key)),
             "IQR": duration(one.iqr), "IQR / median": _pct(one.iqr, one.median),
         })
         records.append(record)
