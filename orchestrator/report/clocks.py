@@ -35,7 +35,6 @@ from orchestrator.report.tables import (
     group_positions,
     one_unit_per,
     ordered,
-    split,
 )
 
 KEYS = ["framework", "label", "shape"]
@@ -198,23 +197,26 @@ def kernel_table(selected: ClockRows) -> Table:
     # methods run's 20 launches (55.775 µs beside the clocks table's 55.519 µs)
     kernels = one_unit_per(kernels, [*KEYS, "profiler", "kernel"])
     records = []
-    for (framework, label, shape, profiler, kernel), one in split(
+    fields = ["stat", "value_s", "runs", "run_id", "experiment", "section", "role"]
+    rows = kernels[[c for c in fields if c in kernels]].to_dict("records")  # read once
+    for (framework, label, shape, profiler, kernel), positions in group_positions(
             kernels, [*KEYS, "profiler", "kernel"]).items():
-        stats = dict(zip(one["stat"], one["value_s"], strict=False))
-        runs = one["runs"].dropna()
+        one = [rows[i] for i in positions]
+        stats = {r["stat"]: r["value_s"] for r in one}
+        runs = [r["runs"] for r in one if pd.notna(r["runs"])]
         records.append({"run": column_name(framework, label), "shape": shape,
                         "profiler": "CUPTI" if profiler == "cupti" else profiler,
                         "kernel": kernel,
-                        "launches": str(int(runs.iloc[0])) if not runs.empty else "",
+                        "launches": str(int(runs[0])) if runs else "",
                         "min": duration(stats.get("kernel_min")),
                         "median": duration(stats.get("kernel_median")),
-                        "measured in": measured_in(one.iloc[0])})
+                        "measured in": measured_in(one[0])})
     return Table("kernels", title, pd.DataFrame(records), notes=[
         "Each row from one run, named in `measured in` (experiment, the run's role, its id): "
         "launches, min and median are that run's."])
 
 
-def measured_in(row: pd.Series) -> str:
+def measured_in(row: pd.Series | dict[str, Any]) -> str:
     """The run a row's figures come from: 'methods, profile run a71179626f860049'; a captured
     log's section where it has no experiment."""
     run = str(row["run_id"])

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
 
 from orchestrator.report.findings import Kind
 from orchestrator.report.names import as_text, column_name
 from orchestrator.report.spread import ratio
-from orchestrator.report.tables import Table, empty, split
+from orchestrator.report.tables import Table, empty, group_positions
 
 
 def _flop(shape: str) -> float | None:
@@ -50,6 +51,8 @@ def _number(value: float | None, digits: int) -> str:
 
 
 MIN_BLOCK_S = 5.0  # a ~100 ms counter step is over 2% of a shorter block
+# what a block's row reads: its figure, its target and arithmetic
+_FIELDS = ["stat", "value_s", "runs", "shape", "framework", "label", "precision"]
 
 
 def energy_rows(fig: pd.DataFrame) -> pd.DataFrame:
@@ -76,7 +79,7 @@ def _kernel_medians(fig: pd.DataFrame) -> Medians:
     return out
 
 
-def _kernel_median(medians: Medians, first: pd.Series) -> float | None:
+def _kernel_median(medians: Medians, first: dict[str, Any]) -> float | None:
     """One matmul's kernel time (median) of the energy block's target: ncu's, else CUPTI's."""
     for profiler in ("ncu", "cupti"):
         found = medians.get((first["framework"], first["label"], first["shape"], profiler))
@@ -85,7 +88,7 @@ def _kernel_median(medians: Medians, first: pd.Series) -> float | None:
     return None
 
 
-def _busy(stats: dict, medians: Callable[[], Medians], first: pd.Series, matmuls: int,
+def _busy(stats: dict, medians: Callable[[], Medians], first: dict[str, Any], matmuls: int,
           seconds: float | None) -> str:
     printed = stats.get("busy_fraction")
     if printed is not None and not pd.isna(printed):
@@ -109,10 +112,13 @@ def energy_table(fig: pd.DataFrame) -> Table:
     medians = functools.cache(lambda: _kernel_medians(fig))  # read once, where a block needs it
     unaligned: list[str] = []
     short: list[str] = []
-    # one energy line each, grouped in one pass (a mask per line was quadratic in the runs)
-    for mine in split(rows, ["unit", "line_no"]).values():
-        first = mine.iloc[0]
-        stats = dict(zip(mine["stat"], mine["value_s"], strict=True))
+    # one energy line each, grouped in one pass (a mask per line was quadratic in the runs),
+    # its rows as plain records (a frame per line was seconds at 5000 runs)
+    records = rows[[c for c in _FIELDS if c in rows]].to_dict("records")
+    for positions in group_positions(rows, ["unit", "line_no"]).values():
+        mine = [records[i] for i in positions]
+        first = mine[0]
+        stats = {r["stat"]: r["value_s"] for r in mine}
         joules, seconds = stats.get("joules"), stats.get("seconds")
         if joules is None or pd.isna(first["runs"]):
             continue

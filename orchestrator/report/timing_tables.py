@@ -67,12 +67,14 @@ def methods_table(rows: pd.DataFrame) -> Table:
     for method in methods:
         table["method"].append(vocabulary.words(method))
     table["method"].append("1-min load before → after")
-    # grouped once: a mask of all rows per target is quadratic in the targets (bench fig. 6)
-    groups = {key: group for key, group in rows.groupby(["framework", "label", "shape"],
-                                                        sort=False)}
+    # grouped once (a mask of all rows per target is quadratic in the targets), each target's
+    # rows read as plain records (a frame per target was seconds at 5000 runs: bench fig. 6)
+    records = rows[["method", "stat", "value_s", "runs", "load1_before",
+                    "load1_after"]].to_dict("records")
+    groups = group_positions(rows, ["framework", "label", "shape"])
     for framework, label, shape in targets:
         name = column_name(framework, label) + (f" {shape}" if several_shapes else "")
-        mine = groups[(framework, label, shape)]
+        mine = [records[i] for i in groups[(framework, label, shape)]]
         cells = _firsts(mine)
         mins = [_method_cell(cells, m, "min") for m in methods]
         table[f"{name} min"] = [*mins, load_text(mine)]
@@ -80,14 +82,12 @@ def methods_table(rows: pd.DataFrame) -> Table:
     return Table("methods", title, pd.DataFrame(table))
 
 
-def _firsts(rows: pd.DataFrame) -> dict[tuple[Any, Any], tuple[Any, Any]]:
+def _firsts(rows: list[dict[str, Any]]) -> dict[tuple[Any, Any], tuple[Any, Any]]:
     """(method, stat) -> the first row's (value_s, runs): read once per target, where a
     lookup per cell made a DataFrame each (bench figure 6)."""
     out: dict[tuple[Any, Any], tuple[Any, Any]] = {}
-    for method, stat, value, runs in zip(rows["method"].tolist(), rows["stat"].tolist(),
-                                         rows["value_s"].tolist(), rows["runs"].tolist(),
-                                         strict=True):
-        out.setdefault((method, stat), (value, runs))
+    for r in rows:
+        out.setdefault((r["method"], r["stat"]), (r["value_s"], r["runs"]))
     return out
 
 
@@ -104,9 +104,10 @@ def _method_cell(cells: dict[tuple[Any, Any], tuple[Any, Any]], method: str, sta
     return cell
 
 
-def load_text(rows: pd.DataFrame) -> str:
+def load_text(rows: list[dict[str, Any]]) -> str:
     """The highest 1-minute load the runs behind these rows saw, before → after."""
-    before, after = rows["load1_before"].max(), rows["load1_after"].max()
+    before, after = (max((float(r[c]) for r in rows if pd.notna(r[c])), default=math.nan)
+                     for c in ("load1_before", "load1_after"))
     if pd.isna(before) and pd.isna(after):
         return "not recorded"
     return f"{_load(before)} → {_load(after)}"
@@ -219,24 +220,30 @@ def thread_pivot(rows: pd.DataFrame) -> pd.DataFrame:
     if rows["threads_key"].isna().any():
         columns.append((None, "threads unknown"))
     records = []
-    builds = split(rows, ["build"])  # one pass, not a mask of all rows per cell
+    cells = rows[["threads_key", "value_s"]].to_dict("records")  # read once, as records:
+    builds = group_positions(rows, ["build"])  # a frame and a mask per cell were seconds
     for build, label in ordered(rows, ["build", "label"]):
         record = {"build": build}
-        of = builds[(build,)]
+        of = [cells[i] for i in builds[(build,)]]
         for threads, column in columns:
-            mine = of[_threads_match(of, threads)]
-            cell = duration(mine["value_s"].iloc[0]) if not mine.empty else MISSING
-            if mine.empty and label in programs.one_thread_labels():
+            found = next((r["value_s"] for r in of if _threads_match(r["threads_key"], threads)),
+                         _NO_CELL)
+            cell = duration(found) if found is not _NO_CELL else MISSING
+            if found is _NO_CELL and label in programs.one_thread_labels():
                 cell = "single thread only"  # no rayon in the template: the chapter's 只有单线程
             record[column] = cell
         records.append(record)
     return pd.DataFrame(records)
 
 
-def _threads_match(rows: pd.DataFrame, threads: int | None) -> pd.Series:
+_NO_CELL = object()
+
+
+def _threads_match(value: Any, threads: int | None) -> bool:
+    """A row of `threads` threads; None: a row whose thread count is unknown."""
     if threads is None:
-        return rows["threads_key"].isna()
-    return (rows["threads_key"] == threads).fillna(False)
+        return pd.isna(value)
+    return not pd.isna(value) and value == threads
 
 
 # ---- 5. the warm-up puzzle ------------------------------------------------------------------
