@@ -91,6 +91,16 @@ def test_sample_sets_leave_out_values_no_time_can_be() -> None:
     assert [list(v) for v in sets.values()] == [[1e-6]]  # the set of only nan is gone
 
 
+def test_sample_sets_are_grouped_in_order_of_first_appearance_rows_in_order() -> None:
+    # as groupby(["run_id", "summary_line"], sort=False): a set's rows need not be together
+    samples = pd.DataFrame({"run_id": ["b", "a", "b", "a", "b", "c"],
+                            "summary_line": pd.array([7, 3, 7, 3, 9, 3], dtype="Int64"),
+                            "value_s": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]})
+    sets = sample_sets(samples)
+    assert [(k.replace("\x1f", " "), list(v)) for k, v in sets.items()] == [
+        ("b 7", [1.0, 3.0]), ("a 3", [2.0, 4.0]), ("b 9", [5.0]), ("c 3", [6.0])]
+
+
 def test_durations_no_duration_can_hold_are_plain_seconds() -> None:
     assert [duration(v) for v in (0.0, 1e-6, -1e-6, math.inf, 1e300, 1e20)] == [
         "0.000ns", "1.000µs", "-1e-06 s", "inf s", "1e+300 s", "1e+20 s"]
