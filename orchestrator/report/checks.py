@@ -119,17 +119,18 @@ def _per_run(rows: pd.DataFrame) -> list[_Run]:
     if rows.empty:
         return []
     fields = [*_RUN_KEYS, *(c for c in _RUN_FIELDS if c not in _RUN_KEYS)]
-    records = rows[fields].to_dict("records")
+    cols = {c: rows[c].tolist() for c in fields}  # column by column: no dict per row
+    method, stat, value, run_id = (cols[c] for c in ("method", "stat", "value_s", "run_id"))
     out = []
     for positions in group_positions(rows, _RUN_KEYS).values():
-        mine = [records[i] for i in positions]
         stats: dict[tuple[Any, Any], Any] = {}
-        for r in mine:
-            stats.setdefault((r["method"], r["stat"]), r["value_s"])
-        before, after = (max((float(r[c]) for r in mine if pd.notna(r[c])), default=math.nan)
-                         for c in ("load1_before", "load1_after"))
-        out.append(_Run(mine[0], stats, before, after,
-                        list(dict.fromkeys(r["run_id"] for r in mine))))
+        for i in positions:
+            stats.setdefault((method[i], stat[i]), value[i])
+        before, after = (max((float(cols[c][i]) for i in positions if pd.notna(cols[c][i])),
+                             default=math.nan) for c in ("load1_before", "load1_after"))
+        first = {c: cols[c][positions[0]] for c in fields}
+        out.append(_Run(first, stats, before, after,
+                        list(dict.fromkeys(run_id[i] for i in positions))))
     return out
 
 
