@@ -95,10 +95,10 @@ def measurements(side: Side) -> pd.DataFrame:
         fig["stat"] != "min", [c for c in dict.fromkeys(read) if c in fig]].to_dict("records")]
     if not rows:  # only failed, priming or profile runs (or damaged values): nothing measured
         return empty
-    frame = pd.DataFrame(rows, dtype=object)  # object: ints stay ints, None stays None
     if side.kind == "store":
-        frame["process"] = ""  # pooled: the cache label tells cold from warm
-    return _pool(frame)
+        for row in rows:
+            row["process"] = ""  # pooled: the cache label tells cold from warm
+    return _pool(rows)
 
 
 # the columns `_measurement` reads of a figure besides its axes' (r[...] and r.get(...))
@@ -121,18 +121,19 @@ def _nan_key(value: Any) -> Any:
 _NAN = ("nan",)  # a missing experiment as a key that equals itself
 
 
-def _pool(frame: pd.DataFrame) -> pd.DataFrame:
+def _pool(frame: list[dict[str, Any]]) -> pd.DataFrame:
     """One row per figure: `values` (one per process), `sample_sets` (each process's raw
     samples or None), `processes`; `value` the geometric mean (positive times) or median; a
-    count (`queued_waited`, `no_time_count`: runs, not a time) the sum over its runs."""
+    count (`queued_waited`, `no_time_count`: runs, not a time) the sum over its runs. From the
+    measurements as records (a frame of them made and read back was seconds at 5000 runs)."""
     key = key_fields()
-    if frame.empty:
+    if not frame:
         return pd.DataFrame(columns=[*key, "value", "min", "samples", "run_id"])
     pool = (*_pool_fields(key), "process")
     # grouped in plain Python, once: a DataFrame per figure (drop_duplicates, iloc) cost ~3 ms
     # each, minutes for the 76,000 figures a log within the input cap holds (issue 29)
     groups: dict[tuple[Any, ...], dict[tuple[Any, Any], dict[str, Any]]] = {}
-    for r in frame.to_dict("records"):
+    for r in frame:
         units = groups.setdefault(tuple(r[k] for k in pool), {})
         units.setdefault((r["run_id"], r["process_no"]), r)  # one value per process
     pooled = []
