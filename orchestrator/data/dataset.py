@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -50,6 +50,12 @@ _FROM_RUN = {"framework", "cache"}
 # The dataset writes these as '' rather than empty cells when a figure has none
 _BLANK = {"framework", "warmup"}
 SWEEPS_NAMED = 10  # the latest sweeps an unknown --sweep's error lists
+# What one dataset holds at most, a captured log's or a store sweep's: report, compare and
+# export read that in bounded time and memory (BENCHMARKS.md, bench figures 6 and 7: a store
+# of 5000 runs holds 81,634 figures, 566,440 sample values); a sweep past it is refused before
+# a row is read, as a log past it is, whatever MAX_RUNS let the plan run. The chapter's logs
+# hold dozens of figures, its sweep a few thousand.
+READ_FIGURES, READ_SAMPLES = 100_000, 2_000_000
 
 
 @dataclass
@@ -215,6 +221,7 @@ def load(results: Path, sweep: str | None = None) -> Dataset:
     damage = Damage()
     with store.reading():
         sweep_id = _sweep_of(store, sweep)
+        sized = _size(store, sweep_id)  # refused past the limit, before a row is read
         state = store.sweep_state(sweep_id)
         runs, contexts, damaged = _readable_runs(store.query(
             f"SELECT {_RUN_SELECT} FROM runs WHERE sweep_id=? ORDER BY started_at, rowid",
@@ -230,7 +237,7 @@ def load(results: Path, sweep: str | None = None) -> Dataset:
                 if rid not in with_figures and not (ctx["status"] == "ok"
                                                     and ctx["mode"] == "accuracy")]
         extra = [*bare, *_accuracy_rows(entries, contexts, inferred)]
-        samples = _sample_rows(store, sweep_id, contexts, damaged, damage)
+        samples = _sample_rows(store, sweep_id, sized, contexts, damaged, damage)
         for sample in _ncu_samples(store, sweep_id, [*rows, *map(_as_row, extra)]):
             for column, value in zip(samples.values(), sample, strict=True):
                 column.append(value)
@@ -320,7 +327,7 @@ _SAMPLE_SELECT = ("SELECT typeof(value) = 'real' AND typeof(idx) = 'integer' AND
 _CHUNK = 65_536
 
 
-def _sample_rows(store: Store, sweep_id: str, contexts: dict[str, dict[str, Any]],
+def _sample_rows(store: Store, sweep_id: str, sized: Size, contexts: dict[str, dict[str, Any]],
                  damaged: set[str], damage: Damage) -> dict[str, list[Any]]:
     """The sweep's readable samples, column by column (SAMPLE_COLUMNS), read a chunk of rows
     at a time, their text shared (one str object per distinct run id, label, ...): a dict
@@ -329,7 +336,8 @@ def _sample_rows(store: Store, sweep_id: str, contexts: dict[str, dict[str, Any]
     text = {}.setdefault
     experiment = {rid: ctx["experiment"] for rid, ctx in contexts.items()}
     columns: list[list[Any]] = [[] for _ in SAMPLE_COLUMNS]
-    cur = store.cursor(_SAMPLE_SELECT.format(_scan(store, "samples", sweep_id)), (sweep_id,))
+    cur = store.cursor(_SAMPLE_SELECT.format(_scan(store, "samples", sized.samples)),
+                       (sweep_id,))
     while chunk := cur.fetchmany(_CHUNK):
         rid = list(map(_RUN_ID, chunk))
         if not all(map(_SOUND, chunk)) or not experiment.keys() >= set(rid) \
@@ -348,14 +356,34 @@ def _sample_rows(store: Store, sweep_id: str, contexts: dict[str, dict[str, Any]
     return dict(zip(SAMPLE_COLUMNS, columns, strict=True))
 
 
-def _scan(store: Store, table: str, sweep_id: str) -> str:
-    """How to read a sweep's rows in rowid order: by its index then a sort, or, where the
-    sweep holds most of the table (a store of one sweep), the table in order (NOT INDEXED),
-    which skips the sort of every row (0.3 s of 566,440 samples)."""
-    ours = store.cursor(f"SELECT count(*) FROM {table} WHERE sweep_id=?", (sweep_id,))
-    span = store.cursor(f"SELECT max(rowid) - min(rowid) + 1 FROM {table}")
-    count, total = ours.fetchone()[0], span.fetchone()[0] or 0
-    return "NOT INDEXED" if count and 2 * count >= total else ""
+def _scan(store: Store, table: str, count: int) -> str:
+    """How to read a sweep's `count` rows in rowid order: by its index then a sort, or, where
+    the sweep holds most of the table (a store of one sweep), the table in order (NOT
+    INDEXED), which skips the sort of every row (0.3 s of 566,440 samples)."""
+    span = store.cursor(f"SELECT max(rowid) - min(rowid) + 1 FROM {table}").fetchone()[0]
+    return "NOT INDEXED" if count and 2 * count >= (span or 0) else ""
+
+
+class Size(NamedTuple):
+    """What a sweep holds: its figure rows and sample values in the store."""
+
+    figures: int
+    samples: int
+
+
+def _size(store: Store, sweep_id: str) -> Size:
+    """The sweep's rows, counted on the store's indexes; an InputError past what one dataset
+    may hold (READ_FIGURES, READ_SAMPLES), naming the way out: nothing is read or written."""
+    found = Size(*(store.cursor(f"SELECT count(*) FROM {table} WHERE sweep_id=?",
+                                (sweep_id,)).fetchone()[0] for table in ("figures", "samples")))
+    if found.figures > READ_FIGURES or found.samples > READ_SAMPLES:
+        raise InputError(
+            f"{store.path}: sweep {sweep_id} holds {found.figures} figures and {found.samples} "
+            f"sample values, more than the {READ_FIGURES} and {READ_SAMPLES} a report, compare "
+            "or export reads (in about 30 s and 1 GiB: BENCHMARKS.md); run its experiments in "
+            "parts, each into a results folder of its own (`run FILE --only NAME --results "
+            "FOLDER`)")
+    return found
 
 
 # a row of _SAMPLE_SELECT: sound, rowid, run_id, label, shape, method, idx, value,
@@ -548,18 +576,16 @@ def _host(store: Store, sweep_id: str, damage: Damage) -> dict[str, Any]:
     return host
 
 
-# a log's dataset takes about 4 KiB a figure in pandas (100,000 figures: 390 MiB); the
-# chapter's logs hold dozens, a whole sweep's output hundreds
-LOG_FIGURES, LOG_SAMPLES = 100_000, 2_000_000
+
 
 
 def from_parse(parsed: ParseResult, source: str) -> Dataset:
     """A captured log's figures as the same tidy dataset (run_id 'log:<file>'); an InputError
     for a log of more figures or sample values than a dataset of it can hold in sane memory."""
     values = sum(len(s.values) for s in parsed.samples)
-    if len(parsed.figures) > LOG_FIGURES or values > LOG_SAMPLES:
+    if len(parsed.figures) > READ_FIGURES or values > READ_SAMPLES:
         raise InputError(f"{source}: {len(parsed.figures)} figures and {values} sample values, "
-                         f"more than the {LOG_FIGURES} and {LOG_SAMPLES} a captured log may "
+                         f"more than the {READ_FIGURES} and {READ_SAMPLES} a captured log may "
                          "hold; split the log")
     rows = []
     for fig, arithmetic in zip(parsed.figures, precision.of_log(parsed.figures, parsed.headers),
