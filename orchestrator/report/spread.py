@@ -91,7 +91,7 @@ def summaries(sets: dict[SampleKey, np.ndarray]) -> dict[SampleKey, Summary]:
             out.update((k, Summary(0, math.nan, math.nan, None, math.nan)) for k in keys)
             continue
         ordered = np.sort(np.stack([np.asarray(sets[k], dtype=float) for k in keys]), axis=1)
-        medians = _row_medians(ordered)
+        medians = _middle(ordered)
         q1, q3 = np.percentile(ordered, [25, 75], axis=1)
         k = _ci_rank(n, LEVEL)
         for i, key in enumerate(keys):
@@ -114,13 +114,14 @@ def ratio_ci(num: np.ndarray, den: np.ndarray, level: float = LEVEL,
     num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
     if len(num) < 2 or len(den) < 2:
         return None
-    if np.isfinite(num).all() and np.isfinite(den).all():
+    finite = bool(np.isfinite(num).all() and np.isfinite(den).all())
+    if finite and resamples * max(len(num), len(den)) <= _KEPT:
         rows_top, rows_bottom = _resampled(len(num), len(den), resamples)
         top, bottom = _row_medians(num[rows_top]), _row_medians(den[rows_bottom])
-    else:  # np.median's own handling of nan and inf
+    else:  # larger sets a block of resamples at a time; nan and inf by np.median's own rule
         rng = np.random.default_rng(SEED)
-        top = np.median(rng.choice(num, (resamples, len(num))), axis=1)
-        bottom = np.median(rng.choice(den, (resamples, len(den))), axis=1)
+        top, bottom = (_medians_of_resamples(rng, values, resamples, finite)
+                       for values in (num, den))
     with np.errstate(divide="ignore", invalid="ignore"):  # a zero median: no ratio, left out
         ratios = top / bottom
     ratios = ratios[np.isfinite(ratios)]
@@ -130,7 +131,13 @@ def ratio_ci(num: np.ndarray, den: np.ndarray, level: float = LEVEL,
     return float(lo), float(hi)
 
 
-@functools.lru_cache(maxsize=32)
+# resample positions kept per pair of sizes up to this many values each (8 MiB); larger sets
+# are resampled _BLOCK values at a time: a set of MAX_REPS = 100,000 samples made two 4000 x
+# 100,000 arrays at once (3.2 GB each)
+_KEPT, _BLOCK = 2**20, 2**22
+
+
+@functools.lru_cache(maxsize=8)
 def _resampled(n_num: int, n_den: int, resamples: int) -> tuple[np.ndarray, np.ndarray]:
     """The positions the seeded generator picks for `rng.choice(num, ...)` then
     `rng.choice(den, ...)`: they depend on the sizes alone, so every pair of the same sizes
@@ -142,11 +149,29 @@ def _resampled(n_num: int, n_den: int, resamples: int) -> tuple[np.ndarray, np.n
     return top, bottom
 
 
+def _medians_of_resamples(rng: np.random.Generator, values: np.ndarray, resamples: int,
+                          finite: bool) -> np.ndarray:
+    """np.median(rng.choice(values, (resamples, n)), axis=1), drawn a block of rows at a time:
+    the generator draws the same positions in blocks as in one call (its draws depend on the
+    size of the set alone; tests/report/test_spread.py holds it to the one call)."""
+    n = len(values)
+    rows = max(1, _BLOCK // n)
+    median = _row_medians if finite else (lambda v: np.median(v, axis=1))
+    return np.concatenate([median(values[rng.choice(np.arange(n), (min(rows, resamples - i), n))])
+                           for i in range(0, resamples, rows)])
+
+
 def _row_medians(values: np.ndarray) -> np.ndarray:
-    """np.median(values, axis=1) for finite values, from a sort of each row (its partition
-    was 5x slower on the bootstrap's 4000 x n resamples): the middle value, or the mean of
-    the middle two computed as np.median does, (a + b) / 2."""
-    ordered = np.sort(values, axis=1)
+    """np.median(values, axis=1) for finite values: the middle value, or the mean of the
+    middle two computed as np.median does, (a + b) / 2; from a sort of each row where rows are
+    short (np.partition was 5x slower on the bootstrap's 4000 x 20), else a partition."""
+    n = values.shape[1]
+    middle = [n // 2 - 1, n // 2] if n % 2 == 0 else [n // 2]
+    return _middle(np.sort(values, axis=1) if n <= 64 else np.partition(values, middle, axis=1))
+
+
+def _middle(ordered: np.ndarray) -> np.ndarray:
+    """Each row's median from rows whose middle values are in place (sorted or partitioned)."""
     n = ordered.shape[1]
     if n % 2:
         return ordered[:, n // 2]
