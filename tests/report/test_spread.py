@@ -94,7 +94,7 @@ def test_ratio_ci_of_larger_sets_is_the_same_bootstrap(
         monkeypatch.setattr(spread, "_KEPT", 0)
         monkeypatch.setattr(spread, "_BLOCK", 997)  # odd rows and a short last block
     rng = np.random.default_rng(5)
-    for a, b in ((30, 41), (65, 64), (300, 301), (2, 3)):
+    for a, b in ((30, 41), (65, 64), (300, 301), (2, 3), (1100, 1030)):
         num, den = rng.lognormal(size=a), np.round(rng.lognormal(size=b), 1)
         assert ratio_ci(num, den) == _bootstrap_by_np_median(num, den), (a, b)
     with_nan = np.array([1.0, math.nan, 2.0] * 30)
