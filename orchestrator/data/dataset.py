@@ -233,7 +233,7 @@ def load(results: Path, sweep: str | None = None) -> Dataset:
             contexts[rid].update(columns)
         # each figure a list in the columns' order as it is read: a dict of ~70 keys per
         # figure held 1.3 GiB at 81,634 figures (bench figure 6, a store of 5000 runs)
-        rows, with_figures = _figure_rows(store, sweep_id, contexts, damaged, damage)
+        rows, with_figures = _figure_rows(store, sweep_id, sized, contexts, damaged, damage)
         bare = [ctx for rid, ctx in contexts.items()  # a run with no figure still shows
                 if rid not in with_figures and not (ctx["status"] == "ok"
                                                     and ctx["mode"] == "accuracy")]
@@ -285,37 +285,56 @@ def _as_row(record: dict[str, Any]) -> list[Any]:
     return [record.get(column, _ABSENT) for column in COLUMNS]
 
 
-def _figure_rows(store: Store, sweep_id: str, contexts: dict[str, dict[str, Any]],
-                 damaged: set[str], damage: Damage) -> tuple[list[list[Any]], set[str]]:
+def _figure_rows(store: Store, sweep_id: str, sized: Size,
+                 contexts: dict[str, dict[str, Any]], damaged: set[str],
+                 damage: Damage) -> tuple[list[list[Any]], set[str]]:
     """Every readable figure of the sweep over its run's context (`_figure_row`), as a list
-    in the columns' order; and the runs that have one."""
+    in the columns' order; and the runs that have one. A row SQLite already sees as sound
+    (damage.figure_problem's rules) is laid over its run's context straight from the tuple
+    read; any other goes through the checks one by one."""
+    present = {r[1] for r in store.cursor("PRAGMA table_info(figures)")}
+    cols = [c for c in schema.FIGURE_COLUMNS if c.name in present]  # a format-2 store lacks some
+    sound = " AND ".join([*(f"{c} IS NOT NULL" if c in present else "0"
+                            for c in damage_mod.FIGURE_NEEDED),
+                          *(f"({c.name} IS NULL OR typeof({c.name}) IN ({_TYPEOF[c.sql]}))"
+                            for c in cols)])
+    cur = store.cursor(f"SELECT {sound}, rowid, sweep_id, run_id, "
+                       f"{', '.join(c.name for c in cols)} FROM figures "
+                       f"{_scan(store, 'figures', sized.figures)} WHERE sweep_id=? "
+                       "ORDER BY rowid", (sweep_id,))
+    names = ["rowid", "sweep_id", "run_id", *(c.name for c in cols)]
+    # (position in a row read, the dataset column it sets, whether '' sets nothing)
+    overlay = [(i + 4, _AT[c.dataset], c.name in _BLANK) for i, c in enumerate(cols)
+               if c.name not in _FROM_RUN and c.dataset in _AT]
+    threads_at = next((i + 4 for i, c in enumerate(cols) if c.dataset == "threads"), None)
     bases: dict[str, tuple[list[Any], bool]] = {}
     rows, runs = [], set()
     text = {}.setdefault  # each distinct text one str object, not one per figure
-    cur = store.cursor("SELECT rowid, * FROM figures WHERE sweep_id=? ORDER BY rowid",
-                       (sweep_id,))
-    names = [c[0] for c in cur.description]
-    for fig in _readable((dict(zip(names, r, strict=True)) for r in cur), "figure", contexts,
-                         damaged, damage, damage_mod.figure_problem):
-        rid = fig["run_id"]
+    for read in cur:
+        rid = read[3]
+        if not (read[0] and rid in contexts and rid not in damaged):
+            fig = dict(zip(names, read[1:], strict=True))
+            if next(_readable([fig], "figure", contexts, damaged, damage,
+                              damage_mod.figure_problem), None) is None:
+                continue
         if rid not in bases:
             ctx = contexts[rid]
             bases[rid] = (_as_row(ctx), "threads" in ctx)
             runs.add(rid)
         base, has_threads = bases[rid]
         row = base.copy()
-        threads = has_threads
-        for col in schema.FIGURE_COLUMNS:
-            value = fig.get(col.name)  # absent: a format-2 store from before the column
-            if col.name in _FROM_RUN or value is None or (col.name in _BLANK and not value):
+        for i, at, blank in overlay:
+            value = read[i]
+            if value is None or (blank and not value):
                 continue
-            if col.dataset in _AT:
-                row[_AT[col.dataset]] = text(value, value) if type(value) is str else value
-            threads = threads or col.dataset == "threads"
-        if not threads:  # the line did not say: as asked
-            row[_AT["threads"]] = contexts[rid]["threads_requested"]
+            row[at] = text(value, value) if type(value) is str else value
+        if not has_threads and (threads_at is None or read[threads_at] is None):
+            row[_AT["threads"]] = contexts[rid]["threads_requested"]  # the line did not say
         rows.append(row)
     return rows, runs
+
+
+_TYPEOF = {"TEXT": "'text'", "INTEGER": "'integer'", "REAL": "'integer', 'real'"}
 
 
 # the columns a sample row is read by, and whether SQLite already sees it as sound (the usual
