@@ -233,13 +233,15 @@ def load(results: Path, sweep: str | None = None) -> Dataset:
             contexts[rid].update(columns)
         # each figure a list in the columns' order as it is read: a dict of ~70 keys per
         # figure held 1.3 GiB at 81,634 figures (bench figure 6, a store of 5000 runs)
-        rows, with_figures = _figure_rows(store, sweep_id, sized, contexts, damaged, damage)
+        layout = _Layout()
+        rows, with_figures = _figure_rows(store, sweep_id, sized, contexts, damaged, damage,
+                                          layout)
         bare = [ctx for rid, ctx in contexts.items()  # a run with no figure still shows
                 if rid not in with_figures and not (ctx["status"] == "ok"
                                                     and ctx["mode"] == "accuracy")]
         extra = [*bare, *_accuracy_rows(entries, contexts, inferred)]
         samples = _sample_rows(store, sweep_id, sized, contexts, damaged, damage)
-        for sample in _ncu_samples(store, sweep_id, [*rows, *map(_as_row, extra)]):
+        for sample in _ncu_samples(store, sweep_id, [*rows, *map(layout.row, extra)], layout):
             for column, value in zip(samples.values(), sample, strict=True):
                 column.append(value)
         texts = {k: _texts(v) if k in _SAMPLE_TEXT else v for k, v in samples.items()}
@@ -252,18 +254,18 @@ def load(results: Path, sweep: str | None = None) -> Dataset:
             row.update(stops.get((row["run_id"], row.get("label"), row.get("method")),
                                  NO_STOP))
         for row in rows:
-            row[_AT["host"]], row[_AT["seed"]] = host_name, seed
-            found = stops.get((row[_AT["run_id"]], _cell(row, "label"), _cell(row, "method")),
-                              NO_STOP)
+            row[layout.at["host"]], row[layout.at["seed"]] = host_name, seed
+            found = stops.get((row[layout.at["run_id"]], layout.cell(row, "label"),
+                               layout.cell(row, "method")), NO_STOP)
             for key, value in found.items():
-                row[_AT[key]] = value
-        rows += map(_as_row, extra)
+                row[layout.at[key]] = value
+        rows += map(layout.row, extra)
     # a NULL cache record as JSON null: pandas would turn None into NaN, which reads as text
     run_frame = pd.DataFrame([{**contexts[r["run_id"]], "wall_s": r["wall_s"],
                                "returncode": r["returncode"], "unknown_lines": r["unknown_lines"],
                                "cache_record": r["cache_json"] or "null", "gate": r["gate_json"]}
                               for r in runs])
-    return Dataset(_frame(rows, COLUMNS), _frame(texts, SAMPLE_COLUMNS),
+    return Dataset(_frame(rows, layout.columns), _frame(texts, SAMPLE_COLUMNS),
                    run_frame, host, state, damage, _headers(runs))
 
 
@@ -271,23 +273,30 @@ def load(results: Path, sweep: str | None = None) -> Dataset:
 # name): the rest stand in as b'' (a blob) or as stored (NULL, or text: damage says so)
 _RUN_SELECT = "*, " + ", ".join(
     f"CASE WHEN typeof({c})='blob' THEN X'' ELSE {c} END AS {c}" for c in ("stdout", "stderr"))
-_AT = {column: i for i, column in enumerate(COLUMNS)}
 _ABSENT = np.nan  # a column a row lacks: NaN, as pandas fills a record's missing key
 
 
-def _cell(row: list[Any], column: str) -> Any:
-    """A list row's cell, None where the row lacks it (a record's `dict.get`)."""
-    value = row[_AT[column]]
-    return None if value is _ABSENT else value
+class _Layout:
+    """The dataset's columns as a figure's list holds them: taken from the vocabulary when a
+    load begins (an axis registered since import, a test's stand-in included, has its
+    column), each column's position looked up once."""
 
+    def __init__(self) -> None:
+        self.columns = vocabulary.column_keys()
+        self.at = {column: i for i, column in enumerate(self.columns)}
 
-def _as_row(record: dict[str, Any]) -> list[Any]:
-    return [record.get(column, _ABSENT) for column in COLUMNS]
+    def cell(self, row: list[Any], column: str) -> Any:
+        """A list row's cell, None where the row lacks it (a record's `dict.get`)."""
+        value = row[self.at[column]]
+        return None if value is _ABSENT else value
+
+    def row(self, record: dict[str, Any]) -> list[Any]:
+        return [record.get(column, _ABSENT) for column in self.columns]
 
 
 def _figure_rows(store: Store, sweep_id: str, sized: Size,
                  contexts: dict[str, dict[str, Any]], damaged: set[str],
-                 damage: Damage) -> tuple[list[list[Any]], set[str]]:
+                 damage: Damage, layout: _Layout) -> tuple[list[list[Any]], set[str]]:
     """Every readable figure of the sweep over its run's context (`_figure_row`), as a list
     in the columns' order; and the runs that have one. A row SQLite already sees as sound
     (damage.figure_problem's rules) is laid over its run's context straight from the tuple
@@ -304,8 +313,8 @@ def _figure_rows(store: Store, sweep_id: str, sized: Size,
                        "ORDER BY rowid", (sweep_id,))
     names = ["rowid", "sweep_id", "run_id", *(c.name for c in cols)]
     # (position in a row read, the dataset column it sets, whether '' sets nothing)
-    overlay = [(i + 4, _AT[c.dataset], c.name in _BLANK) for i, c in enumerate(cols)
-               if c.name not in _FROM_RUN and c.dataset in _AT]
+    overlay = [(i + 4, layout.at[c.dataset], c.name in _BLANK) for i, c in enumerate(cols)
+               if c.name not in _FROM_RUN and c.dataset in layout.at]
     threads_at = next((i + 4 for i, c in enumerate(cols) if c.dataset == "threads"), None)
     bases: dict[str, tuple[list[Any], bool]] = {}
     rows, runs = [], set()
@@ -319,7 +328,7 @@ def _figure_rows(store: Store, sweep_id: str, sized: Size,
                 continue
         if rid not in bases:
             ctx = contexts[rid]
-            bases[rid] = (_as_row(ctx), "threads" in ctx)
+            bases[rid] = (layout.row(ctx), "threads" in ctx)
             runs.add(rid)
         base, has_threads = bases[rid]
         row = base.copy()
@@ -329,7 +338,7 @@ def _figure_rows(store: Store, sweep_id: str, sized: Size,
                 continue
             row[at] = text(value, value) if type(value) is str else value
         if not has_threads and (threads_at is None or read[threads_at] is None):
-            row[_AT["threads"]] = contexts[rid]["threads_requested"]  # the line did not say
+            row[layout.at["threads"]] = contexts[rid]["threads_requested"]  # the line did not say
         rows.append(row)
     return rows, runs
 
@@ -467,23 +476,24 @@ def _headers(runs: list[dict[str, Any]]) -> list[Header]:
     return out
 
 
-def _ncu_samples(store: Store, sweep_id: str,
-                 rows: list[list[Any]]) -> list[tuple[Any, ...]]:
+def _ncu_samples(store: Store, sweep_id: str, rows: list[list[Any]],
+                 layout: _Layout) -> list[tuple[Any, ...]]:
     """The per-matmul kernel times behind each profile run's ncu min and median, read from its
     stored ncu.csv (ncu.samples), linked to those figures' line (0): the report's intervals of
     ncu kernel time (ratios, spread) need them; nothing is written to the store."""
     profilers = vocabulary.profile_profilers()  # ncu with L2 warm and flushed alike
-    wanted = {_cell(r, "run_id"): r for r in rows
-              if _cell(r, "profiler") in profilers and _cell(r, "stat") == "min"
-              and not _cell(r, "kernel") and _cell(r, "method") == "kernel_time"
-              and _cell(r, "runs")}
+    cell = layout.cell
+    wanted = {cell(r, "run_id"): r for r in rows
+              if cell(r, "profiler") in profilers and cell(r, "stat") == "min"
+              and not cell(r, "kernel") and cell(r, "method") == "kernel_time"
+              and cell(r, "runs")}
     out: list[tuple[Any, ...]] = []
     for run_id, fig in wanted.items():
         found = store.query("SELECT data FROM artifacts WHERE sweep_id=? AND run_id=? AND "
                             "name=?", (sweep_id, run_id, ncu.ARTIFACT))
-        values = ncu.samples(bytes(found[0]["data"]) if found else None, int(_cell(fig, "runs")))
-        line = fig[_AT["line_no"]]
-        out += [(run_id, _cell(fig, "experiment"), _cell(fig, "label"), _cell(fig, "shape"),
+        values = ncu.samples(bytes(found[0]["data"]) if found else None, int(cell(fig, "runs")))
+        line = fig[layout.at["line_no"]]
+        out += [(run_id, cell(fig, "experiment"), cell(fig, "label"), cell(fig, "shape"),
                  "kernel_time", i, v, sweep_id, 0 if line is _ABSENT else line)
                 for i, v in enumerate(values)]
     return out

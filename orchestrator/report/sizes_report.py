@@ -36,7 +36,7 @@ def target_table(group: pd.DataFrame, host: dict[str, Any]) -> Table:
     first = group.iloc[0]
     name = sizes.target_name(first)
     peak = sizes.peak_for(first, host)
-    best = peak.flops(sizes.precision_of(str(first["label"])))
+    arith = sizes.arithmetic(first.get("precision", ""), peak)
     out = []
     for _, r in group.iterrows():
         rate = sizes.tflops(r["shape"], r["time_s"])
@@ -46,7 +46,7 @@ def target_table(group: pd.DataFrame, host: dict[str, Any]) -> Table:
             "device time queued": duration(r["device_time_queued"]),
             "kernel time": duration(r["kernel_time"]), "basis": r["basis"],
             "TFLOP/s": _number(rate, 1e12),
-            "% of peak": sizes.percent(rate, best),
+            "% of peak": sizes.percent_text(rate, peak, arith),
             "bytes moved (MB)": _number(moved, 1e6),
             "GB/s at that traffic": _number(None if moved is None else moved / r["time_s"], 1e9),
         })
@@ -83,9 +83,11 @@ def with_peaks(fig: pd.DataFrame, host: dict[str, Any]) -> pd.DataFrame:
     if rows.empty:
         return rows
     found = [sizes.peak_for(r, host) for _, r in rows.iterrows()]
+    arith = [sizes.arithmetic(told, p) for p, told in zip(found, rows["precision"], strict=True)]
     return rows.assign(
-        peak_flops=[p.flops(sizes.precision_of(str(lab))) for p, lab in
-                    zip(found, rows["label"], strict=True)],
+        arithmetic=arith,
+        peak_flops=[p.flops(a) for p, a in zip(found, arith, strict=True)],
+        peak_known=[p.fp32 is not None for p in found],
         peak_bw=[p.bandwidth for p in found], peak_name=[p.device for p in found])
 
 
@@ -97,9 +99,11 @@ def summary_table(rows: pd.DataFrame) -> Table:
     for _, r in rows.iterrows():
         rate = sizes.tflops(r["shape"], r["time_s"])
         best = r["peak_flops"] if pd.notna(r["peak_flops"]) else None
+        unknown = not r["arithmetic"] and r["peak_known"]
         out.append({"target": sizes.target_name(r), "size": r["shape"],
                     "time": duration(r["time_s"]), "basis": r["basis"],
-                    "TFLOP/s": _number(rate, 1e12), "% of peak": sizes.percent(rate, best)})
+                    "TFLOP/s": _number(rate, 1e12),
+                    "% of peak": "arithmetic unknown" if unknown else sizes.percent(rate, best)})
     return Table("sizes", "How cost grows", pd.DataFrame(out))
 
 
@@ -159,7 +163,8 @@ def _crossings(burn: pd.DataFrame, torch: pd.DataFrame, words: str) -> list[str]
     lines = []
     for (blabel, b), (tlabel, t) in ((x, y) for x in burn.groupby("label")
                                      for y in torch.groupby("label")):
-        if sizes.precision_of(str(blabel)) != sizes.precision_of(str(tlabel)):
+        arith = {str(x["arithmetic"].iloc[0]) for x in (b, t)}
+        if len(arith) != 1:  # one arithmetic (two unknowns, a chapter log's, taken as equal)
             continue
         both = b.merge(t, on="shape", suffixes=("_b", "_t")).sort_values("n_b")
         spans = _common_bases(both)

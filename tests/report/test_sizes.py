@@ -92,7 +92,8 @@ def _size_row(framework: str, shape: str, **clocks: float) -> dict[str, object]:
     n = float(shape.split("x")[0])
     row = {"framework": framework, "label": "cuda [tf32]", "device": "cuda",
            "threads_key": float("nan"), "shape": shape, "n": n, "kernel_time": float("nan"),
-           "device_time_queued": float("nan"), "with_sync": float("nan"), **clocks}
+           "device_time_queued": float("nan"), "with_sync": float("nan"), "arithmetic": "tf32",
+           **clocks}
     return row
 
 
@@ -242,3 +243,17 @@ def test_a_compare_csv_from_before_the_throughput_columns_is_still_ours(tmp_path
     assert compare_output._ours(old)
     old.write_text("section,figure\n", encoding="utf-8")
     assert not compare_output._ours(old)
+
+
+def test_a_gpu_target_of_unknown_arithmetic_has_no_percent_of_peak() -> None:
+    """On an NVIDIA GPU the peak depends on the arithmetic (FP32 67, TF32 494.5 TFLOP/s on the
+    H200): JAX's default without an accuracy run (TF32 in fact) read 272.9% of the FP32 peak
+    (seen 2026-12-03). Unknown there is 'arithmetic unknown'; on a device with one f32
+    arithmetic (a CPU, an Apple GPU) unknown is FP32."""
+    h200 = peaks.gpu_peak("NVIDIA H200", power_limit_w=700.0)
+    cpu = peaks.cpu_peak({"arch": "x86_64", "cpu_flags": ["fma", "avx2"]}, 1, 3000.0)
+    assert sizes.arithmetic("", h200) == "" and sizes.arithmetic("tf32", h200) == "tf32"
+    assert sizes.arithmetic("", cpu) == "fp32" and sizes.arithmetic(None, cpu) == "fp32"
+    assert sizes.percent_text(183e12, h200, "") == "arithmetic unknown"
+    assert sizes.percent_text(183e12, h200, "tf32") == "37.0%"
+    assert sizes.percent_text(1e9, peaks.Peak.unknown("tpu", "no entry"), "") == "peak unknown"
