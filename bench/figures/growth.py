@@ -222,7 +222,18 @@ def _at_the_limits(tmp: Path) -> list[dict[str, Any]]:
         rows.append(row)
         say(f"  {name}: {runs} runs ({row['figures']} figures, {row['samples']} sample values"
             f"{', sample lines x' + str(scale) if scale > 1 else ''}): " + _cells(row))
+        if any(row[k][2] for k in GOALS if k != "plan"):  # refused: what the user is told
+            row["refusal"] = _refusal(tmp / f"growth-{name.replace(' ', '-')}" / "results")
+            say(f"    report says: {row['refusal']}")
     return rows
+
+
+def _refusal(results: Path) -> str:
+    """The last line `report` prints of a store it refuses (what a user reads)."""
+    proc = subprocess.run([PYTHON, "-m", "orchestrator", "report", str(results)], cwd=PROJECT,
+                          capture_output=True, text=True, check=False)
+    lines = [line for line in (proc.stderr + proc.stdout).splitlines() if line.strip()]
+    return f"(exit {proc.returncode}) {lines[-1] if lines else ''}"
 
 
 def replace_tuples(row: dict[str, Any]) -> dict[str, Any]:
