@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from figures.common import PROJECT, PYTHON, say, store_rows
+from figures.common import PROJECT, PYTHON, orchestrator, say, store_rows
 from orchestrator.data.dataset import READ_FIGURES, READ_SAMPLES
 from orchestrator.data.store import Store
 from orchestrator.experiments import config
@@ -230,10 +230,9 @@ def _at_the_limits(tmp: Path) -> list[dict[str, Any]]:
 
 def _refusal(results: Path) -> str:
     """The last line `report` prints of a store it refuses (what a user reads)."""
-    proc = subprocess.run([PYTHON, "-m", "orchestrator", "report", str(results)], cwd=PROJECT,
-                          capture_output=True, text=True, check=False)
-    lines = [line for line in (proc.stderr + proc.stdout).splitlines() if line.strip()]
-    return f"(exit {proc.returncode}) {lines[-1] if lines else ''}"
+    _wall, code, output = orchestrator("report", str(results))
+    lines = [line for line in output.splitlines() if line.strip()]
+    return f"(exit {code}) {lines[-1] if lines else ''}"
 
 
 def replace_tuples(row: dict[str, Any]) -> dict[str, Any]:

@@ -409,9 +409,9 @@ def _size(store: Store, sweep_id: str) -> Size:
         raise InputError(
             f"{store.path}: sweep {sweep_id} holds {found.figures} figures and {found.samples} "
             f"sample values, more than the {READ_FIGURES} and {READ_SAMPLES} a report, compare "
-            "or export reads (in about 30 s and 1 GiB: BENCHMARKS.md); run its experiments in "
-            "parts, each into a results folder of its own (`run FILE --only NAME --results "
-            "FOLDER`)")
+            "or export reads (in under a minute of CPU and 1 GiB: BENCHMARKS.md, figure 6); "
+            "run its experiments in parts, each into a results folder of its own (`run FILE "
+            "--only NAME --results FOLDER`)")
     return found
 
 
