@@ -75,6 +75,11 @@ def main() -> int:
                              "under a quarter of the machine (default 60)")
     parser.add_argument("--runs", nargs="+", type=int, metavar="N",
                         help="figure 6 at these store sizes (default 50 500 5000)")
+    parser.add_argument("--limits", action="store_true",
+                        help="figure 6 also at what one dataset may hold, and past it")
+    parser.add_argument("--baseline", type=Path, metavar="TREE",
+                        help="figure 6 also by another checkout's orchestrator (TREE, with its "
+                             ".venv) on the same stores: before and after side by side")
     parser.add_argument("--only", nargs="+", choices=["overhead", "interference", "builds",
                                                       "parse", "sweep", "growth", "limits"],
                         help="these figures only")
@@ -94,7 +99,8 @@ def main() -> int:
             ("builds", lambda: figure_builds(args.quick, tmp)),
             ("sweep", lambda: figure_sweep(args.quick, tmp)),
             ("parse", lambda: figure_parse(args.quick, results.get("sweep"))),
-            ("growth", lambda: figure_growth(args.quick, tmp, tuple(args.runs or ()))),
+            ("growth", lambda: figure_growth(args.quick, tmp, tuple(args.runs or ()),
+                                             args.baseline, args.limits)),
             ("limits", lambda: figure_limits(args.quick, tmp)),
         ]
         for key, figure in figures:

@@ -47,7 +47,7 @@ def test_a_log_of_more_figures_than_memory_allows_is_one_line(tmp_path: Path) ->
     log.write_text((SYNC + "\n") * 50_001, encoding="utf-8")
     code, err = cli("parse", log, "--csv", tmp_path / "out.csv", **BOUNDED)
     assert (code, err) == (2, "error: many.log: 100002 figures and 0 sample values, more than "
-                              "the 100000 and 2000000 a captured log may hold; split the log\n")
+                              "the 100000 and 1000000 a captured log may hold; split the log\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["many.log"]
 
 

@@ -1,6 +1,6 @@
 """Figure 7: the commands at the limits of their inputs (issue 29, class 6).
 
-A captured log may be up to `parse.LOG_CAP` (16 MiB) and hold up to `dataset.LOG_FIGURES`
+A captured log may be up to `parse.LOG_CAP` (16 MiB) and hold up to `dataset.READ_FIGURES`
 (100,000) figures; the figures are reached first (at about 4.6 MiB of summary lines).
 `big_log` writes one at the cap: the chapter's own listings (tests/data/chapter_listings.log,
 77 figures) again and again, each copy at a shape of its own (so every figure is distinct) and,
@@ -18,7 +18,7 @@ from typing import Any
 
 from figures.common import PROJECT, say
 from figures.growth import cli
-from orchestrator.data.dataset import LOG_FIGURES
+from orchestrator.data.dataset import READ_FIGURES
 from orchestrator.data.parse import LOG_CAP
 
 PER_COPY = 77  # figures of one copy of the chapter's listings
@@ -47,10 +47,10 @@ def big_log(path: Path, size: int, scale: float = 0.0, copies: int | None = None
 
 
 def figure_limits(quick: bool, tmp: Path) -> list[dict[str, Any]]:
-    say(f"## 7. The commands at their input limits: logs up to {LOG_FIGURES} figures")
+    say(f"## 7. The commands at their input limits: logs up to {READ_FIGURES} figures")
     rows = []
     for share in (0.25,) if quick else (0.25, 0.5, 1.0):
-        copies = int(LOG_FIGURES * share) // PER_COPY
+        copies = int(READ_FIGURES * share) // PER_COPY
         a = big_log(tmp / f"a-{share}.log", LOG_CAP - 4096, copies=copies)
         b = big_log(tmp / f"b-{share}.log", LOG_CAP - 4096, scale=0.2, copies=copies)
         row: dict[str, Any] = {"bytes": a.stat().st_size, "figures": copies * PER_COPY}

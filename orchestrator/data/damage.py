@@ -22,7 +22,7 @@ _RUN_NUMBERS = ("started_at", "ended_at", "wall_s", "returncode", "expect_failur
                 "unknown_lines", "recorded_at")
 _RUN_JSON = ("load_before_json", "load_after_json", "gate_json", "cache_json", "state_json",
              "headers_json")
-_FIGURE_NEEDED = ("run_id", "method", "stat", "value")
+FIGURE_NEEDED = ("run_id", "method", "stat", "value")  # readers ask SQLite the same (dataset)
 _SAMPLE_NUMBERS = {"idx": "INTEGER", "value": "REAL", "summary_line": "INTEGER"}
 SHOWN = 3  # problems named per line; the rest are counted
 
@@ -133,7 +133,7 @@ def _definition_problem(text: str) -> str | None:
 
 def figure_problem(row: dict[str, Any]) -> str | None:
     """Why a `figures` row cannot be read, or None."""
-    for column in _FIGURE_NEEDED:
+    for column in FIGURE_NEEDED:
         if row.get(column) is None:
             return f"{column} is NULL"
     for column in schema.FIGURE_COLUMNS:

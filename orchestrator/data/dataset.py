@@ -8,14 +8,16 @@ nothing vanishes from the dataset. Accuracy rows are computed here from the stor
 from __future__ import annotations
 
 import json
+import operator
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from orchestrator import axes, vocabulary
 from orchestrator.data import (
@@ -48,6 +50,13 @@ _FROM_RUN = {"framework", "cache"}
 # The dataset writes these as '' rather than empty cells when a figure has none
 _BLANK = {"framework", "warmup"}
 SWEEPS_NAMED = 10  # the latest sweeps an unknown --sweep's error lists
+# What one dataset holds at most, a captured log's or a store sweep's: report, compare and
+# export read that in bounded time and memory (BENCHMARKS.md, bench figure 6: a store of 5000
+# runs holds 81,634 figures and 566,440 sample values; at 2,000,000 sample values compare took
+# 1.3 GiB, so 1,000,000); a sweep past it is refused before a row is read, as a log past it is,
+# whatever MAX_RUNS let the plan run. The chapter's logs hold dozens of figures, its sweep a
+# few thousand.
+READ_FIGURES, READ_SAMPLES = 100_000, 1_000_000
 
 
 @dataclass
@@ -80,8 +89,12 @@ class Dataset:
 _SAMPLE_TYPES = {"idx": "Int64", "summary_line": "Int64"}
 
 
-def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
-    return typed(pd.DataFrame(rows, columns=columns))
+def _frame(rows: list[Any] | dict[str, Any], columns: list[str]) -> pd.DataFrame:
+    """Records (dicts, lists or tuples), or columns (a dict of lists, or of `_texts`: non-empty;
+    pandas infers each list's dtype as it does a record's column), as the typed frame."""
+    if isinstance(rows, dict) and len(rows[columns[0]]):
+        return typed(pd.DataFrame(rows, columns=columns))
+    return typed(pd.DataFrame([] if isinstance(rows, dict) else rows, columns=columns))
 
 
 def typed(frame: pd.DataFrame) -> pd.DataFrame:
@@ -144,12 +157,20 @@ def _accuracy_entries(store: Store, runs: list[dict[str, Any]],
         if arrays is None or not {"a.npy", "b.npy", "c.npy"} <= arrays.keys():
             continue
         ctx = contexts[run["run_id"]]
-        name = accuracy.build_name(ctx["framework"], (run["stdout"] or b"").decode("utf-8",
-                                                                                     "replace"),
+        name = accuracy.build_name(ctx["framework"], _stdout(store, run).decode("utf-8",
+                                                                                "replace"),
                                    ctx["device"])
         entries.append(accuracy.Arrays(name, run["run_id"], arrays["a.npy"], arrays["b.npy"],
                                        arrays["c.npy"]))
     return entries
+
+
+def _stdout(store: Store, run: dict[str, Any]) -> bytes:
+    """A run's stdout, read for the run alone (`load` reads the runs without it)."""
+    found = store.query("SELECT stdout FROM runs WHERE sweep_id=? AND run_id=? ORDER BY "
+                        "started_at, rowid LIMIT 1",
+                        (run["sweep_id"], run["run_id"]))
+    return bytes(found[0]["stdout"] or b"") if found else b""
 
 
 def _arrays(store: Store, run: dict[str, Any], shape: str | None,
@@ -201,49 +222,261 @@ def load(results: Path, sweep: str | None = None) -> Dataset:
     damage = Damage()
     with store.reading():
         sweep_id = _sweep_of(store, sweep)
+        sized = _size(store, sweep_id)  # refused past the limit, before a row is read
         state = store.sweep_state(sweep_id)
         runs, contexts, damaged = _readable_runs(store.query(
-            "SELECT * FROM runs WHERE sweep_id=? ORDER BY started_at, rowid", (sweep_id,)),
-            sweep_id, damage)
+            f"SELECT {_RUN_SELECT} FROM runs WHERE sweep_id=? ORDER BY started_at, rowid",
+            (sweep_id,)), sweep_id, damage)
         entries = _accuracy_entries(store, runs, contexts, damage)
         inferred = {e.run_id: accuracy.infer_precision(e.a, e.b, e.c) for e in entries}
-        figs = _readable(store.query("SELECT rowid, * FROM figures WHERE sweep_id=? ORDER BY "
-                                     "rowid", (sweep_id,)), "figure", contexts, damaged, damage,
-                         damage_mod.figure_problem)
-        kernels: dict[str, list[str]] = {}  # each run's kernels, as its profiler named them
-        for f in figs:
-            if f.get("kernel") and f["stat"] in precision.KERNEL_STATS:
-                kernels.setdefault(f["run_id"], []).append(f["kernel"])
+        kernels = _run_kernels(store, sweep_id, contexts, damaged)
         for rid, columns in precision.assign(runs, inferred, kernels).items():
             contexts[rid].update(columns)
-        rows = [_figure_row(contexts[f["run_id"]], f) for f in figs]
-        with_figures = {f["run_id"] for f in figs}
-        for rid, ctx in contexts.items():
-            accuracy_ok = ctx["status"] == "ok" and ctx["mode"] == "accuracy"
-            if rid not in with_figures and not accuracy_ok:
-                rows.append(ctx)  # a run with no figure still shows, with its reason
-        rows += _accuracy_rows(entries, contexts, inferred)
-        samples = [{**s, "experiment": contexts[s["run_id"]]["experiment"], "value_s": s["value"]}
-                   for s in _readable(store.query(
-                       "SELECT rowid, * FROM samples WHERE sweep_id=? ORDER BY rowid",
-                       (sweep_id,)), "sample", contexts, damaged, damage,
-                       damage_mod.sample_problem)]
-        samples += _ncu_samples(store, sweep_id, rows)
+        # each figure a list in the columns' order as it is read: a dict of ~70 keys per
+        # figure held 1.3 GiB at 81,634 figures (bench figure 6, a store of 5000 runs)
+        layout = _Layout()
+        rows, with_figures = _figure_rows(store, sweep_id, sized, contexts, damaged, damage,
+                                          layout)
+        bare = [ctx for rid, ctx in contexts.items()  # a run with no figure still shows
+                if rid not in with_figures and not (ctx["status"] == "ok"
+                                                    and ctx["mode"] == "accuracy")]
+        extra = [*bare, *_accuracy_rows(entries, contexts, inferred)]
+        samples = _sample_rows(store, sweep_id, sized, contexts, damaged, damage)
+        for sample in _ncu_samples(store, sweep_id, [*rows, *map(layout.row, extra)], layout):
+            for column, value in zip(samples.values(), sample, strict=True):
+                column.append(value)
+        texts = {k: _texts(v) if k in _SAMPLE_TEXT else v for k, v in samples.items()}
         host = _host(store, sweep_id, damage)
         host_name = _host_name(store, sweep_id, host)
         seed = _seed(store, sweep_id)
         stops = _stops(store, sweep_id, runs)
-        for row in rows:
+        for row in extra:  # dicts: the bare ones are the runs' contexts, as they were
             row["host"], row["seed"] = host_name, seed
             row.update(stops.get((row["run_id"], row.get("label"), row.get("method")),
                                  NO_STOP))
+        for row in rows:
+            row[layout.at["host"]], row[layout.at["seed"]] = host_name, seed
+            found = stops.get((row[layout.at["run_id"]], layout.cell(row, "label"),
+                               layout.cell(row, "method")), NO_STOP)
+            for key, value in found.items():
+                row[layout.at[key]] = value
+        rows += map(layout.row, extra)
     # a NULL cache record as JSON null: pandas would turn None into NaN, which reads as text
     run_frame = pd.DataFrame([{**contexts[r["run_id"]], "wall_s": r["wall_s"],
                                "returncode": r["returncode"], "unknown_lines": r["unknown_lines"],
                                "cache_record": r["cache_json"] or "null", "gate": r["gate_json"]}
                               for r in runs])
-    return Dataset(_frame(rows, vocabulary.column_keys()), _frame(samples, SAMPLE_COLUMNS),
+    return Dataset(_frame(rows, layout.columns), _frame(texts, SAMPLE_COLUMNS),
                    run_frame, host, state, damage, _headers(runs))
+
+
+# A run's stdout and stderr are read only where a dataset needs them (an accuracy run's build
+# name): the rest stand in as b'' (a blob) or as stored (NULL, or text: damage says so)
+_RUN_SELECT = "*, " + ", ".join(
+    f"CASE WHEN typeof({c})='blob' THEN X'' ELSE {c} END AS {c}" for c in ("stdout", "stderr"))
+_ABSENT = np.nan  # a column a row lacks: NaN, as pandas fills a record's missing key
+
+
+class _Layout:
+    """The dataset's columns as a figure's list holds them: taken from the vocabulary when a
+    load begins (an axis registered since import, a test's stand-in included, has its
+    column), each column's position looked up once."""
+
+    def __init__(self) -> None:
+        self.columns = vocabulary.column_keys()
+        self.at = {column: i for i, column in enumerate(self.columns)}
+
+    def cell(self, row: list[Any], column: str) -> Any:
+        """A list row's cell, None where the row lacks it (a record's `dict.get`)."""
+        value = row[self.at[column]]
+        return None if value is _ABSENT else value
+
+    def row(self, record: dict[str, Any]) -> list[Any]:
+        return [record.get(column, _ABSENT) for column in self.columns]
+
+
+def _run_kernels(store: Store, sweep_id: str, contexts: dict[str, dict[str, Any]],
+                 damaged: set[str]) -> dict[str, list[str]]:
+    """Each readable run's kernels as its profiler named them (data/kernel_names reads their
+    arithmetic), from the few per-kernel rows, before the figures are laid over their runs."""
+    if "kernel" not in {r[1] for r in store.cursor("PRAGMA table_info(figures)")}:
+        return {}
+    marks = ",".join("?" * len(precision.KERNEL_STATS))
+    kernels: dict[str, list[str]] = {}
+    for rid, kernel in store.cursor(
+            f"SELECT run_id, kernel FROM figures WHERE sweep_id=? AND stat IN ({marks}) AND "
+            "typeof(kernel)='text' AND kernel != '' ORDER BY rowid",
+            (sweep_id, *precision.KERNEL_STATS)):
+        if rid in contexts and rid not in damaged:
+            kernels.setdefault(rid, []).append(kernel)
+    return kernels
+
+
+def _figure_rows(store: Store, sweep_id: str, sized: Size,
+                 contexts: dict[str, dict[str, Any]], damaged: set[str],
+                 damage: Damage, layout: _Layout) -> tuple[list[list[Any]], set[str]]:
+    """Every readable figure of the sweep over its run's context (`_figure_row`), as a list
+    in the columns' order; and the runs that have one. A row SQLite already sees as sound
+    (damage.figure_problem's rules) is laid over its run's context straight from the tuple
+    read; any other goes through the checks one by one."""
+    present = {r[1] for r in store.cursor("PRAGMA table_info(figures)")}
+    cols = [c for c in schema.FIGURE_COLUMNS if c.name in present]  # a format-2 store lacks some
+    sound = " AND ".join([*(f"{c} IS NOT NULL" if c in present else "0"
+                            for c in damage_mod.FIGURE_NEEDED),
+                          *(f"({c.name} IS NULL OR typeof({c.name}) IN ({_TYPEOF[c.sql]}))"
+                            for c in cols)])
+    cur = store.cursor(f"SELECT {sound}, rowid, sweep_id, run_id, "
+                       f"{', '.join(c.name for c in cols)} FROM figures "
+                       f"{_scan(store, 'figures', sized.figures)} WHERE sweep_id=? "
+                       "ORDER BY rowid", (sweep_id,))
+    names = ["rowid", "sweep_id", "run_id", *(c.name for c in cols)]
+    # (position in a row read, the dataset column it sets, whether '' sets nothing)
+    overlay = [(i + 4, layout.at[c.dataset], c.name in _BLANK) for i, c in enumerate(cols)
+               if c.name not in _FROM_RUN and c.dataset in layout.at]
+    threads_at = next((i + 4 for i, c in enumerate(cols) if c.dataset == "threads"), None)
+    bases: dict[str, tuple[list[Any], bool]] = {}
+    rows, runs = [], set()
+    text = {}.setdefault  # each distinct text one str object, not one per figure
+    for read in cur:
+        rid = read[3]
+        if not (read[0] and rid in contexts and rid not in damaged):
+            fig = dict(zip(names, read[1:], strict=True))
+            if next(_readable([fig], "figure", contexts, damaged, damage,
+                              damage_mod.figure_problem), None) is None:
+                continue
+        if rid not in bases:
+            ctx = contexts[rid]
+            bases[rid] = (layout.row(ctx), "threads" in ctx)
+            runs.add(rid)
+        base, has_threads = bases[rid]
+        row = base.copy()
+        for i, at, blank in overlay:
+            value = read[i]
+            if value is None or (blank and not value):
+                continue
+            row[at] = text(value, value) if type(value) is str else value
+        if not has_threads and (threads_at is None or read[threads_at] is None):
+            row[layout.at["threads"]] = contexts[rid]["threads_requested"]  # the line did not say
+        rows.append(row)
+    return rows, runs
+
+
+_TYPEOF = {"TEXT": "'text'", "INTEGER": "'integer'", "REAL": "'integer', 'real'"}
+
+
+# the columns a sample row is read by, and whether SQLite already sees it as sound (the usual
+# case, where no row need be looked at one by one in Python: damage.sample_problem's rules);
+# its sweep is the one asked for (WHERE), not read again per row
+_SAMPLE_SELECT = ("SELECT typeof(value) = 'real' AND typeof(idx) = 'integer' AND "
+                  "typeof(summary_line) IN ('integer', 'null') AS sound, rowid, run_id, label, "
+                  "shape, method, idx, value, summary_line FROM samples {} "
+                  "WHERE sweep_id=? ORDER BY rowid")
+_CHUNK = 65_536
+
+
+def _sample_rows(store: Store, sweep_id: str, sized: Size, contexts: dict[str, dict[str, Any]],
+                 damaged: set[str], damage: Damage) -> dict[str, list[Any]]:
+    """The sweep's readable samples, column by column (SAMPLE_COLUMNS), read a chunk of rows
+    at a time, their text shared (one str object per distinct run id, label, ...): a dict
+    per sample value, each with its own strings, was most of a 5000-run report's memory
+    (566,440 values: 1.3 GiB at its peak)."""
+    text = {}.setdefault
+    experiment = {rid: ctx["experiment"] for rid, ctx in contexts.items()}
+    columns: list[list[Any]] = [[] for _ in SAMPLE_COLUMNS]
+    cur = store.cursor(_SAMPLE_SELECT.format(_scan(store, "samples", sized.samples)),
+                       (sweep_id,))
+    while chunk := cur.fetchmany(_CHUNK):
+        rid = list(map(_RUN_ID, chunk))
+        if not all(map(_SOUND, chunk)) or not experiment.keys() >= set(rid) \
+                or not damaged.isdisjoint(rid):
+            for row in _checked_samples(chunk, sweep_id, contexts, damaged, damage):
+                for column, value in zip(columns, row, strict=True):
+                    column.append(value)
+            continue
+        columns[0] += map(text, rid, rid)
+        columns[1] += map(experiment.__getitem__, rid)
+        for column, (at, shared) in zip(columns[2:7], _SAMPLE_AT, strict=True):
+            values = list(map(at, chunk))
+            column += map(text, values, values) if shared else values
+        columns[7] += [sweep_id] * len(chunk)
+        columns[8] += map(_LINE, chunk)
+    return dict(zip(SAMPLE_COLUMNS, columns, strict=True))
+
+
+def _scan(store: Store, table: str, count: int) -> str:
+    """How to read a sweep's `count` rows in rowid order: by its index then a sort, or, where
+    the sweep holds most of the table (a store of one sweep), the table in order (NOT
+    INDEXED), which skips the sort of every row (0.3 s of 566,440 samples)."""
+    span = store.cursor(f"SELECT max(rowid) - min(rowid) + 1 FROM {table}").fetchone()[0]
+    return "NOT INDEXED" if count and 2 * count >= (span or 0) else ""
+
+
+class Size(NamedTuple):
+    """What a sweep holds: its figure rows and sample values in the store."""
+
+    figures: int
+    samples: int
+
+
+def _size(store: Store, sweep_id: str) -> Size:
+    """The sweep's rows, counted on the store's indexes; an InputError past what one dataset
+    may hold (READ_FIGURES, READ_SAMPLES), naming the way out: nothing is read or written."""
+    found = Size(*(store.cursor(f"SELECT count(*) FROM {table} WHERE sweep_id=?",
+                                (sweep_id,)).fetchone()[0] for table in ("figures", "samples")))
+    if found.figures > READ_FIGURES or found.samples > READ_SAMPLES:
+        raise InputError(
+            f"{store.path}: sweep {sweep_id} holds {found.figures} figures and {found.samples} "
+            f"sample values, more than the {READ_FIGURES} and {READ_SAMPLES} a report, compare "
+            "or export reads (in under a minute of CPU and 1 GiB: BENCHMARKS.md, figure 6); "
+            "run its experiments in parts, each into a results folder of its own (`run FILE "
+            "--only NAME --results FOLDER`)")
+    return found
+
+
+# a row of _SAMPLE_SELECT: sound, rowid, run_id, label, shape, method, idx, value,
+# summary_line; where SAMPLE_COLUMNS label ... value_s are in it, and whether that column's
+# text is shared
+_SOUND, _RUN_ID, _LINE = operator.itemgetter(0), operator.itemgetter(2), operator.itemgetter(8)
+_SAMPLE_AT = [(operator.itemgetter(i), shared) for i, shared in (
+    (3, True), (4, True), (5, True), (6, False), (7, False))]
+_SAMPLE_TEXT = {"run_id", "experiment", "label", "shape", "method", "sweep_id"}
+
+
+def _texts(values: list[Any]) -> Any:
+    """A column of text as the dataset's `str` column, made from each distinct text once (a
+    pyarrow dictionary, decoded): pandas' inference of a list of 566,440 strings took 0.13 s
+    a column. Anything but text and missing values (a damaged store) is left to pandas."""
+    if not values:
+        return values
+    codes, uniques = pd.factorize(np.asarray(values, dtype=object))
+    if not all(type(u) is str for u in uniques):
+        return values
+    array = pa.DictionaryArray.from_arrays(pa.array(codes, type=pa.int32(), mask=codes < 0),
+                                           pa.array(uniques, type=pa.large_string()))
+    return pd.Series(array.cast(pa.large_string()).to_pandas(types_mapper=_STR.get))
+
+
+_STR = {pa.large_string(): pd.StringDtype("pyarrow", na_value=np.nan)}
+
+
+def _checked_samples(chunk: list[tuple[Any, ...]], sid: str,
+                     contexts: dict[str, dict[str, Any]], damaged: set[str],
+                     damage: Damage) -> list[tuple[Any, ...]]:
+    """A chunk of sample rows of which one is not plainly sound, row by row (`_readable`)."""
+    out = []
+    for _sound, rowid, rid, label, shape, method, idx, value, line in chunk:
+        if rid in damaged:
+            continue
+        row = {"run_id": rid, "label": label, "shape": shape, "method": method, "idx": idx,
+               "value": value, "summary_line": line, "sweep_id": sid}
+        found = damage_mod.sample_problem(row) or (
+            None if rid in contexts else f"its run {rid} is not in the sweep")
+        if found is not None:
+            damage.add("sample", f"sweep {sid} sample row {rowid}", found)
+            continue
+        out.append((rid, contexts[rid]["experiment"], label, shape, method, idx, value, sid,
+                    line))
+    return out
 
 
 def _headers(runs: list[dict[str, Any]]) -> list[Header]:
@@ -261,22 +494,25 @@ def _headers(runs: list[dict[str, Any]]) -> list[Header]:
     return out
 
 
-def _ncu_samples(store: Store, sweep_id: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _ncu_samples(store: Store, sweep_id: str, rows: list[list[Any]],
+                 layout: _Layout) -> list[tuple[Any, ...]]:
     """The per-matmul kernel times behind each profile run's ncu min and median, read from its
     stored ncu.csv (ncu.samples), linked to those figures' line (0): the report's intervals of
     ncu kernel time (ratios, spread) need them; nothing is written to the store."""
     profilers = vocabulary.profile_profilers()  # ncu with L2 warm and flushed alike
-    wanted = {(r["run_id"]): r for r in rows
-              if r.get("profiler") in profilers and r.get("stat") == "min" and not r.get("kernel")
-              and r.get("method") == "kernel_time" and r.get("runs")}
-    out: list[dict[str, Any]] = []
+    cell = layout.cell
+    wanted = {cell(r, "run_id"): r for r in rows
+              if cell(r, "profiler") in profilers and cell(r, "stat") == "min"
+              and not cell(r, "kernel") and cell(r, "method") == "kernel_time"
+              and cell(r, "runs")}
+    out: list[tuple[Any, ...]] = []
     for run_id, fig in wanted.items():
         found = store.query("SELECT data FROM artifacts WHERE sweep_id=? AND run_id=? AND "
                             "name=?", (sweep_id, run_id, ncu.ARTIFACT))
-        values = ncu.samples(bytes(found[0]["data"]) if found else None, int(fig["runs"]))
-        out += [{"run_id": run_id, "sweep_id": sweep_id, "experiment": fig.get("experiment"),
-                 "label": fig.get("label"), "shape": fig.get("shape"), "method": "kernel_time",
-                 "idx": i, "value_s": v, "summary_line": fig.get("line_no", 0)}
+        values = ncu.samples(bytes(found[0]["data"]) if found else None, int(cell(fig, "runs")))
+        line = fig[layout.at["line_no"]]
+        out += [(run_id, cell(fig, "experiment"), cell(fig, "label"), cell(fig, "shape"),
+                 "kernel_time", i, v, sweep_id, 0 if line is _ABSENT else line)
                 for i, v in enumerate(values)]
     return out
 
@@ -319,12 +555,11 @@ def _readable_runs(runs: list[dict[str, Any]], sweep_id: str, damage: Damage
     return kept, contexts, damaged
 
 
-def _readable(rows: list[dict[str, Any]], kind: str, contexts: dict[str, dict[str, Any]],
+def _readable(rows: Iterable[dict[str, Any]], kind: str, contexts: dict[str, dict[str, Any]],
               damaged: set[str], damage: Damage,
-              problem: Callable[[dict[str, Any]], str | None]) -> list[dict[str, Any]]:
-    """Figure or sample rows of readable runs (those of a damaged run go with it), each
-    checked; the `rowid` column is dropped."""
-    kept = []
+              problem: Callable[[dict[str, Any]], str | None]) -> Iterator[dict[str, Any]]:
+    """Figure rows of readable runs (those of a damaged run go with it), each checked, one at
+    a time as they are read; the `rowid` column is dropped."""
     for row in rows:
         rowid = row.pop("rowid")
         if row.get("run_id") in damaged:
@@ -332,10 +567,9 @@ def _readable(rows: list[dict[str, Any]], kind: str, contexts: dict[str, dict[st
         found = problem(row) or (None if row["run_id"] in contexts else
                                  f"its run {row['run_id']} is not in the sweep")
         if found is None:
-            kept.append(row)
+            yield row
         else:
             damage.add(kind, f"sweep {row.get('sweep_id')} {kind} row {rowid}", found)
-    return kept
 
 
 def _host_name(store: Store, sweep_id: str, facts: dict[str, Any]) -> str:
@@ -390,18 +624,16 @@ def _host(store: Store, sweep_id: str, damage: Damage) -> dict[str, Any]:
     return host
 
 
-# a log's dataset takes about 4 KiB a figure in pandas (100,000 figures: 390 MiB); the
-# chapter's logs hold dozens, a whole sweep's output hundreds
-LOG_FIGURES, LOG_SAMPLES = 100_000, 2_000_000
+
 
 
 def from_parse(parsed: ParseResult, source: str) -> Dataset:
     """A captured log's figures as the same tidy dataset (run_id 'log:<file>'); an InputError
     for a log of more figures or sample values than a dataset of it can hold in sane memory."""
     values = sum(len(s.values) for s in parsed.samples)
-    if len(parsed.figures) > LOG_FIGURES or values > LOG_SAMPLES:
+    if len(parsed.figures) > READ_FIGURES or values > READ_SAMPLES:
         raise InputError(f"{source}: {len(parsed.figures)} figures and {values} sample values, "
-                         f"more than the {LOG_FIGURES} and {LOG_SAMPLES} a captured log may "
+                         f"more than the {READ_FIGURES} and {READ_SAMPLES} a captured log may "
                          "hold; split the log")
     rows = []
     for fig, arithmetic in zip(parsed.figures, precision.of_log(parsed.figures, parsed.headers),

@@ -270,3 +270,8 @@ class Store(StoreFile):
         cur = self.db.execute(sql, params)
         names = [c[0] for c in cur.description]
         return [dict(zip(names, row, strict=True)) for row in cur]
+
+    def cursor(self, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Cursor:
+        """The rows as tuples, one at a time: a reader of many rows (a sweep's samples) holds
+        only what it keeps of them, not a dict per row."""
+        return self.db.execute(sql, params)

@@ -10,6 +10,7 @@ cold or warm mean (the cache record's `env`).
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pandas as pd
 
@@ -34,21 +35,29 @@ def has_cache_info(rows: pd.DataFrame) -> bool:
     return any(rows[c].fillna("").astype(str).ne("").any() for c in present)
 
 
-def cells(mine: pd.DataFrame) -> dict[str, str]:
-    """A table row's cache cells, from the run's first row that has them."""
-    kernel = _first(mine, "autotune_kernel")
-    median = mine["autotune_median_s"].dropna() if "autotune_median_s" in mine else []
-    return {"autotune kernel": kernel,
-            "autotune median": duration(median.iloc[0]) if len(median) else "",
-            "cache proof": _first(mine, "cache_proof")}
+def cells(mine: pd.DataFrame | list[dict[str, Any]]) -> dict[str, str]:
+    """A table row's cache cells, from the run's first row that has them (rows as a frame or
+    as records)."""
+    rows = mine.to_dict("records") if isinstance(mine, pd.DataFrame) else mine
+    median = next((r["autotune_median_s"] for r in rows
+                   if pd.notna(r.get("autotune_median_s"))), None)
+    return {"autotune kernel": _first(rows, "autotune_kernel"),
+            "autotune median": duration(median) if median is not None else "",
+            "cache proof": _first(rows, "cache_proof")}
 
 
-def _first(rows: pd.DataFrame, col: str) -> str:
-    if col not in rows:
-        return ""
-    values = rows[col].fillna("").astype(str)
-    values = values[values != ""]
-    return values.iloc[0] if len(values) else ""
+CELL_FIELDS = ["autotune_kernel", "autotune_median_s", "cache_proof"]  # what `cells` reads
+
+
+def _first(rows: list[dict[str, Any]], col: str) -> str:
+    """The first non-empty text of `col` (a missing column: '')."""
+    for r in rows:
+        value = r.get(col)
+        text = "" if value is None or (not isinstance(value, str) and pd.isna(value)) \
+            else str(value)
+        if text != "":
+            return text
+    return ""
 
 
 def cold_spread_table(first_calls: pd.DataFrame) -> Table:

@@ -11,9 +11,10 @@ check of one section lives in that section's module (report/sections/).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -22,7 +23,7 @@ from orchestrator import vocabulary
 from orchestrator.report.findings import Kind
 from orchestrator.report.names import column_name, cpu_build_name, threads_column
 from orchestrator.report.spread import iqr, ratio
-from orchestrator.report.tables import duration, group_positions, split
+from orchestrator.report.tables import duration, group_positions
 
 SampleSets = dict[str, np.ndarray]
 UNKNOWN_CORES_LOAD = 4.0  # the load threshold where the data does not say how many cores ran it
@@ -96,17 +97,49 @@ def target(row: pd.Series) -> str:
     return column_name(row["framework"], row["label"])
 
 
-def stat_value(rows: pd.DataFrame, method: str, stat: str) -> float | None:
-    """The first figure of `method` and `stat` among the rows, None where there is none."""
-    found = rows[(rows["method"] == method) & (rows["stat"] == stat)]
-    return float(found["value_s"].iloc[0]) if not found.empty else None
+class Run(NamedTuple):
+    """One program run's rows of one device (and shape) as the checks read them, in one
+    pass: its first row, each (method, stat)'s first value, the loads around it, its run
+    ids. A frame per run and a mask per figure asked were a 5000-run report's seconds."""
+
+    row: dict[str, Any]  # the first row: what the warning names
+    stats: dict[tuple[Any, Any], Any]
+    load_before: float  # the highest, NaN where none was recorded
+    load_after: float
+    run_ids: list[Any]
+
+    def stat(self, method: str, stat: str) -> float | None:
+        """The first figure of `method` and `stat` among the run's rows, None where none."""
+        found = self.stats.get((method, stat), _NONE)
+        return None if found is _NONE else float(found)
 
 
-def per_run(rows: pd.DataFrame) -> list[tuple[pd.DataFrame, pd.Series]]:
-    """The rows of each program run and device (and shape), with a representative row."""
-    keys = ["unit", "framework", "label", "shape", "threads_key"]
-    # one pass (a missing thread count is a key of its own); a mask per run was quadratic
-    return [(mine, mine.iloc[0]) for mine in split(rows, keys).values()]
+_NONE = object()
+_RUN_KEYS = ["unit", "framework", "label", "shape", "threads_key"]
+# what the checks over runs read of a row (target, cpu_target, load's experiment)
+_RUN_FIELDS = ["device", "experiment", "method", "stat", "value_s", "load1_before",
+               "load1_after", "run_id"]
+
+
+def per_run(rows: pd.DataFrame) -> list[Run]:
+    """Each program run and device (and shape): its rows read once, column by column (a
+    missing thread count is a key of its own, as in `split`)."""
+    if rows.empty:
+        return []
+    fields = [*_RUN_KEYS, *(c for c in _RUN_FIELDS if c not in _RUN_KEYS)]
+    cols = {c: rows[c].tolist() for c in fields}  # no dict per row
+    method, stat, value, run_id = (cols[c] for c in ("method", "stat", "value_s", "run_id"))
+    out = []
+    for positions in group_positions(rows, _RUN_KEYS).values():
+        stats: dict[tuple[Any, Any], Any] = {}
+        for i in positions:
+            stats.setdefault((method[i], stat[i]), value[i])
+        before, after = (max((float(cols[c][i]) for i in positions if pd.notna(cols[c][i])),
+                             default=math.nan) for c in ("load1_before", "load1_after"))
+        first = {c: cols[c][positions[0]] for c in fields}
+        out.append(Run(first, stats, before, after,
+                       list(dict.fromkeys(run_id[i] for i in positions))))
+    return out
 
 
 # ---- figures no timing can mean -------------------------------------------------------------
@@ -172,7 +205,10 @@ def spread(rows: pd.DataFrame, sets: SampleSets, th: Thresholds) -> list[str]:
     for key, value in zip(medians[keys].itertuples(index=False, name=None),
                           medians["value_s"].tolist(), strict=True):
         first.setdefault(key, value)
-    for _, row in rows[rows["stat"] == "min"].iterrows():
+    mins = rows[rows["stat"] == "min"]
+    fields = [*keys, *(c for c in ("value_s", "device", "framework", "label", "threads_key")
+                       if c in mins and c not in keys)]
+    for row in mins[fields].to_dict("records"):
         key = tuple(row[k] for k in keys)
         if any(pd.isna(v) for v in key):  # a missing field equals nothing, as `==` had it
             continue
@@ -197,14 +233,13 @@ def load(rows: pd.DataFrame, th: Thresholds,
     `paused` (run id -> builds, `paused_builds`): the sweep's own background builds, stopped
     while that run was measured, which the 1-minute average still counts for a while."""
     out = []
-    for mine, row in per_run(rows):
-        before, after = mine["load1_before"].max(), mine["load1_after"].max()
+    for run in per_run(rows):
+        row, before, after = run.row, run.load_before, run.load_after
         worst = max(v for v in (before, after, -1.0) if pd.notna(v))
         if worst <= th.load_limit:
             continue
         where = f" ({row['experiment']})" if row["experiment"] else ""
-        stopped = sorted({b for rid in mine["run_id"].unique()
-                          for b in (paused or {}).get(str(rid), [])})
+        stopped = sorted({b for rid in run.run_ids for b in (paused or {}).get(str(rid), [])})
         own = (f"; the sweep's own builds ({', '.join(stopped)}) were paused while it ran, "
                "but the 1-minute average still counts them") if stopped else ""
         out.append(Kind.UNDER_LOAD.says(f"{target(row)}{where} ran at a 1-minute load of "

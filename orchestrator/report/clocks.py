@@ -17,6 +17,8 @@ table and check here reads that selection.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, NamedTuple
 
 import pandas as pd
@@ -30,10 +32,9 @@ from orchestrator.report.tables import (
     column_name,
     duration,
     empty,
-    lookup,
+    group_positions,
     one_unit_per,
     ordered,
-    split,
 )
 
 KEYS = ["framework", "label", "shape"]
@@ -44,11 +45,41 @@ CLOCK_TABLES = 100
 _STATS = ("min", "median")
 
 
-class ClockRows(NamedTuple):
+class Target(NamedTuple):
+    """One GPU target's clock figures, read once: its values by (method, profiler, stat), its
+    queued proof, and the first sample key of each (method, profiler)'s `min`."""
+
+    values: Values
+    proof: env_checks.Proof | None
+    min_keys: dict[tuple[Any, Any], str]
+
+
+@dataclass
+class ClockRows:
     """The section's selection: per-matmul figures of every clock, and the kernels seen."""
 
     rows: pd.DataFrame  # clock_rows
     kernels: pd.DataFrame  # kernel_rows
+
+    @cached_property
+    def targets(self) -> dict[tuple[Any, Any, Any], Target]:
+        """(framework, label, shape) -> its Target, in order of first appearance, read once
+        for every table and check here (a frame per target and check was seconds at 5000
+        runs: bench figure 6)."""
+        proofs = env_checks.proofs(self.rows, KEYS)
+        fields = ["method", "profiler", "stat", "value_s", "sample_key"]
+        records = self.rows[[c for c in fields if c in self.rows]].to_dict("records")
+        out = {}
+        for key, positions in group_positions(self.rows, KEYS).items():
+            found: Values = {}
+            keys: dict[tuple[Any, Any], str] = {}
+            for i in positions:
+                r = records[i]
+                found.setdefault((r["method"], r["profiler"], r["stat"]), float(r["value_s"]))
+                if r["stat"] == "min" and isinstance(r.get("sample_key"), str):
+                    keys.setdefault((r["method"], r["profiler"]), r["sample_key"])
+            out[key] = Target(found, proofs.get(key), keys)
+        return out
 
 
 def select(fig: pd.DataFrame) -> ClockRows:
@@ -119,12 +150,11 @@ def _difference(a: float | None, b: float | None) -> str:
     return "" if a is None or b is None else duration(a - b)
 
 
-def _table(rows: pd.DataFrame, kernels: pd.DataFrame, target: tuple[str, str, str]) -> Table:
+def _table(found: Target | None, target: tuple[str, str, str]) -> Table:
     framework, label, shape = target
-    mine = lookup(rows, framework=framework, label=label, shape=shape)
     records = []
-    proof = env_checks.proof(mine)
-    mine = values(mine)
+    proof = found.proof if found is not None else None
+    mine = found.values if found is not None else {}
     for method, profiler, name, what in vocabulary.clocks():
         cells = [_value(mine, method, profiler, stat) for stat in _STATS]
         if method == "device_time_queued" and proof is not None and proof.failed:
@@ -167,23 +197,26 @@ def kernel_table(selected: ClockRows) -> Table:
     # methods run's 20 launches (55.775 µs beside the clocks table's 55.519 µs)
     kernels = one_unit_per(kernels, [*KEYS, "profiler", "kernel"])
     records = []
-    for (framework, label, shape, profiler, kernel), one in split(
+    fields = ["stat", "value_s", "runs", "run_id", "experiment", "section", "role"]
+    rows = kernels[[c for c in fields if c in kernels]].to_dict("records")  # read once
+    for (framework, label, shape, profiler, kernel), positions in group_positions(
             kernels, [*KEYS, "profiler", "kernel"]).items():
-        stats = dict(zip(one["stat"], one["value_s"], strict=False))
-        runs = one["runs"].dropna()
+        one = [rows[i] for i in positions]
+        stats = {r["stat"]: r["value_s"] for r in one}
+        runs = [r["runs"] for r in one if pd.notna(r["runs"])]
         records.append({"run": column_name(framework, label), "shape": shape,
                         "profiler": "CUPTI" if profiler == "cupti" else profiler,
                         "kernel": kernel,
-                        "launches": str(int(runs.iloc[0])) if not runs.empty else "",
+                        "launches": str(int(runs[0])) if runs else "",
                         "min": duration(stats.get("kernel_min")),
                         "median": duration(stats.get("kernel_median")),
-                        "measured in": measured_in(one.iloc[0])})
+                        "measured in": measured_in(one[0])})
     return Table("kernels", title, pd.DataFrame(records), notes=[
         "Each row from one run, named in `measured in` (experiment, the run's role, its id): "
         "launches, min and median are that run's."])
 
 
-def measured_in(row: pd.Series) -> str:
+def measured_in(row: pd.Series | dict[str, Any]) -> str:
     """The run a row's figures come from: 'methods, profile run a71179626f860049'; a captured
     log's section where it has no experiment."""
     run = str(row["run_id"])
@@ -195,12 +228,12 @@ def measured_in(row: pd.Series) -> str:
 
 def undivided(selected: ClockRows) -> list[str]:
     """Targets whose ncu kernels do not divide into --reps matmuls: no per-matmul figure."""
-    rows, kernels = selected
-    kernels = kernels[kernels["profiler"] == "ncu"]
+    kernels = selected.kernels[selected.kernels["profiler"] == "ncu"]
     found = []
-    targets = split(rows, KEYS)
+    targets = selected.targets if not kernels.empty else {}
     for framework, label, shape in ordered(kernels, KEYS):
-        mine = values(targets.get((framework, label, shape), rows.iloc[0:0]))
+        target = targets.get((framework, label, shape))
+        mine = target.values if target is not None else {}
         if _value(mine, "kernel_time", "ncu", "min") is None:
             found.append(f"{column_name(framework, label)} {shape}: ncu's launches do not "
                          "divide evenly into --reps matmuls, so no per-matmul kernel time "
@@ -210,7 +243,7 @@ def undivided(selected: ClockRows) -> list[str]:
 
 def clock_tables(selected: ClockRows) -> list[Table]:
     """One table per GPU target that has a kernel time or the queued device time."""
-    rows, kernels = selected
+    rows, kernels = selected.rows, selected.kernels
     # the clocks beyond table 1 (the kernel time, the queued device time) make a target's table
     beyond = rows[rows["method"].isin([m for m, *_ in vocabulary.clocks()
                                        if m not in vocabulary.method_keys(table1=True)])]
@@ -226,8 +259,8 @@ def clock_tables(selected: ClockRows) -> list[Table]:
                       "profile run: `profile: [ncu]`)")]
     left = targets[CLOCK_TABLES:]
     targets = targets[:CLOCK_TABLES]
-    groups = split(rows, KEYS)  # one pass; a table per target of the first CLOCK_TABLES
-    written = [_table(groups.get(target, rows.iloc[0:0]), kernels, target) for target in targets]
+    found = selected.targets  # read once; a table per target of the first CLOCK_TABLES
+    written = [_table(found.get(target), target) for target in targets]
     if left:
         framework, label, shape = left[0]
         written.append(empty("clocks_more", f"What each clock measured: {len(left)} more GPU "
@@ -255,11 +288,11 @@ def device_time_excess(selected: ClockRows, excess: float = EXCESS) -> list[str]
     """A device time more than `excess` above the kernel time measures more than the GPU's
     work: on CUDA the start event is recorded on an idle stream, so the window also holds the
     host's launch of the kernel."""
-    rows, warnings = selected.rows, []
-    for (framework, label, shape), target in split(rows, KEYS).items():
-        mine = values(target)
+    warnings = []
+    for (framework, label, shape), target in selected.targets.items():
+        mine = target.values
         kernel, named = reference_kernel(mine, "min")
-        proof = env_checks.proof(target)
+        proof = target.proof
         for method, why in _EXCESS_REASONS:
             text = vocabulary.words(method)
             value = _value(mine, method, "", "min")
@@ -299,18 +332,24 @@ def kernel_ratio_table(selected: ClockRows, candidate: str | None = None,
     name = "kernel_ratio" if candidate == first else f"kernel_ratio_{candidate}"
     rows = selected.rows
     rows = rows[rows["method"] == "kernel_time"]
+    targets = selected.targets if not rows.empty else {}
+    told = _arithmetics(rows)
     records = []
-    for (label, shape), here in split(rows, ["label", "shape"]).items():
-        b_rows, t_rows = lookup(here, framework=candidate), lookup(here, framework=reference.name)
-        burn, torch = values(b_rows), values(t_rows)
+    for label, shape in ordered(rows, ["label", "shape"]):
+        b_found, t_found = (targets.get((f, label, shape)) for f in (candidate, reference.name))
+        burn = b_found.values if b_found is not None else {}
+        torch = t_found.values if t_found is not None else {}
         for b_prof, t_prof in ((b, t) for b in ("ncu", "cupti") for t in ("ncu", "cupti")):
             b_vals = [_value(burn, "kernel_time", b_prof, s) for s in _STATS]
             t_vals = [_value(torch, "kernel_time", t_prof, s) for s in _STATS]
             if None in b_vals or None in t_vals:
                 continue
-            ci = _ratio_interval(_samples(b_rows, b_prof, sets), _samples(t_rows, t_prof, sets))
+            ci = _ratio_interval(_samples(b_found, b_prof, sets),
+                                 _samples(t_found, t_prof, sets))
             records.append({"device": label, "shape": shape,
-                            "arithmetic": _arithmetic(b_rows, t_rows),
+                            "arithmetic": _arithmetic(told.get((candidate, label, shape), ""),
+                                                      told.get((reference.name, label, shape),
+                                                               "")),
                             f"{mine} kernel time": f"{duration(b_vals[1])} ({b_prof})",
                             f"{ref} kernel time": f"{duration(t_vals[1])} ({t_prof})",
                             "ratio of min": _plain(ratio(b_vals[0], t_vals[0])),
@@ -328,23 +367,30 @@ def kernel_ratio_table(selected: ClockRows, candidate: str | None = None,
     return Table(name, title, pd.DataFrame(records), notes=notes)
 
 
-def _arithmetic(candidate: pd.DataFrame, reference: pd.DataFrame) -> str:
+def _arithmetics(rows: pd.DataFrame) -> dict[tuple[Any, Any, Any], str]:
+    """(framework, label, shape) -> the arithmetic its rows record ('' where none does)."""
+    told = arithmetic.precision_column(rows)
+    known = rows[told != ""]
+    return {key: str(first) for key, first in zip(
+        zip(known["framework"], known["label"], known["shape"], strict=True),
+        told[told != ""], strict=True)}
+
+
+def _arithmetic(mine: str, theirs: str) -> str:
     """'TF32' where both sides ran one arithmetic, 'unknown arithmetic vs FP32' where not
     (a burn run without an accuracy run beside PyTorch's printed FP32): one label ('cuda')
     does not prove one arithmetic, as the time ratios' `arithmetic` column says too."""
-    mine, theirs = (arithmetic.precision_of(rows)[0] for rows in (candidate, reference))
     if arithmetic.is_mixed(mine, theirs):
         return f"{arithmetic.words(mine)} vs {arithmetic.words(theirs)}"
     return arithmetic.words(mine)
 
 
-def _samples(rows: pd.DataFrame, profiler: str, sets: dict[str, Any] | None) -> Any:
+def _samples(target: Target | None, profiler: str, sets: dict[str, Any] | None) -> Any:
     """The per-matmul kernel times behind a target's `min` of one profiler, or None."""
-    if not sets or "sample_key" not in rows:
+    if not sets or target is None:
         return None
-    mine = rows[(rows["stat"] == "min") & (rows["profiler"] == profiler)]
-    keys = [k for k in mine["sample_key"] if isinstance(k, str)]
-    return sets.get(keys[0]) if keys else None
+    key = target.min_keys.get(("kernel_time", profiler))
+    return sets.get(key) if key is not None else None
 
 
 def _ratio_interval(num: Any, den: Any) -> str:

@@ -64,31 +64,54 @@ def measurements(side: Side) -> pd.DataFrame:
     fig = fig[measured & fig["method"].notna() & fig["value_s"].notna()]
     sets = sample_sets(side.data.samples)
     mins = fig[fig["stat"] == "min"].set_index("sample_key")["value_s"].to_dict()
-    reps = fig.groupby(["run_id", "experiment"], dropna=False)["runs"].max()
+    reps = _reps(fig)
     fields = [(a.compare, _FIELDS.get(a.name) or _column(a.column)) for a in axes.axes()
               if a.compare]
-    rows = [_measurement(r, mins, sets, reps, fields)
-            for r in fig[fig["stat"] != "min"].to_dict("records")]
+    # as records of the columns a measurement reads (all of them cost seconds at 5000 runs)
+    read = [*_READ, *(a.column for a in axes.axes() if a.compare and a.column)]
+    rows = [_measurement(r, mins, sets, reps, fields) for r in fig.loc[
+        fig["stat"] != "min", [c for c in dict.fromkeys(read) if c in fig]].to_dict("records")]
     if not rows:  # only failed, priming or profile runs (or damaged values): nothing measured
         return empty
-    frame = pd.DataFrame(rows, dtype=object)  # object: ints stay ints, None stays None
     if side.kind == "store":
-        frame["process"] = ""  # pooled: the cache label tells cold from warm
-    return _pool(frame)
+        for row in rows:
+            row["process"] = ""  # pooled: the cache label tells cold from warm
+    return _pool(rows)
 
 
-def _pool(frame: pd.DataFrame) -> pd.DataFrame:
+# the columns `_measurement` reads of a figure besides its axes' (r[...] and r.get(...))
+_READ = ["framework", "label", "device", "method", "stat", "value_s", "sample_key", "run_id",
+         "experiment", "process", "iteration", "order", "threads", "threads_requested",
+         "cache", "precision", "gpu_power_limit_w", "cpu_freq_mhz"]
+
+
+def _reps(fig: pd.DataFrame) -> dict[tuple[Any, Any], Any]:
+    """(run id, experiment) -> the most repetitions of a unit, as a dict (a pd.Series lookup
+    per figure was ~10 µs); a missing experiment is one key, as groupby(dropna=False) had it."""
+    most = fig.groupby(["run_id", "experiment"], dropna=False)["runs"].max()
+    return {(rid, _nan_key(exp)): value for (rid, exp), value in most.items()}
+
+
+def _nan_key(value: Any) -> Any:
+    return _NAN if not isinstance(value, str) and pd.isna(value) else value
+
+
+_NAN = ("nan",)  # a missing experiment as a key that equals itself
+
+
+def _pool(frame: list[dict[str, Any]]) -> pd.DataFrame:
     """One row per figure: `values` (one per process), `sample_sets` (each process's raw
     samples or None), `processes`; `value` the geometric mean (positive times) or median; a
-    count (`queued_waited`, `no_time_count`: runs, not a time) the sum over its runs."""
+    count (`queued_waited`, `no_time_count`: runs, not a time) the sum over its runs. From the
+    measurements as records (a frame of them made and read back was seconds at 5000 runs)."""
     key = key_fields()
-    if frame.empty:
+    if not frame:
         return pd.DataFrame(columns=[*key, "value", "min", "samples", "run_id"])
     pool = (*_pool_fields(key), "process")
     # grouped in plain Python, once: a DataFrame per figure (drop_duplicates, iloc) cost ~3 ms
     # each, minutes for the 76,000 figures a log within the input cap holds (issue 29)
     groups: dict[tuple[Any, ...], dict[tuple[Any, Any], dict[str, Any]]] = {}
-    for r in frame.to_dict("records"):
+    for r in frame:
         units = groups.setdefault(tuple(r[k] for k in pool), {})
         units.setdefault((r["run_id"], r["process_no"]), r)  # one value per process
     pooled = []
@@ -140,7 +163,7 @@ _FIELDS: dict[str, Callable[[dict[str, Any], str], str]] = {
 
 
 def _measurement(r: dict[str, Any], mins: dict[str, float], sets: dict[str, np.ndarray],
-                 reps: pd.Series,
+                 reps: dict[tuple[Any, Any], Any],
                  fields: list[tuple[str, Callable[[dict[str, Any], str], str]]]
                  ) -> dict[str, Any]:
     device = _text(r["device"])
@@ -150,7 +173,7 @@ def _measurement(r: dict[str, Any], mins: dict[str, float], sets: dict[str, np.n
     if method == "accuracy":  # a log names builds 'torch cpu', a store 'cpu': one spelling
         label = accuracy_label(label)
     key = r["sample_key"] if r["stat"] == "median" else None
-    unit_reps = reps.get((r["run_id"], r["experiment"]))
+    unit_reps = reps.get((r["run_id"], _nan_key(r["experiment"])))
     return {
         "framework": _text(r["framework"]), "label": label, "printed": label, "device": device,
         "method": method, "stat": _text(r["stat"]),

@@ -19,12 +19,16 @@ cells are empty and a note says so; a block under 5 s gets a note too.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import Any
+
 import pandas as pd
 
 from orchestrator.report.findings import Kind
 from orchestrator.report.names import as_text, column_name
 from orchestrator.report.spread import ratio
-from orchestrator.report.tables import Table, empty, split
+from orchestrator.report.tables import Table, empty, group_positions
 
 
 def _flop(shape: str) -> float | None:
@@ -47,33 +51,49 @@ def _number(value: float | None, digits: int) -> str:
 
 
 MIN_BLOCK_S = 5.0  # a ~100 ms counter step is over 2% of a shorter block
+# what a block's row reads: its figure, its target and arithmetic
+_FIELDS = ["stat", "value_s", "runs", "shape", "framework", "label", "precision"]
 
 
 def energy_rows(fig: pd.DataFrame) -> pd.DataFrame:
     return fig[fig["method"] == "energy"]
 
 
-def _kernel_median(fig: pd.DataFrame, first: pd.Series) -> float | None:
-    """One matmul's kernel time (median) of the energy block's target: ncu's, else CUPTI's."""
-    mine = fig[(fig["method"] == "kernel_time") & (fig["stat"] == "median")
-               & (fig["framework"] == first["framework"]) & (fig["label"] == first["label"])
-               & (fig["shape"] == first["shape"])]
+Medians = dict[tuple[str, str, str, str], float]  # (framework, label, shape, profiler) -> s
+
+
+def _kernel_medians(fig: pd.DataFrame) -> Medians:
+    """Each target's per-matmul kernel time (median, the first row with a value) by profiler,
+    read in one pass: a mask of all figures per energy block was quadratic in the runs (bench
+    figure 6: 28 s of a 5000-run report)."""
+    mine = fig[(fig["method"] == "kernel_time") & (fig["stat"] == "median")]
     if "kernel" in mine:
         mine = mine[mine["kernel"].fillna("").astype(str) == ""]
+    out: Medians = {}
+    if "profiler" not in mine:
+        return out
+    keys = mine[["framework", "label", "shape", "profiler"]].itertuples(index=False, name=None)
+    for key, value in zip(keys, mine["value_s"].tolist(), strict=True):
+        if not pd.isna(value):
+            out.setdefault(key, float(value))
+    return out
+
+
+def _kernel_median(medians: Medians, first: dict[str, Any]) -> float | None:
+    """One matmul's kernel time (median) of the energy block's target: ncu's, else CUPTI's."""
     for profiler in ("ncu", "cupti"):
-        found = mine[mine["profiler"] == profiler]["value_s"].dropna() \
-            if "profiler" in mine else []
-        if len(found):
-            return float(found.iloc[0])
+        found = medians.get((first["framework"], first["label"], first["shape"], profiler))
+        if found is not None:
+            return found
     return None
 
 
-def _busy(stats: dict, fig: pd.DataFrame, first: pd.Series, matmuls: int,
+def _busy(stats: dict, medians: Callable[[], Medians], first: dict[str, Any], matmuls: int,
           seconds: float | None) -> str:
     printed = stats.get("busy_fraction")
     if printed is not None and not pd.isna(printed):
         return f"{printed:.0%}"
-    kernel = _kernel_median(fig, first)
+    kernel = _kernel_median(medians(), first)
     share = ratio(kernel * matmuls, seconds) if kernel is not None else None
     return "" if share is None else f"{share:.0%} (kernel time)"
 
@@ -89,12 +109,16 @@ def energy_table(fig: pd.DataFrame) -> Table:
     has_precision = "precision" in rows and rows["precision"].notna().any() and \
         rows["precision"].dropna().astype(str).ne("").any()
     out: list[dict[str, object]] = []
+    medians = functools.cache(lambda: _kernel_medians(fig))  # read once, where a block needs it
     unaligned: list[str] = []
     short: list[str] = []
-    # one energy line each, grouped in one pass (a mask per line was quadratic in the runs)
-    for mine in split(rows, ["unit", "line_no"]).values():
-        first = mine.iloc[0]
-        stats = dict(zip(mine["stat"], mine["value_s"], strict=True))
+    # one energy line each, grouped in one pass (a mask per line was quadratic in the runs),
+    # its rows as plain records (a frame per line was seconds at 5000 runs)
+    records = rows[[c for c in _FIELDS if c in rows]].to_dict("records")
+    for positions in group_positions(rows, ["unit", "line_no"]).values():
+        mine = [records[i] for i in positions]
+        first = mine[0]
+        stats = {r["stat"]: r["value_s"] for r in mine}
         joules, seconds = stats.get("joules"), stats.get("seconds")
         if joules is None or pd.isna(first["runs"]):
             continue
@@ -114,7 +138,7 @@ def energy_table(fig: pd.DataFrame) -> Table:
             "idle W": "" if idle is None else f"{idle:.0f}",
             "net J": "" if net is None else f"{net:.3f}",
             "net J per matmul": "" if net is None else _per_matmul(ratio(net, matmuls)),
-            "busy": _busy(stats, fig, first, matmuls, seconds)})
+            "busy": _busy(stats, medians, first, matmuls, seconds)})
         if net is None:
             unaligned.append(f"{row['framework']} {row['shape']}")
         if seconds is not None and seconds < MIN_BLOCK_S:

@@ -10,13 +10,14 @@ variables known to break it, never explained by the method's premise.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+import numpy as np
 import pandas as pd
 
 from orchestrator.data import measure_env
 from orchestrator.report.findings import Kind
-from orchestrator.report.tables import column_name, split
+from orchestrator.report.tables import column_name, group_positions
 
 PROOF_STAT = "queued_waited"
 
@@ -71,16 +72,45 @@ def proof(rows: pd.DataFrame) -> Proof | None:
     Every run's proof counts: a later process (or a priming run) whose start event did not
     wait fails the target's proof even where the first run's held (the first row alone was
     read before, so a failing third process passed unsaid)."""
-    hit = rows[(rows["method"] == "device_time_queued") & (rows["stat"] == PROOF_STAT)]
-    if hit.empty:
+    hit = rows[_proof_rows(rows)]
+    return proof_of(hit.assign(measure_env=_env_cells(hit))[PROOF_FIELDS].to_dict("records"))
+
+
+PROOF_FIELDS = ["value_s", "runs", "measure_env"]  # what `proof_of` reads of a proof row
+
+
+def _proof_rows(rows: pd.DataFrame) -> pd.Series:
+    return (rows["method"] == "device_time_queued") & (rows["stat"] == PROOF_STAT)
+
+
+def proof_of(hits: list[dict[str, Any]]) -> Proof | None:
+    """`proof` of one target's proof rows as records (PROOF_FIELDS, `measure_env` as text)."""
+    if not hits:
         return None
-    waited = hit["value_s"].fillna(0).astype(int)
-    runs = hit["runs"].fillna(0).astype(int)
-    failing = waited < runs
-    breakers = dict.fromkeys(name for cell in _env_cells(hit)[failing]
-                             for name in measure_env.breaks_proof(cell))
-    return Proof(int(waited.sum()), int(runs.sum()), ", ".join(breakers), printed=len(hit),
-                 short=int(failing.sum()))
+    waited = [int(0 if pd.isna(r["value_s"]) else r["value_s"]) for r in hits]
+    runs = [int(0 if pd.isna(r["runs"]) else r["runs"]) for r in hits]
+    failing = [w < n for w, n in zip(waited, runs, strict=True)]
+    breakers = dict.fromkeys(name for r, failed in zip(hits, failing, strict=True) if failed
+                             for name in measure_env.breaks_proof(r["measure_env"]))
+    return Proof(sum(waited), sum(runs), ", ".join(breakers), printed=len(hits),
+                 short=sum(failing))
+
+
+def proofs(rows: pd.DataFrame, keys: list[str]) -> dict[tuple[Any, ...], Proof]:
+    """Each group's proof (groups by `keys`, in order of first appearance), the groups that
+    printed one: the proof rows read once, not a frame per group (bench figure 6)."""
+    mask = _proof_rows(rows)
+    if not mask.any():
+        return {}
+    hit = rows[mask]
+    at = dict(zip(np.flatnonzero(mask.to_numpy(dtype=bool)).tolist(), hit.assign(
+        measure_env=_env_cells(hit))[PROOF_FIELDS].to_dict("records"), strict=True))
+    out = {}
+    for key, positions in group_positions(rows, keys).items():
+        found = proof_of([at[i] for i in positions if i in at])
+        if found is not None:
+            out[key] = found
+    return out
 
 
 def queued_proof(rows: pd.DataFrame) -> list[str]:
@@ -89,11 +119,11 @@ def queued_proof(rows: pd.DataFrame) -> list[str]:
     experiment per target; a failed proof in another one must not pass unsaid)."""
     out = []
     keys = [k for k in ("experiment", "framework", "label", "shape") if k in rows.columns]
-    # grouped in one pass: a mask of all rows per target was quadratic (bench figure 6)
-    for values, mine in split(rows, keys).items():
+    # the proof rows grouped in one pass: a mask of all rows per target was quadratic, a
+    # frame per target linear but seconds (bench figure 6)
+    for values, found in proofs(rows, keys).items():
         where = dict(zip(keys, values, strict=True))
-        found = proof(mine)
-        if found is None or not found.failed:
+        if not found.failed:
             continue
         experiment = f" in {where['experiment']}" if where.get("experiment") else ""
         out.append(Kind.QUEUED_PROOF_FAILED.says(

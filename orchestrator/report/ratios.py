@@ -10,6 +10,7 @@ pairs to both ratio tables and to the arithmetic check.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -18,7 +19,7 @@ import pandas as pd
 from orchestrator import programs, vocabulary
 from orchestrator.report import arithmetic, intervals, process_table
 from orchestrator.report.names import run_name
-from orchestrator.report.spread import LEVEL, iqr, median_ci, ratio, ratio_ci
+from orchestrator.report.spread import LEVEL, ratio, ratio_ci, summaries
 from orchestrator.report.tables import (
     Table,
     duration,
@@ -26,13 +27,13 @@ from orchestrator.report.tables import (
     group_positions,
     one_unit_per,
     ordered,
-    split,
 )
 from orchestrator.report.timing_tables import cpu_rows, methods_rows
 
 SampleSets = dict[str, np.ndarray]
 # Accelerators that PyTorch and burn reach under different labels, by platform.
 PLATFORMS = {"mps": "apple", "metal": "apple", "cuda": "cuda"}
+Record = dict[str, Any]  # a row as a plain dict (DataFrame.to_dict("records"))
 
 
 def _pct(part: float, whole: float) -> str:
@@ -52,25 +53,34 @@ def spread_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
     if mins.empty:
         return empty("spread", title, "no raw samples in this data (`# samples` lines)")
     from_store = bool((mins["section"] == "").all())
-    pooled = process_table.processes_of(fig, sets)  # figures of 2+ processes: their interval
+    # figures of 2+ processes, their interval: read only where a set is too small for its own
+    pooled = functools.cache(lambda: process_table.processes_of(fig, sets))
+    keys = mins["sample_key"].tolist()
+    spreads = summaries({k: sets[k] for k in keys})  # every set's numbers at once
     records = []
-    for _, row in mins.iterrows():
-        values = sets[row["sample_key"]]
-        median, ci = float(np.median(values)), median_ci(values)
+    named = mins[[c for c in _SPREAD_FIELDS if c in mins]].to_dict("records")
+    for row, key in zip(named, keys, strict=True):
+        one = spreads[key]
+        ci = one.ci
         record = {"experiment": row["experiment"]} if from_store else {}
         record.update({
             "run": run_name(row, context=True), "method": _spread_words(row),
-            "n": len(values),
-            "min": duration(values.min()), "median": duration(median),
+            "n": one.n,
+            "min": duration(one.minimum), "median": duration(one.median),
             "median 95% CI": f"{duration(ci[0])} – {duration(ci[1])}" if ci else
-            _over_processes(pooled.get(row["sample_key"])),
-            "IQR": duration(iqr(values)), "IQR / median": _pct(iqr(values), median),
+            _over_processes(pooled().get(key)),
+            "IQR": duration(one.iqr), "IQR / median": _pct(one.iqr, one.median),
         })
         records.append(record)
     return Table("spread", title, pd.DataFrame(records))
 
 
-def _spread_words(row: pd.Series) -> str:
+# what a spread row reads of its figure (run_name, _spread_words)
+_SPREAD_FIELDS = ["experiment", "framework", "label", "device", "process", "cache",
+                  "threads_key", "method", "profiler"]
+
+
+def _spread_words(row: Record) -> str:
     """The method's words; a kernel time with its profiler: 'kernel time (ncu)'."""
     return vocabulary.figure_words(row["method"], row.get("profiler"), short=True)
 
@@ -175,6 +185,18 @@ def ratio_rows(fig: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([extra, rows], ignore_index=True) if not extra.empty else rows
 
 
+# what a pair reads of a row (run_name, _method_words, _ratio_record), as a plain record
+_PAIR_FIELDS = ["framework", "label", "device", "shape", "method", "stat", "profiler",
+                "sample_key", "value_s", "process", "cache", "threads_key", "paired"]
+
+
+def _records(rows: pd.DataFrame) -> list[Record]:
+    """The rows a pairing reads, as dicts with their arithmetic (`_precision`), made once:
+    a frame, a mask and a `pd.Series` per pair were most of a 5000-run report's time."""
+    picked = rows[[c for c in _PAIR_FIELDS if c in rows]]
+    return picked.assign(_precision=arithmetic.precision_column(rows)).to_dict("records")
+
+
 def _accelerator_ratios(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
     rows = ratio_rows(fig)
     if rows.empty:
@@ -182,14 +204,15 @@ def _accelerator_ratios(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, A
     # 'cuda [tf32]' runs on cuda: the arithmetic is paired below, not by platform
     base = rows["label"].map(lambda label: label.split(" [", 1)[0])
     rows = rows.assign(platform=base.map(lambda d: PLATFORMS.get(d, d)), paired=_paired(rows))
+    records = _records(rows)
     out = []
     # like with like: one experiment, one shape, one method (and one profiler) per pair
-    groups = split(rows, ["platform", "paired", "shape", "method"])
+    groups = group_positions(rows, ["platform", "paired", "shape", "method"])
     for platform, experiment, shape in ordered(rows, ["platform", "paired", "shape"]):
         for method in ratio_methods():  # no sync times only the call
             mine = groups.get((platform, experiment, shape, method))
             if mine is not None:
-                out += _against_reference(_one_profiler(mine), sets)
+                out += _against_reference(_one_profiler([records[i] for i in mine]), sets)
     return out
 
 
@@ -199,16 +222,17 @@ def _paired(rows: pd.DataFrame) -> pd.Series:
     return rows["experiment"].where(rows["section"] == "", "")
 
 
-def _one_profiler(rows: pd.DataFrame) -> pd.DataFrame:
+def _one_profiler(rows: list[Record]) -> list[Record]:
     """Kernel time of one profiler on both sides: ncu where every framework here has an ncu
     figure, else CUPTI (bench_py's own; burn has none, so no pair)."""
-    if not vocabulary.names_profiler(rows["method"].iloc[0]):
+    if not vocabulary.names_profiler(rows[0]["method"]):
         return rows
     for profiler in ("ncu", "cupti"):
-        mine = rows[rows["profiler"] == profiler]
-        if mine["framework"].nunique() > 1:
+        mine = [r for r in rows if r["profiler"] == profiler]
+        if len({r["framework"] for r in mine}) > 1:
             return mine
-    return rows[rows["profiler"] == "ncu"] if (rows["profiler"] == "ncu").any() else rows
+    ncu = [r for r in rows if r["profiler"] == "ncu"]
+    return ncu or rows
 
 
 def _cpu_ratios(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
@@ -216,10 +240,10 @@ def _cpu_ratios(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
     if rows.empty:
         return []
     out = []
-    rows = rows.assign(paired=_paired(rows))
-    groups = split(rows.dropna(subset=["threads_key"]), ["threads_key", "paired", "shape"])
-    for mine in groups.values():
-        out += _against_reference(mine, sets)
+    rows = rows.assign(paired=_paired(rows)).dropna(subset=["threads_key"])
+    records = _records(rows)
+    for mine in group_positions(rows, ["threads_key", "paired", "shape"]).values():
+        out += _against_reference([records[i] for i in mine], sets)
     return out
 
 
@@ -227,25 +251,26 @@ class _Target(NamedTuple):
     """One target's rows as a pair needs them, read once: its first min and median rows and
     its arithmetic (a mask and a frame per pair were most of a 500-run report's time)."""
 
-    min: pd.Series | None
-    median: pd.Series | None
+    min: Record | None
+    median: Record | None
     precision: str
 
 
-def _targets(rows: pd.DataFrame) -> dict[str, list[_Target]]:
+def _targets(rows: list[Record]) -> dict[str, list[_Target]]:
     """framework -> its targets (one per label), each in order of first appearance."""
-    stats = rows["stat"].tolist()
-    precisions = arithmetic.precision_column(rows).tolist()
+    grouped: dict[tuple[Any, Any], list[Record]] = {}
+    for r in rows:
+        grouped.setdefault((r["framework"], r["label"]), []).append(r)
     out: dict[str, list[_Target]] = {}
-    for (framework, _label), positions in group_positions(rows, ["framework", "label"]).items():
-        first_min, first_median = (next((rows.iloc[i] for i in positions if stats[i] == stat),
-                                        None) for stat in ("min", "median"))
-        precision = next((str(precisions[i]) for i in positions if precisions[i] != ""), "")
+    for (framework, _label), mine in grouped.items():
+        first_min, first_median = (next((r for r in mine if r["stat"] == stat), None)
+                                   for stat in ("min", "median"))
+        precision = next((str(r["_precision"]) for r in mine if r["_precision"] != ""), "")
         out.setdefault(framework, []).append(_Target(first_min, first_median, precision))
     return out
 
 
-def _against_reference(rows: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
+def _against_reference(rows: list[Record], sets: SampleSets) -> list[dict[str, Any]]:
     """Every other program's rows against the reference program's (burn against PyTorch):
     every candidate target against every reference target among rows of one method and
     place."""
@@ -289,7 +314,7 @@ def _ratio_record(torch: _Target, burn: _Target, sets: SampleSets) -> dict[str, 
     }
 
 
-def _method_words(b_min: pd.Series, t_min: pd.Series) -> str:
+def _method_words(b_min: Record, t_min: Record) -> str:
     """'kernel time (ncu / ncu)': a kernel time names the profiler of each side."""
     words = vocabulary.words(b_min["method"])
     if not vocabulary.names_profiler(b_min["method"]):

@@ -19,6 +19,7 @@ from orchestrator.report import sizes
 from orchestrator.report.plots import COLORS, _tick
 
 SampleSets = dict[str, np.ndarray]
+TICK_SIZES = 32  # sizes labelled on a panel's x axis; above: 32 of them, evenly on the log axis
 
 
 def draw(rows: pd.DataFrame, _sets: SampleSets) -> Figure | str:
@@ -47,7 +48,8 @@ def _panel(ax: object, rows: pd.DataFrame, device: str) -> None:
         ax.axhline(floor, color="gray", ls=":", label=f"launch floor {_tick(floor)} "
                    "(smallest with sync)")
     drawn: set[tuple[str, float]] = set()
-    for _, r in rows.dropna(subset=["peak_flops"]).iterrows():
+    peaks = rows.dropna(subset=["peak_flops"]).drop_duplicates(["peak_name", "peak_flops"])
+    for _, r in peaks.iterrows():  # one roofline per peak
         key = (str(r["peak_name"]), float(r["peak_flops"]))
         if key in drawn:
             continue
@@ -61,11 +63,31 @@ def _panel(ax: object, rows: pd.DataFrame, device: str) -> None:
     if shown and min(shown) == max(shown):  # one time only: a decade around it, not a 0-height axis
         ax.set_ylim(shown[0] / 3, shown[0] * 3)
     ax.set_yscale("log")
-    ax.set_xticks(n_all, [f"{n:.0f}" for n in n_all], rotation=45)
+    ticks = _ticks(n_all)
+    ax.set_xticks(ticks, [f"{n:.0f}" for n in ticks], rotation=45)
     ax.yaxis.set_major_formatter(FuncFormatter(_tick))
     ax.yaxis.set_minor_formatter(NullFormatter())
     ax.grid(True, which="major", alpha=0.35)
-    ax.set_xlabel("matmul size n (n×n f32, log scale)")
+    ax.set_xlabel("matmul size n (n×n f32, log scale" + (
+        f"; {len(ticks)} of the {len(n_all)} sizes labelled)" if len(ticks) < len(n_all)
+        else ")"))
     ax.set_ylabel("time per matmul (log scale)")
     ax.set_title(f"How cost grows on {device}: time against size")
     ax.legend(loc="upper left", fontsize=7, framealpha=0.8)
+
+
+def _ticks(sizes_measured: list[float]) -> list[float]:
+    """The sizes labelled on the x axis: all of them up to TICK_SIZES, else at most
+    TICK_SIZES of them, each the measured size nearest a point evenly spaced on the log axis
+    and at least 0.8 of a spacing from the one before (a label per size was 1,666 rotated
+    labels at 5000 runs: unreadable, and 6 s of drawing a panel)."""
+    if len(sizes_measured) <= TICK_SIZES:
+        return sizes_measured
+    logs = np.log(np.asarray(sizes_measured))
+    step = (logs[-1] - logs[0]) / (TICK_SIZES - 1)
+    kept: list[int] = []
+    for point in np.linspace(logs[0], logs[-1], TICK_SIZES):
+        i = int(np.abs(logs - point).argmin())
+        if not kept or logs[i] - logs[kept[-1]] >= 0.8 * step:
+            kept.append(i)
+    return [float(sizes_measured[i]) for i in kept]

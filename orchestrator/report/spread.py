@@ -9,7 +9,9 @@ same data always gives the same report.
 
 from __future__ import annotations
 
+import functools
 import math
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -50,6 +52,7 @@ def median_ci(values: np.ndarray, level: float = LEVEL) -> tuple[float, float] |
     return None if k is None else (float(x[k - 1]), float(x[n - k]))
 
 
+@functools.lru_cache(maxsize=256)
 def _ci_rank(n: int, level: float) -> int | None:
     best = None
     tail = 0.0  # P(Binomial(n, 1/2) < k), grown one term per k
@@ -61,6 +64,41 @@ def _ci_rank(n: int, level: float) -> int | None:
             break
         best = k
     return best
+
+
+class Summary(NamedTuple):
+    """One sample set's spread: what the spread table shows of it."""
+
+    n: int
+    minimum: float
+    median: float
+    ci: tuple[float, float] | None  # median_ci
+    iqr: float
+
+
+def summaries(sets: dict[SampleKey, np.ndarray]) -> dict[SampleKey, Summary]:
+    """min, median, median_ci and iqr of each set, the sets of one size sorted as one array
+    (a 5000-run report has 28,000 sets: a sort, a median and two percentiles each were
+    seconds). The same numbers as those functions give one set at a time: np.median's (a + b)
+    / 2, the order statistics, np.percentile's interpolation row by row (each set finite, as
+    `sample_sets` keeps them)."""
+    by_size: dict[int, list[SampleKey]] = {}
+    for key, values in sets.items():
+        by_size.setdefault(len(values), []).append(key)
+    out: dict[SampleKey, Summary] = {}
+    for n, keys in by_size.items():
+        if n == 0:
+            out.update((k, Summary(0, math.nan, math.nan, None, math.nan)) for k in keys)
+            continue
+        ordered = np.sort(np.stack([np.asarray(sets[k], dtype=float) for k in keys]), axis=1)
+        medians = _middle(ordered)
+        q1, q3 = np.percentile(ordered, [25, 75], axis=1)
+        k = _ci_rank(n, LEVEL)
+        for i, key in enumerate(keys):
+            ci = None if k is None else (float(ordered[i, k - 1]), float(ordered[i, n - k]))
+            out[key] = Summary(n, float(ordered[i, 0]), float(medians[i]), ci,
+                               float(q3[i] - q1[i]))
+    return out
 
 
 def iqr(values: np.ndarray) -> float:
@@ -76,9 +114,14 @@ def ratio_ci(num: np.ndarray, den: np.ndarray, level: float = LEVEL,
     num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
     if len(num) < 2 or len(den) < 2:
         return None
-    rng = np.random.default_rng(SEED)
-    top = np.median(rng.choice(num, (resamples, len(num))), axis=1)
-    bottom = np.median(rng.choice(den, (resamples, len(den))), axis=1)
+    finite = bool(np.isfinite(num).all() and np.isfinite(den).all())
+    if finite and resamples * max(len(num), len(den)) <= _KEPT:
+        rows_top, rows_bottom = _resampled(len(num), len(den), resamples)
+        top, bottom = _row_medians(num[rows_top]), _row_medians(den[rows_bottom])
+    else:  # larger sets a block of resamples at a time; nan and inf by np.median's own rule
+        rng = np.random.default_rng(SEED)
+        top, bottom = (_medians_of_resamples(rng, values, resamples, finite)
+                       for values in (num, den))
     with np.errstate(divide="ignore", invalid="ignore"):  # a zero median: no ratio, left out
         ratios = top / bottom
     ratios = ratios[np.isfinite(ratios)]
@@ -86,6 +129,53 @@ def ratio_ci(num: np.ndarray, den: np.ndarray, level: float = LEVEL,
         return None
     lo, hi = np.percentile(ratios, [50 * (1 - level), 50 * (1 + level)])
     return float(lo), float(hi)
+
+
+# resample positions kept per pair of sizes up to this many values each (8 MiB); larger sets
+# are resampled _BLOCK values at a time: a set of MAX_REPS = 100,000 samples made two 4000 x
+# 100,000 arrays at once (3.2 GB each)
+_KEPT, _BLOCK = 2**20, 2**22
+
+
+@functools.lru_cache(maxsize=8)
+def _resampled(n_num: int, n_den: int, resamples: int) -> tuple[np.ndarray, np.ndarray]:
+    """The positions the seeded generator picks for `rng.choice(num, ...)` then
+    `rng.choice(den, ...)`: they depend on the sizes alone, so every pair of the same sizes
+    (a report's thousands of ratios, most of one --reps) draws them once. Read-only arrays."""
+    rng = np.random.default_rng(SEED)
+    top, bottom = (rng.choice(np.arange(n), (resamples, n)) for n in (n_num, n_den))
+    for array in (top, bottom):
+        array.flags.writeable = False
+    return top, bottom
+
+
+def _medians_of_resamples(rng: np.random.Generator, values: np.ndarray, resamples: int,
+                          finite: bool) -> np.ndarray:
+    """np.median(rng.choice(values, (resamples, n)), axis=1), drawn a block of rows at a time:
+    the generator draws the same positions in blocks as in one call (its draws depend on the
+    size of the set alone; tests/report/test_spread.py holds it to the one call)."""
+    n = len(values)
+    rows = max(1, _BLOCK // n)
+    median = _row_medians if finite else (lambda v: np.median(v, axis=1))
+    return np.concatenate([median(values[rng.choice(np.arange(n), (min(rows, resamples - i), n))])
+                           for i in range(0, resamples, rows)])
+
+
+def _row_medians(values: np.ndarray) -> np.ndarray:
+    """np.median(values, axis=1) for finite values: the middle value, or the mean of the
+    middle two computed as np.median does, (a + b) / 2; from a sort of each row (np.partition
+    along rows was 5x slower at 20 values, 2x at 1000), a partition past 1024 values."""
+    n = values.shape[1]
+    middle = [n // 2 - 1, n // 2] if n % 2 == 0 else [n // 2]
+    return _middle(np.sort(values, axis=1) if n <= 1024 else np.partition(values, middle, axis=1))
+
+
+def _middle(ordered: np.ndarray) -> np.ndarray:
+    """Each row's median from rows whose middle values are in place (sorted or partitioned)."""
+    n = ordered.shape[1]
+    if n % 2:
+        return ordered[:, n // 2]
+    return (ordered[:, n // 2 - 1] + ordered[:, n // 2]) / 2
 
 
 def sample_sets(samples: pd.DataFrame) -> dict[SampleKey, np.ndarray]:
@@ -101,8 +191,21 @@ def sample_sets(samples: pd.DataFrame) -> dict[SampleKey, np.ndarray]:
     linked = samples.dropna(subset=["summary_line"])
     values = pd.to_numeric(linked["value_s"], errors="coerce")
     linked = linked[np.isfinite(values) & (values >= 0)]
-    return {_key(run_id, line): part["value_s"].to_numpy(dtype=float)
-            for (run_id, line), part in linked.groupby(["run_id", "summary_line"], sort=False)}
+    if linked.empty:
+        return {}
+    # groupby(["run_id", "summary_line"], sort=False) without a frame per group (28,000 at
+    # 5000 runs): each pair's code in order of first appearance, a stable sort by it, then
+    # the values cut at the groups' ends; each set its values in their order, as before
+    runs, lines = (pd.factorize(linked[c])[0] for c in ("run_id", "summary_line"))
+    codes, _ = pd.factorize(runs.astype(np.int64) * (int(lines.max()) + 1) + lines)
+    order = np.argsort(codes, kind="stable")
+    ends = np.cumsum(np.bincount(codes))
+    firsts = order[np.concatenate(([0], ends[:-1]))]
+    numbers = linked["value_s"].to_numpy(dtype=float)[order]
+    run_ids = linked["run_id"].to_numpy()[firsts]
+    line_nos = linked["summary_line"].to_numpy()[firsts]
+    return {_key(run_id, line): part for run_id, line, part in
+            zip(run_ids, line_nos, np.split(numbers, ends[:-1]), strict=True)}
 
 
 def summary_keys(figures: pd.DataFrame) -> pd.Series:

@@ -23,12 +23,12 @@ from orchestrator.report.tables import Table, empty
 _AT_REST = ("", "none", "gpu_idle")  # reasons that say nothing held the clocks down
 
 
-def _runs(rows: pd.DataFrame) -> list[pd.Series]:
+def _runs(rows: pd.DataFrame) -> list[dict[str, Any]]:
     """One row per run that has GPU state (a results store; a log has none)."""
     if "gpu_reasons_before" not in rows or rows.empty:
         return []
     with_state = rows[_text(rows["gpu_reasons_before"]) != ""]
-    return [row for _, row in with_state.drop_duplicates("run_id").iterrows()]
+    return clock_checks.run_records(with_state.drop_duplicates("run_id"))
 
 
 def _text(column: pd.Series) -> pd.Series:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from orchestrator import programs, vocabulary
@@ -68,9 +69,8 @@ def prepare(data: Dataset) -> pd.DataFrame:
     fig = typed(data.figures.copy())  # a frame built by hand gets the dataset's dtypes too
     fig["sample_key"] = summary_keys(fig) if not fig.empty else pd.Series(dtype=object)
     for col in ("framework", "label", "device", "shape", "cache", "warmup", "experiment",
-                "section", "role", "status", "method", "stat"):
-        fig[col] = fig[col].astype(object).where(fig[col].notna(), "")
-    fig["build"] = fig["build"].astype(object).where(fig["build"].notna(), "")
+                "section", "role", "status", "method", "stat", "build"):
+        fig[col] = _objects(fig[col], "")
     fig["label"] = _tag_builds(fig)
     fig["label"] = arithmetic.tag_labels(fig)  # 'cuda [tf32]': a TF32 run is a run of its own
     fig["unit"] = fig["run_id"].astype(str) + "|" + fig["experiment"].astype(str)
@@ -92,9 +92,24 @@ def _compact(fig: pd.DataFrame) -> pd.DataFrame:
     Whole-number columns the report only reads cell by cell (NVML's `gpu_*`, `line_no`) go
     into that block too (each Int64 column is a block of its own); the ones it compares
     (`process`, `threads`, `runs`, ...) keep their Int64, whose `==` says NA where one is."""
-    plain = {c: object for c in fig.columns if isinstance(fig[c].dtype, pd.StringDtype)
-             or (str(fig[c].dtype) == "Int64" and (c.startswith("gpu_") or c == "line_no"))}
+    fig = fig.assign(**{c: _objects(fig[c]) for c in fig.columns
+                        if isinstance(fig[c].dtype, pd.StringDtype)})
+    plain = {c: object for c in fig.columns
+             if str(fig[c].dtype) == "Int64" and (c.startswith("gpu_") or c == "line_no")}
     return (fig.astype(plain) if plain else fig).copy()  # the copy consolidates the blocks
+
+
+def _objects(column: pd.Series, missing: Any = np.nan) -> pd.Series:
+    """A column as plain objects, `missing` where it has no value; a text column's each
+    distinct text one str object (`astype(object)` made one per cell: 2.2 million of them,
+    130 MiB, for the 81,634 figures of a 5000-run store). Other columns as they were."""
+    if not isinstance(column.dtype, pd.StringDtype):
+        return column.astype(object).where(column.notna(), missing)
+    codes, uniques = pd.factorize(column)  # no value: -1, the last of `values`
+    values = np.empty(len(uniques) + 1, dtype=object)
+    values[:-1] = np.asarray(uniques, dtype=object)
+    values[-1] = missing
+    return pd.Series(values[codes], index=column.index, dtype=object)
 
 
 def _tag_builds(fig: pd.DataFrame) -> pd.Series:
@@ -163,15 +178,34 @@ def group_positions(frame: pd.DataFrame, keys: list[str]) -> dict[tuple[Any, ...
     """Key tuple -> the positions of its rows, the groups in order of first appearance (as
     `ordered`): one pass over the frame, where a `lookup` per group is a mask of all rows per
     group, quadratic in the groups (bench figure 6: a store of 5,000 runs)."""
+    # the columns as lists (tolist: the values itertuples gives), a NaN made one object only in
+    # a column that has one (a check of every cell of every key was half of this, seconds at
+    # 5000 runs), then the tuples zipped in C
+    columns = [_values(frame[k]) for k in keys]
+    for j, k in enumerate(keys):
+        if frame[k].dtype.kind in "fO" and frame[k].isna().any():  # every NaN one group
+            columns[j] = [_NAN if isinstance(v, float) and v != v else v for v in columns[j]]
     out: dict[tuple[Any, ...], list[int]] = {}
-    for i, key in enumerate(frame[keys].itertuples(index=False, name=None)):
-        if any(v != v for v in key if isinstance(v, float)):  # every NaN one group, as groupby
-            key = tuple(_NAN if isinstance(v, float) and v != v else v for v in key)
-        out.setdefault(key, []).append(i)
+    if not keys:  # no key: every row one group, as a tuple of no values
+        return {(): list(range(len(frame)))} if len(frame) else {}
+    for i, key in enumerate(zip(*columns, strict=True)):
+        found = out.get(key)
+        if found is None:
+            out[key] = [i]
+        else:
+            found.append(i)
     return out
 
 
 _NAN = float("nan")
+
+
+def _values(column: pd.Series) -> list[Any]:
+    """A column's values as itertuples gives them: tolist's Python scalars, but a masked
+    column's (Int64's) numpy scalars and pd.NA, as iterating it gives."""
+    masked = isinstance(column.dtype, pd.api.extensions.ExtensionDtype) and \
+        not isinstance(column.dtype, pd.StringDtype)
+    return list(column) if masked else column.tolist()
 
 
 def split(frame: pd.DataFrame, keys: list[str]) -> dict[tuple[Any, ...], pd.DataFrame]:

@@ -23,6 +23,7 @@ from orchestrator.report.tables import (
     empty,
     first_value,
     framework_name,
+    group_positions,
     one_unit_per,
     ordered,
     split,
@@ -66,12 +67,14 @@ def methods_table(rows: pd.DataFrame) -> Table:
     for method in methods:
         table["method"].append(vocabulary.words(method))
     table["method"].append("1-min load before → after")
-    # grouped once: a mask of all rows per target is quadratic in the targets (bench fig. 6)
-    groups = {key: group for key, group in rows.groupby(["framework", "label", "shape"],
-                                                        sort=False)}
+    # grouped once (a mask of all rows per target is quadratic in the targets), each target's
+    # rows read as plain records (a frame per target was seconds at 5000 runs: bench fig. 6)
+    records = rows[["method", "stat", "value_s", "runs", "load1_before",
+                    "load1_after"]].to_dict("records")
+    groups = group_positions(rows, ["framework", "label", "shape"])
     for framework, label, shape in targets:
         name = column_name(framework, label) + (f" {shape}" if several_shapes else "")
-        mine = groups[(framework, label, shape)]
+        mine = [records[i] for i in groups[(framework, label, shape)]]
         cells = _firsts(mine)
         mins = [_method_cell(cells, m, "min") for m in methods]
         table[f"{name} min"] = [*mins, load_text(mine)]
@@ -79,14 +82,12 @@ def methods_table(rows: pd.DataFrame) -> Table:
     return Table("methods", title, pd.DataFrame(table))
 
 
-def _firsts(rows: pd.DataFrame) -> dict[tuple[Any, Any], tuple[Any, Any]]:
+def _firsts(rows: list[dict[str, Any]]) -> dict[tuple[Any, Any], tuple[Any, Any]]:
     """(method, stat) -> the first row's (value_s, runs): read once per target, where a
     lookup per cell made a DataFrame each (bench figure 6)."""
     out: dict[tuple[Any, Any], tuple[Any, Any]] = {}
-    for method, stat, value, runs in zip(rows["method"].tolist(), rows["stat"].tolist(),
-                                         rows["value_s"].tolist(), rows["runs"].tolist(),
-                                         strict=True):
-        out.setdefault((method, stat), (value, runs))
+    for r in rows:
+        out.setdefault((r["method"], r["stat"]), (r["value_s"], r["runs"]))
     return out
 
 
@@ -103,9 +104,10 @@ def _method_cell(cells: dict[tuple[Any, Any], tuple[Any, Any]], method: str, sta
     return cell
 
 
-def load_text(rows: pd.DataFrame) -> str:
+def load_text(rows: list[dict[str, Any]]) -> str:
     """The highest 1-minute load the runs behind these rows saw, before → after."""
-    before, after = rows["load1_before"].max(), rows["load1_after"].max()
+    before, after = (max((float(r[c]) for r in rows if pd.notna(r[c])), default=math.nan)
+                     for c in ("load1_before", "load1_after"))
     if pd.isna(before) and pd.isna(after):
         return "not recorded"
     return f"{_load(before)} → {_load(after)}"
@@ -133,20 +135,32 @@ def first_call_table(rows: pd.DataFrame) -> Table:
     from_store = bool((rows["section"] == "").all())
     keys = ["unit", "experiment", "framework", "label", "process", "cache"]
     with_cache = cache_report.has_cache_info(rows)  # what autotune chose, the cache proof
-    records = []
-    runs = split(rows, ["unit", "framework", "label"])  # one pass, not a mask per process
+    fields = [*keys, "method", "value_s",
+              *(c for c in cache_report.CELL_FIELDS if with_cache and c in rows)]
+    records = rows[fields].to_dict("records")  # read once: a frame and masks per row were
+    out = []                                     # seconds at 5000 runs (bench figure 6)
+    runs = group_positions(rows, ["unit", "framework", "label"])  # one pass
     for unit, experiment, framework, label, process, cache in ordered(rows, keys):
-        mine = runs[unit, framework, label]
-        mine = mine[(mine["process"].astype("Int64") == process).fillna(pd.isna(process))]
+        mine = [r for r in (records[i] for i in runs[unit, framework, label])
+                if _same_process(r["process"], process)]
         record = {"experiment": experiment} if from_store else {}
         record.update({"framework": framework_name(framework), "device": label,
                        "process": "" if pd.isna(process) else str(process), "cache": cache})
         for method, column in vocabulary.first_call_columns().items():
-            record[column] = first_value(mine, method=method)
+            record[column] = next((duration(r["value_s"]) for r in mine
+                                   if r["method"] == method), "")
         if with_cache:
             record.update(cache_report.cells(mine))
-        records.append(record)
-    return Table("first_call", title, pd.DataFrame(records))
+        out.append(record)
+    return Table("first_call", title, pd.DataFrame(out))
+
+
+def _same_process(mine: Any, process: Any) -> bool:
+    """A row of this process; a missing process matches every row (as `==` filled with NA's
+    own answer did), a row without one no given process."""
+    if pd.isna(process):
+        return True
+    return not pd.isna(mine) and mine == process
 
 
 # ---- 3. CPU builds x threads ----------------------------------------------------------------
@@ -206,24 +220,30 @@ def thread_pivot(rows: pd.DataFrame) -> pd.DataFrame:
     if rows["threads_key"].isna().any():
         columns.append((None, "threads unknown"))
     records = []
-    builds = split(rows, ["build"])  # one pass, not a mask of all rows per cell
+    cells = rows[["threads_key", "value_s"]].to_dict("records")  # read once, as records:
+    builds = group_positions(rows, ["build"])  # a frame and a mask per cell were seconds
     for build, label in ordered(rows, ["build", "label"]):
         record = {"build": build}
-        of = builds[(build,)]
+        of = [cells[i] for i in builds[(build,)]]
         for threads, column in columns:
-            mine = of[_threads_match(of, threads)]
-            cell = duration(mine["value_s"].iloc[0]) if not mine.empty else MISSING
-            if mine.empty and label in programs.one_thread_labels():
+            found = next((r["value_s"] for r in of if _threads_match(r["threads_key"], threads)),
+                         _NO_CELL)
+            cell = duration(found) if found is not _NO_CELL else MISSING
+            if found is _NO_CELL and label in programs.one_thread_labels():
                 cell = "single thread only"  # no rayon in the template: the chapter's 只有单线程
             record[column] = cell
         records.append(record)
     return pd.DataFrame(records)
 
 
-def _threads_match(rows: pd.DataFrame, threads: int | None) -> pd.Series:
+_NO_CELL = object()
+
+
+def _threads_match(value: Any, threads: int | None) -> bool:
+    """A row of `threads` threads; None: a row whose thread count is unknown."""
     if threads is None:
-        return rows["threads_key"].isna()
-    return (rows["threads_key"] == threads).fillna(False)
+        return pd.isna(value)
+    return not pd.isna(value) and value == threads
 
 
 # ---- 5. the warm-up puzzle ------------------------------------------------------------------

@@ -158,3 +158,31 @@ def test_a_plan_past_the_run_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -
     cfg = config.load(PROJECT / "experiments.yaml")
     with pytest.raises(InputError, match="experiment 'cpu' takes the plan past 5 runs"):
         expand(cfg, NO_GPU, 2, ["cpu"])
+
+
+def _plan_output(tmp_path: Path, capsys: pytest.CaptureFixture[str], shapes: int) -> str:
+    from orchestrator import cli
+    exp = tmp_path / "e.yaml"
+    exp.write_text("version: 1\nexperiments:\n  sizes:\n    mode: mm\n"
+                   "    targets: [{program: torch, device: cpu}]\n"
+                   f"    shapes: [{', '.join(f'[{64 + i}, {64 + i}]' for i in range(shapes))}]\n",
+                   encoding="utf-8")
+    assert cli.main(["plan", str(exp), "--results", str(tmp_path / "none")]) == 0
+    return capsys.readouterr().err
+
+
+def test_a_plan_past_plan_table_runs_prints_a_line_per_run(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table of 5000 runs took rich 2.8 s to lay out (20,000 wrapped lines): past
+    PLAN_TABLE runs, one tab-separated line each; up to it, the table as ever."""
+    from orchestrator import cli
+    monkeypatch.setattr(cli, "PLAN_TABLE", 3)
+    table = _plan_output(tmp_path, capsys, 3)
+    assert "┃ experiment" in table and "\t" not in table
+    lines = _plan_output(tmp_path, capsys, 4).splitlines()
+    assert lines[0].endswith("4 runs, more than the 3 shown as a table: one line each, "
+                             "experiment, run, will and why tab-separated")
+    assert sorted(line.split("\t") for line in lines[1:5]) == [
+        ["sizes", f"torch cpu mm {n}x{n}", "run", ""] for n in (64, 65, 66, 67)]
+    assert "┃" not in "".join(lines) and lines[-1] == "4 run, 0 skip, 0 done"

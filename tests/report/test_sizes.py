@@ -120,6 +120,30 @@ def test_a_pair_is_read_on_a_clock_both_sides_measured() -> None:
     assert not [x for x in sizes_report.crossover_findings(apart) if x.startswith("burn")]
 
 
+@pytest.mark.parametrize("count", [13, 32, 200, 1666])
+def test_sizes_png_labels_at_most_tick_sizes_sizes_and_says_how_many(count: int) -> None:
+    """A label per size was 1,666 rotated labels at 5000 runs (6 s of drawing a panel); above
+    TICK_SIZES the axis labels that many, evenly on the log axis, and says of how many."""
+    import pandas as pd
+
+    from orchestrator.report import sizes_plot
+    sides = [64 + 8 * i for i in range(count)]
+    rows = pd.DataFrame([{**_size_row("torch", f"{n}x{n}", kernel_time=1e-5 * (1 + n / 1e3),
+                                      with_sync=2e-5), "time_s": 1e-5 * (1 + n / 1e3),
+                          "basis": "kernel", "peak_flops": 67e12, "peak_bw": 4.8e12,
+                          "peak_name": "NVIDIA H200 SXM"} for n in sides])
+    figure = sizes_plot.draw(rows, {})
+    assert not isinstance(figure, str)
+    (ax,) = figure.axes
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    cap = sizes_plot.TICK_SIZES
+    assert labels[0] == "64"
+    assert len(labels) == count if count <= cap else cap // 2 < len(labels) <= cap
+    assert set(labels) <= {str(n) for n in sides}
+    note = f"{len(labels)} of the {count} sizes labelled"
+    assert (note in ax.get_xlabel()) == (count > sizes_plot.TICK_SIZES)
+
+
 # ---- the H200 store --------------------------------------------------------------------------
 
 

@@ -8,8 +8,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from orchestrator.report import checks, energy
-from orchestrator.report.spread import _ci_rank, iqr, median_ci, ratio, ratio_ci, sample_sets
+from orchestrator.report import checks, energy, spread
+from orchestrator.report.spread import (
+    BOOTSTRAP_RESAMPLES,
+    LEVEL,
+    SEED,
+    _ci_rank,
+    iqr,
+    median_ci,
+    ratio,
+    ratio_ci,
+    sample_sets,
+)
 from orchestrator.report.tables import duration
 
 
@@ -40,11 +50,72 @@ def test_ratio_ci_of_zero_medians_is_none_not_an_index_error() -> None:
     assert math.isnan(iqr(np.array([])))
 
 
+def _bootstrap_by_np_median(num: np.ndarray, den: np.ndarray) -> tuple[float, float] | None:
+    """ratio_ci as first written: np.median of rng.choice's resamples, one fresh generator."""
+    rng = np.random.default_rng(SEED)
+    top = np.median(rng.choice(num, (BOOTSTRAP_RESAMPLES, len(num))), axis=1)
+    bottom = np.median(rng.choice(den, (BOOTSTRAP_RESAMPLES, len(den))), axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = top / bottom
+    ratios = ratios[np.isfinite(ratios)]
+    if len(ratios) < BOOTSTRAP_RESAMPLES / 2:
+        return None
+    lo, hi = np.percentile(ratios, [50 * (1 - LEVEL), 50 * (1 + LEVEL)])
+    return float(lo), float(hi)
+
+
+@pytest.mark.parametrize("kind", ["lognormal", "ties", "rounded", "odd and even sizes"])
+def test_ratio_ci_is_the_np_median_bootstrap_bit_for_bit(kind: str) -> None:
+    # the resample positions are drawn once per pair of sizes and each row's median comes
+    # from a sort: every report's intervals must stay exactly what np.median gave
+    rng = np.random.default_rng(11)
+    for _ in range(40):
+        a, b = (int(n) for n in rng.integers(2, 41, size=2))
+        if kind == "lognormal":
+            num, den = rng.lognormal(size=a), rng.lognormal(size=b)
+        elif kind == "ties":
+            num, den = (rng.integers(0, 3, size=n).astype(float) for n in (a, b))
+        elif kind == "rounded":
+            num, den = (np.round(rng.random(n), 2) for n in (a, b))
+        else:
+            num, den = rng.lognormal(size=2 * (a // 2) + 1), rng.lognormal(size=2 * (b // 2))
+        assert ratio_ci(num, den) == _bootstrap_by_np_median(num, den)
+    with_nan = np.array([1.0, math.nan, 2.0])  # np.median's own rule for nan: kept
+    assert ratio_ci(with_nan, np.ones(4)) == _bootstrap_by_np_median(with_nan, np.ones(4))
+
+
+@pytest.mark.parametrize("blocks", ["kept positions", "blocks of resamples"])
+def test_ratio_ci_of_larger_sets_is_the_same_bootstrap(
+        blocks: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a set of up to MAX_REPS samples is resampled a block of rows at a time (two 4000 x n
+    # arrays at once were 3.2 GB each at n = 100,000), its medians by a partition: the same
+    # intervals; the blocks are lowered here so that every path is taken at test sizes
+    if blocks == "blocks of resamples":
+        monkeypatch.setattr(spread, "_KEPT", 0)
+        monkeypatch.setattr(spread, "_BLOCK", 997)  # odd rows and a short last block
+    rng = np.random.default_rng(5)
+    for a, b in ((30, 41), (65, 64), (300, 301), (2, 3), (1100, 1030)):
+        num, den = rng.lognormal(size=a), np.round(rng.lognormal(size=b), 1)
+        assert ratio_ci(num, den) == _bootstrap_by_np_median(num, den), (a, b)
+    with_nan = np.array([1.0, math.nan, 2.0] * 30)
+    assert ratio_ci(with_nan, np.ones(70)) == _bootstrap_by_np_median(with_nan, np.ones(70))
+
+
 def test_sample_sets_leave_out_values_no_time_can_be() -> None:
     samples = pd.DataFrame({"run_id": ["r"] * 4 + ["s"], "summary_line": [1, 1, 1, 1, 2],
                             "value_s": [1e-6, math.nan, -1.0, math.inf, math.nan]})
     sets = sample_sets(samples)
     assert [list(v) for v in sets.values()] == [[1e-6]]  # the set of only nan is gone
+
+
+def test_sample_sets_are_grouped_in_order_of_first_appearance_rows_in_order() -> None:
+    # as groupby(["run_id", "summary_line"], sort=False): a set's rows need not be together
+    samples = pd.DataFrame({"run_id": ["b", "a", "b", "a", "b", "c"],
+                            "summary_line": pd.array([7, 3, 7, 3, 9, 3], dtype="Int64"),
+                            "value_s": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]})
+    sets = sample_sets(samples)
+    assert [(k.replace("\x1f", " "), list(v)) for k, v in sets.items()] == [
+        ("b 7", [1.0, 3.0]), ("a 3", [2.0, 4.0]), ("b 9", [5.0]), ("c 3", [6.0])]
 
 
 def test_durations_no_duration_can_hold_are_plain_seconds() -> None:

@@ -6,7 +6,7 @@ import pandas as pd
 
 from orchestrator import programs, vocabulary
 from orchestrator.report import checks, plots, state_checks, tables, timing_tables
-from orchestrator.report.checks import Thresholds, cpu_target, per_run, stat_value
+from orchestrator.report.checks import Thresholds, cpu_target, per_run
 from orchestrator.report.findings import Kind
 from orchestrator.report.names import column_name, cpu_build_name
 from orchestrator.report.registry import CompareSection, Context, Section, SideTable, section
@@ -46,9 +46,10 @@ def cpu_sync(rows: pd.DataFrame, th: Thresholds) -> list[str]:
     """On the CPU nothing is asynchronous: no sync and with sync must agree (a program that
     dispatches asynchronously there, JAX, gets a line saying what its difference means)."""
     out = []
-    for mine, row in per_run(rows[rows["device"] == "cpu"]):
+    for run in per_run(rows[rows["device"] == "cpu"]):
+        row = run.row
         for stat in ("min", "median"):
-            no_sync, synced = stat_value(mine, "no_sync", stat), stat_value(mine, "with_sync", stat)
+            no_sync, synced = run.stat("no_sync", stat), run.stat("with_sync", stat)
             if no_sync is None or synced is None:
                 continue
             if _async_cpu(row["framework"]):

@@ -4,6 +4,8 @@ first call taken apart.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 from orchestrator import vocabulary
@@ -48,35 +50,61 @@ def first_call_cost(fig: pd.DataFrame, th: Thresholds) -> list[str]:
     # Only asynchronous devices: a CPU first call pays allocation and thread start-up, which is
     # no autotune and does not leak into the timed runs.
     firsts = fig[fig["method"] == "first_call_after_sync"]
+    if firsts.empty:
+        return []
+    # each target's steady minima and each run's `first call returned` figures, read once: a
+    # mask of all figures per first call was quadratic in the runs (bench figure 6)
+    targets: dict[tuple[Any, ...], list[tuple[Any, Any, float]]] = {}
+    for key, experiment, unit, value in zip(
+            steady[["framework", "label", "shape"]].itertuples(index=False, name=None),
+            steady["experiment"].tolist(), steady["unit"].tolist(), steady["value_s"].tolist(),
+            strict=True):
+        targets.setdefault(key, []).append((experiment, unit, value))
+    returned = _returned(fig)
     out = []
-    for _, row in firsts.iterrows():
+    for row in firsts.to_dict("records"):  # plain records: a pd.Series per row costs ~0.1 ms
         # the steady figure of the same run, else of the same experiment: never another
         # experiment's minimum (its reps, its process, its cache state are not this call's).
         # A captured log's "experiments" are its sections (the chapter's listings, one
         # program's output), so there the other listings' minimum stays the reference.
-        ref = steady[(steady["framework"] == row["framework"]) &
-                     (steady["label"] == row["label"]) & (steady["shape"] == row["shape"])]
+        ref = targets.get((row["framework"], row["label"], row["shape"]), [])
         if not str(row["unit"]).startswith("log:"):
-            ref = ref[ref["experiment"] == row["experiment"]]
-        if (ref["unit"] == row["unit"]).any():
-            ref = ref[ref["unit"] == row["unit"]]
-        if ref.empty or not above(row["value_s"], ref["value_s"].min(), th.first_run):
+            ref = [r for r in ref if r[0] == row["experiment"]]
+        if any(r[1] == row["unit"] for r in ref):
+            ref = [r for r in ref if r[1] == row["unit"]]
+        values = [r[2] for r in ref if not pd.isna(r[2])]
+        least = min(values) if values else float("nan")
+        if not ref or not above(row["value_s"], least, th.first_run):
             continue
-        out.append(_first_call_text(fig, row, float(ref["value_s"].min())))
+        out.append(_first_call_text(returned, row, float(least)))
     return out
 
 
-def _first_call_text(fig: pd.DataFrame, row: pd.Series, steady: float) -> str:
+Returned = dict[tuple[Any, Any], list[tuple[Any, float]]]  # (unit, label) -> (process, value)
+
+
+def _returned(fig: pd.DataFrame) -> Returned:
+    """Each run's `first call returned` figures by label, in order, with their process."""
+    rows = fig[fig["method"] == "first_call_returned"]
+    out: Returned = {}
+    for unit, label, process, value in zip(rows["unit"].tolist(), rows["label"].tolist(),
+                                           rows["process"].tolist(), rows["value_s"].tolist(),
+                                           strict=True):
+        out.setdefault((unit, label), []).append((process, value))
+    return out
+
+
+def _first_call_text(returned: Returned, row: dict[str, Any], steady: float) -> str:
     where = f" process {row['process']}" if pd.notna(row["process"]) else ""
     cache = f", {row['cache']} cache" if row["cache"] else ""
     text = (f"{target(row)}{where}{cache}: {duration(row['value_s'])} is "
             f"{quotient_text(row['value_s'], steady, 0)}× the with-sync min {duration(steady)}")
-    # One process has one first call per device: the returned figure of the same run.
-    same_process = (fig["process"] == row["process"]).fillna(pd.isna(row["process"]))
-    returned = fig[(fig["unit"] == row["unit"]) & (fig["label"] == row["label"]) &
-                   (fig["method"] == "first_call_returned") & same_process]
-    if not returned.empty:
-        back = float(returned["value_s"].iloc[0])
+    # One process has one first call per device: the returned figure of the same run (a
+    # missing process matches any, as `==` filled with NA's own answer did)
+    found = [value for process, value in returned.get((row["unit"], row["label"]), [])
+             if pd.isna(row["process"]) or (pd.notna(process) and process == row["process"])]
+    if found:
+        back = float(found[0])
         paid = "inside the call" if back > row["value_s"] / 2 else "at the sync"
         text += f"; the call returned after {duration(back)}, so the cost was paid {paid}"
     return Kind.FIRST_CALL.says(

@@ -9,7 +9,7 @@ import pandas as pd
 
 from orchestrator import vocabulary
 from orchestrator.report import checks, energy, env_checks, plots, state_checks, timing_tables
-from orchestrator.report.checks import Thresholds, below, per_run, percent, stat_value, target
+from orchestrator.report.checks import Thresholds, below, per_run, percent, target
 from orchestrator.report.findings import Kind
 from orchestrator.report.registry import CompareSection, Context, Section, SideTable, section
 from orchestrator.report.tables import duration
@@ -58,8 +58,9 @@ def unknown_methods(fig: pd.DataFrame) -> list[str]:
 def call_overhead(rows: pd.DataFrame, th: Thresholds) -> list[str]:
     """On an asynchronous device a clock read without sync measures issuing the work."""
     out = []
-    for mine, row in per_run(rows[rows["device"] != "cpu"]):
-        no_sync, synced = stat_value(mine, "no_sync", "min"), stat_value(mine, "with_sync", "min")
+    for run in per_run(rows[rows["device"] != "cpu"]):
+        row = run.row
+        no_sync, synced = run.stat("no_sync", "min"), run.stat("with_sync", "min")
         if not below(no_sync, synced, th.call_overhead):
             continue
         out.append(Kind.CALL_OVERHEAD.says(f"{target(row)} no sync (min {duration(no_sync)}) is "
@@ -86,9 +87,10 @@ def short_window(rows: pd.DataFrame, th: Thresholds) -> list[str]:
     """A profile without flush that did read a time, but far less than the flushed one: the
     window closed on the enqueue, not on the matmul (seen on CUDA: 1.2 µs against 90 µs)."""
     out = []
-    for mine, row in per_run(rows[rows["device"] != "cpu"]):
-        unflushed = stat_value(mine, "device_time_no_flush", "min")
-        flushed = stat_value(mine, "device_time", "min")
+    for run in per_run(rows[rows["device"] != "cpu"]):
+        row = run.row
+        unflushed = run.stat("device_time_no_flush", "min")
+        flushed = run.stat("device_time", "min")
         if not below(unflushed, flushed, th.call_overhead):
             continue
         out.append(Kind.PROFILE_WINDOW.says(f"{target(row)} device time without flush "
