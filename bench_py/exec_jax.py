@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """The JAX benchmark program: the chapter's timing methods for `jax.jit(lambda a, b: a @ b)`.
 
-Standalone (jax + numpy; the duration format, the argument types and the kernel grouping are
-the package ``bench_core``'s beside it, which imports torch only inside its functions).
+Standalone (jax + numpy; the duration format, the argument types, the kernel grouping, JAX's
+profiler blocks (``jax_profile``), the SM clock (``smclock``) and the compiled module's dot
+ops (``hlo``) are the package ``bench_core``'s beside it, which imports torch only inside its
+functions).
 Speaks the printed-line contract (docs/LINES.md) in `mm`, `warm` and `accuracy` modes on `cpu`
 and `cuda`. What JAX changes in the chapter's lessons:
 
@@ -24,23 +26,25 @@ JAX has no device timer; on cuda the kernels' own time comes from JAX's profiler
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import BenchError, guarded
+from bench_core import BenchError, guarded, hlo, smclock
 from bench_core.args import positive_int as _positive_int
 from bench_core.args import seconds as _seconds
 from bench_core.args import shape as _shape
 from bench_core.format import OP, emit, format_duration_ns, note, report
-from bench_core.kernels import group_kernels
+from bench_core.jax_profile import (
+    accuracy_product_cupti,
+    kernel_time_block,
+    profile_window,
+)
+from bench_core.kernels import KERNEL_METHOD
 
 DEVICES = ("cpu", "cuda")
 MODES = ("mm", "warm", "accuracy")
@@ -49,6 +53,8 @@ DEFAULT_SHAPE = {"mm": (1024, 1024), "warm": (1024, 1024), "accuracy": (256, 256
 # XLA's CPU client sizes its intra-op pool from NPROC (else the core count); its threads are
 # named tf_XLAEigen, which is how the header confirms what the process really has
 POOL_THREAD = "tf_XLAEigen"
+# the accuracy product's op as the compiled module names it (bench_core/hlo.py)
+ACCURACY_XLA_METHOD = "accuracy kernel (xla)"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -181,14 +187,39 @@ def first_call(jax: Any, dev: Device, a: Any, b: Any, precision: str) -> Callabl
     return compiled
 
 
+def open_clock(dev: Device) -> smclock.SmClock:
+    """NVML's SM clock of the JAX device (matched by the PCI bus id of its CUDA ordinal), or
+    one that reads None: off CUDA, without pynvml or NVML (a note)."""
+    def find(nvml: Any) -> Any:
+        ordinal = int(getattr(dev.device, "local_hardware_id", None) or 0)
+        return smclock.bus_id_handle(nvml, smclock.cuda_pci_bus_id(ordinal), f"cuda:{ordinal}")
+
+    return smclock.open_clock(dev.label, 0, find=find)
+
+
 def run_mm(jax: Any, dev: Device, args: argparse.Namespace, m: int, n: int) -> None:
-    clock = time.perf_counter_ns
     shape = f"{m}x{n}"
     a, b = device_init(jax, dev, m, n)
     f = first_call(jax, dev, a, b, args.precision)
     f(a, b).sum().item()  # the reduction's own first call, kept out of the read-back figures
+    # The SM clock at each timed block's start and end (NVML, CUDA; outside the timing)
+    sm = open_clock(dev)
+    try:
+        _timed_blocks(jax, dev, args, (a, b, f), shape, sm)
+    finally:
+        sm.close()
+    if args.energy > 0:
+        note("--energy: the JAX program has no NVML energy block; no line")
+
+
+def _timed_blocks(jax: Any, dev: Device, args: argparse.Namespace, work: tuple[Any, Any, Any],
+                  shape: str, sm: smclock.SmClock) -> None:
+    """The methods after the first call, each block between two reads of the SM clock."""
+    clock = time.perf_counter_ns
+    a, b, f = work
     nosync: list[int] = []
     synced: list[int] = []
+    start_mhz = sm.read()
     for _ in range(args.reps):
         t = clock()
         c = f(a, b)
@@ -196,16 +227,24 @@ def run_mm(jax: Any, dev: Device, args: argparse.Namespace, m: int, n: int) -> N
         c.block_until_ready()
         synced.append(clock() - t)
         del c
+    end_mhz = sm.read()
     report(dev.label, shape, "no sync", _s(nosync), args.samples)
     report(dev.label, shape, "with sync", _s(synced), args.samples)
+    for method in ("no sync", "with sync"):  # one loop: the same clocks for both
+        smclock.clock_line(dev.label, shape, method, start_mhz, end_mhz)
     readback: list[int] = []
+    start_mhz = sm.read()
     for _ in range(args.reps):
         t = clock()
         f(a, b).sum().item()
         readback.append(clock() - t)
+    end_mhz = sm.read()
     report(dev.label, shape, "+ sum().item()", _s(readback), args.samples)
+    smclock.clock_line(dev.label, shape, "+ sum().item()", start_mhz, end_mhz)
     if dev.is_accelerator:
+        start_mhz = sm.read()
         kernel_time_block(jax, dev, f, a, b, args)
+        smclock.clock_line(dev.label, shape, KERNEL_METHOD, start_mhz, sm.read())
         if args.profile_window:
             profile_window(f, a, b, args.reps)
     else:
@@ -213,98 +252,10 @@ def run_mm(jax: Any, dev: Device, args: argparse.Namespace, m: int, n: int) -> N
                                                                     args.profile_window)):
             if asked:
                 note(f"{flag}: no CUDA profiler on {dev.label}; nothing done")
-    if args.energy > 0:
-        note("--energy: the JAX program has no NVML energy block; no line")
 
 
 def _s(values: Sequence[int]) -> list[float]:
     return [v / 1e9 for v in values]
-
-
-def kernel_time_block(jax: Any, dev: Device, f: Callable[..., Any], a: Any, b: Any,
-                      args: argparse.Namespace) -> None:
-    """`kernel time (cupti)`: JAX's profiler (CUPTI) around --reps synced matmuls."""
-    shape = f"{a.shape[0]}x{a.shape[1]}"
-    try:
-        with tempfile.TemporaryDirectory() as folder:
-            jax.profiler.start_trace(folder, create_perfetto_trace=True)
-            for _ in range(args.reps):
-                f(a, b).block_until_ready()
-            jax.profiler.stop_trace()
-            events = trace_kernels(_perfetto_trace(Path(folder)))
-    except Exception as exc:
-        note(f"kernel time: JAX's profiler failed ({type(exc).__name__}: {exc}); no lines")
-        return
-    if args.dump_kernels is not None:
-        meta = {"jax": jax.__version__, "gpu": str(dev.device.device_kind), "shape": shape,
-                "reps": args.reps, "precision": args.precision, "events": events}
-        args.dump_kernels.write_text(json.dumps(meta, indent=1))
-    groups = group_kernels(events, args.reps)
-    if groups.note:
-        note(f"kernel time: {groups.note}")
-    text = "kernel time (cupti)"
-    if groups.per_matmul_us is not None:
-        report(dev.label, shape, text, [us / 1e6 for us in groups.per_matmul_us], args.samples)
-    for kernel in groups.kernels:
-        durations = [us * 1e3 for us in kernel.durations_us]  # µs to ns
-        emit(f"# kernel {dev.label} {shape} {OP} {text}: {len(durations)} launches, min "
-             f"{format_duration_ns(round(min(durations)))} median "
-             f"{format_duration_ns(round(_median(durations)))}: {kernel.name}")
-
-
-def _median(values: Sequence[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-
-
-def _perfetto_trace(folder: Path) -> dict[str, Any]:
-    found = sorted(folder.rglob("*.trace.json.gz")) or sorted(folder.rglob("perfetto_trace*"))
-    if not found:
-        raise OSError(f"no trace file under {folder}")
-    raw = found[0].read_bytes()
-    return json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
-
-
-def trace_kernels(trace: dict[str, Any]) -> list[dict[str, Any]]:
-    """The GPU stream events of a JAX profiler trace, as exec_gpu's kernel_events dicts.
-
-    Device processes are named `/device:GPU:N`; their `Stream #K...` threads hold the kernels
-    and copies as CUPTI saw them (the `XLA Ops`/`XLA Modules` threads are derived summaries of
-    the same time, left out so nothing is counted twice)."""
-    events = trace.get("traceEvents", [])
-    processes = {e["pid"]: e.get("args", {}).get("name", "") for e in events
-                 if e.get("ph") == "M" and e.get("name") == "process_name"}
-    threads = {(e["pid"], e["tid"]): e.get("args", {}).get("name", "") for e in events
-               if e.get("ph") == "M" and e.get("name") == "thread_name"}
-    out = []
-    for e in events:
-        where = processes.get(e.get("pid"), "")
-        if e.get("ph") != "X" or not where.startswith("/device:GPU"):
-            continue
-        if not threads.get((e["pid"], e.get("tid")), "").startswith("Stream"):
-            continue
-        name = str(e.get("name", ""))
-        kind = "gpu_memcpy" if "memcpy" in name.lower() else "kernel"
-        out.append({"name": name, "start_us": float(e["ts"]), "duration_us": float(e["dur"]),
-                    "device": where, "kind": kind})
-    return out
-
-
-def profile_window(f: Callable[..., Any], a: Any, b: Any, reps: int) -> None:
-    """--reps synced matmuls between the driver's cuProfilerStart and cuProfilerStop."""
-    import ctypes
-
-    try:
-        cuda = ctypes.CDLL("libcuda.so.1")
-    except OSError as exc:
-        note(f"--profile-window: cannot load libcuda ({exc}); no window marked")
-        return
-    f(a, b).block_until_ready()
-    cuda.cuProfilerStart()
-    for _ in range(reps):
-        f(a, b).block_until_ready()
-    cuda.cuProfilerStop()
 
 
 def run_warm(jax: Any, dev: Device, args: argparse.Namespace, m: int, n: int) -> None:
@@ -322,18 +273,42 @@ def run_warm(jax: Any, dev: Device, args: argparse.Namespace, m: int, n: int) ->
 
 
 def run_accuracy(jax: Any, dev: Device, args: argparse.Namespace, m: int, n: int) -> None:
-    """a = sin(k), b = cos(k) in float32 (k the flat index, as the other programs)."""
+    """a = sin(k), b = cos(k) in float32 (k the flat index, as the other programs); what
+    computed c: the compiled executable's dot ops (`accuracy kernel (xla)`, every device) and,
+    on cuda, the kernels CUPTI saw compute it (`accuracy kernel time (cupti)`, as torch's)."""
     import numpy as np
 
     a = np.sin(np.arange(m * n, dtype=np.int64).astype(np.float32).reshape(m, n))
     b = np.cos(np.arange(n * m, dtype=np.int64).astype(np.float32).reshape(n, m))
-    f = jax.jit(_matmul(jax, args.precision))
-    c = np.asarray(f(jax.device_put(a, dev.device), jax.device_put(b, dev.device)))
+    a_dev, b_dev = jax.device_put(a, dev.device), jax.device_put(b, dev.device)
+    compiled = jax.jit(_matmul(jax, args.precision)).lower(a_dev, b_dev).compile()
+    shape = f"{m}x{n}"
+    hlo_lines(dev.label, shape, compiled)
+    if dev.is_accelerator:
+        c = np.asarray(accuracy_product_cupti(jax, dev, shape, lambda: compiled(a_dev, b_dev)))
+    else:
+        c = np.asarray(compiled(a_dev, b_dev))
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     for name, array in (("a", a), ("b", b), ("c", c)):
         np.save(out / f"{name}.npy", np.ascontiguousarray(array, dtype=np.float32))
     emit(f"{dev.label} {m}x{n} {OP} accuracy: wrote {out.resolve()}")
+
+
+def hlo_lines(label: str, shape: str, compiled: Any) -> None:
+    """`# kernel LABEL SHAPE matmul accuracy kernel (xla): N op(s): NAME`, one per distinct op
+    of the compiled module that computes a dot (bench_core/hlo.py names them)."""
+    try:
+        ops = hlo.dot_ops(compiled.as_text())
+    except Exception as exc:  # the product still counts; only its evidence is missing
+        note(f"{ACCURACY_XLA_METHOD}: the compiled module's text could not be read "
+             f"({type(exc).__name__}: {exc}); no line")
+        return
+    if not ops:
+        note(f"{ACCURACY_XLA_METHOD}: no dot in the compiled module; no line")
+    for name, count in ops:
+        emit(f"# kernel {label} {shape} {OP} {ACCURACY_XLA_METHOD}: {count} "
+             f"{'op' if count == 1 else 'ops'}: {name}")
 
 
 def _run(argv: Sequence[str] | None) -> None:

@@ -33,7 +33,9 @@ class Method:
     profiled: bool = False  # a clock per profiler (PROFILERS), its figures name one
     # its printed METHOD ends in the profiler that took it (`... (cupti)`): column `profiler`
     names_profiler: bool = False
-    ratio: bool = False  # its min enters the candidate / reference ratio table
+    # its min enters the candidate / reference ratio table, in this place (1 first: the
+    # headline, the kernels' own time); 0: not a ratio method
+    ratio: int = 0
     headline: bool = False  # its min/value is in the progress line a person watching sees
     time: bool = False  # a time of the matmul compared between result sets (compare)
     throughput: bool = False  # a time of the whole matmul: compare gives TFLOP/s from it
@@ -91,28 +93,29 @@ METHODS: tuple[Method, ...] = (
            time=True, cpu_rank=2),
     Method("with_sync", "with sync", "host clock around the call and a sync", "methods",
            ("with sync",), table1=True,
-           clock="host clock around matmul + sync: launch, kernel, wake-up", ratio=True,
+           clock="host clock around matmul + sync: launch, kernel, wake-up", ratio=3,
            headline=True, time=True, throughput=True, size_basis="with sync", size_rank=3,
            cpu_rank=1),
     Method("device_time", "device time", "the framework's device timer", "methods",
            table1=True, clock="the framework's device timer, as the chapter took it",
-           ratio=True, headline=True, time=True, throughput=True),
+           ratio=4, headline=True, time=True, throughput=True),
     Method("device_time_no_flush", "device time without flush",
            "the device timer without a flush", "methods", table1=True, time=True,
            throughput=True),
     Method("device_time_queued", "device time queued",
            "the device timer with the launch gap kept out", "methods",
            clock="the same timer with the launch gap kept out (stream held busy before the "
-                 "start)", time=True, throughput=True, size_basis="queued", size_rank=2),
+                 "start)", ratio=2, time=True, throughput=True, size_basis="queued",
+           size_rank=2),
     Method("readback", "read-back", "matmul, sum and the copy of one number to the host",
            "methods", table1=True, clock="matmul + sum + copy of one number to the host",
-           ratio=True, time=True, throughput=True),
+           ratio=5, time=True, throughput=True),
     Method("timer", "benchmark.Timer", "the benchmark module's own timer", "methods",
            table1=True, time=True, throughput=True),
     Method("kernel_time", "kernel time",
            "the GPU time of the kernels themselves, from a profiler (column `profiler`)",
-           "methods", profiled=True, names_profiler=True, time=True, throughput=True,
-           size_basis="kernel", size_rank=1),
+           "methods", profiled=True, names_profiler=True, ratio=1, time=True,
+           throughput=True, size_basis="kernel", size_rank=1),
     Method("first_call", "first call", "the first matmul of a process", FIRST, headline=True,
            time=True),
     Method("device_init", "device init", "the device's initialisation", FIRST,
@@ -133,9 +136,9 @@ METHODS: tuple[Method, ...] = (
     Method("accuracy", "accuracy", "the accuracy table's errors", "accuracy", unit=""),
     Method("energy", "energy", "the GPU's energy over a block of matmuls", "methods", unit="J"),
     Method("accuracy_kernel", "accuracy kernel",
-           "the kernel that computed an accuracy run's product (column `kernel`, profiler "
-           "`cupti`)", "accuracy", printed=("accuracy kernel time (cupti)",),
-           names_profiler=True),
+           "the kernel that computed an accuracy run's product (column `kernel`: profiler "
+           "`cupti`, or stat `kernel_ops` where a compiled module names the op)",
+           "accuracy", printed=("accuracy kernel time (cupti)",), names_profiler=True),
     Method("sm_clock", "SM clock", "the SM clock at the start and end of a timed block "
            "(`method_text`: the block's method as printed)", "methods", unit="MHz"),
 )
@@ -158,6 +161,8 @@ STATS: tuple[Stat, ...] = (
     Stat("queued_waited", "the runs whose start event the spin still held", unit="count"),
     Stat("kernel_min", "one kernel's minimum (column `kernel`)", time=True),
     Stat("kernel_median", "one kernel's median (column `kernel`)", time=True),
+    Stat("kernel_ops", "the ops of one name that compute an accuracy product, as the compiled "
+         "module names them (column `kernel`)", unit="count"),
     Stat("max_err_f64_ref", "max|c - f64 ref|", unit=""),
     Stat("max_diff_torch_cpu", "max|c - the reference build's c|", unit=""),
     Stat("max_abs_ref", "max|ref|", unit=""),
@@ -380,6 +385,12 @@ def column_keys(group: str | None = None) -> list[str]:
 def dtypes() -> dict[str, str]:
     """Column -> pandas dtype."""
     return {c.key: c.dtype for c in COLUMNS}
+
+
+def ratio_methods() -> list[str]:
+    """The ratio table's methods, the headline first (the kernels' own time, then the device
+    time with the launch gap kept out, then the chapter's clocks)."""
+    return [m.key for m in sorted((m for m in METHODS if m.ratio), key=lambda m: m.ratio)]
 
 
 def size_bases() -> list[tuple[str, str]]:

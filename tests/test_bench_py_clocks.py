@@ -188,3 +188,70 @@ def test_the_accuracy_table_shows_the_kernel_of_each_product() -> None:
 def test_energy_module_keeps_its_nvml_handle_name_for_the_clock() -> None:
     assert smclock.open_clock.__module__ == "bench_core.smclock"
     assert callable(bench_energy.nvml_handle)
+
+
+class _BusNvml(_ClockNvml):
+    """The same GPU found by PCI bus id (how JAX's device is matched: no torch UUID)."""
+
+    def nvmlDeviceGetHandleByPciBusId(self, bus_id: bytes) -> int:
+        self.calls.append(f"bus {bus_id.decode()}")
+        return 7
+
+
+def test_jax_finds_its_nvml_device_by_the_drivers_pci_bus_id(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    nvml = _BusNvml([1755, 1980])
+    clock = smclock.open_clock(
+        "cuda", 0, nvml, find=lambda lib: smclock.bus_id_handle(lib, "0000:19:00.0", "cuda:0"))
+    assert (clock.read(), clock.read()) == (1755, 1980)
+    clock.close()
+    assert nvml.calls == ["init", "bus 0000:19:00.0", "shutdown"]
+    assert capsys.readouterr().err == ""
+    # no bus id from the driver: NVML's device 0, said once
+    assert smclock.bus_id_handle(_BusNvml([]), None, "cuda:0") == 0
+    assert "no PCI bus id" in capsys.readouterr().err
+    # this box has no CUDA driver: the bus id is unknown, never an exception
+    if not Path("/dev/nvidia0").exists():
+        assert smclock.cuda_pci_bus_id(0) is None
+
+
+def _exec_jax() -> ModuleType:
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "bench_py" / "exec_jax.py"
+    spec = importlib.util.spec_from_file_location("exec_jax_under_test", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow  # the real JAX (imported here: a second or two, then a compile)
+def test_jax_prints_a_clock_line_after_each_timed_block(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The real JAX program's mm blocks on the CPU with a clock that reads (NVML has no CPU
+    clock: off CUDA the program opens none, without a note), each `# sm clock` line after its
+    block's summary and parsed as a JAX `sm_clock` figure of that block."""
+    jax = pytest.importorskip("jax")
+    program = _exec_jax()
+    dev = program.Device(jax, "cpu")
+    assert program.open_clock(dev).read() is None and capsys.readouterr().err == ""
+    a, b = program.device_init(jax, dev, 32, 16)
+    f = program.first_call(jax, dev, a, b, "default")
+    reads = iter([1980, 1980, 1980, 1410])
+    args = SimpleNamespace(reps=2, samples=False, profile_window=False, dump_kernels=None)
+    program._timed_blocks(jax, dev, args, (a, b, f), "32x16",
+                          smclock.SmClock(lambda: next(reads)))
+    lines = capsys.readouterr().out.splitlines()[3:]  # after device init and the first call
+    assert [line.split(",")[0].split(":")[0] for line in lines] == [
+        "cpu 32x16 matmul no sync", "cpu 32x16 matmul with sync",
+        "# sm clock cpu 32x16 matmul no sync", "# sm clock cpu 32x16 matmul with sync",
+        "cpu 32x16 matmul + sum().item()", "# sm clock cpu 32x16 matmul + sum().item()"]
+    assert lines[-1].endswith(": start 1980 MHz, end 1410 MHz")
+    parsed = parse.parse_text("jax 0.10.2\n" + "\n".join(lines))
+    clocks = [(f.framework, f.method_text, f.stat, f.value) for f in parsed.figures
+              if f.method == "sm_clock"]
+    assert clocks[-2:] == [("jax", "+ sum().item()", "block_start", 1980.0),
+                           ("jax", "+ sum().item()", "block_end", 1410.0)]
+    assert len(clocks) == 6

@@ -21,7 +21,7 @@ PACKAGE = BENCH_PY / "bench_core"
 # what a bare GPU machine's Python brings, besides the standard library (pynvml: optional)
 ALLOWED = {"torch", "numpy", "pynvml", "jax", "bench_core"}
 # the Rust twin's modules (bench_rust/bench-core/src/*.rs) that have a Python module of that name
-MIRRORED = {"args", "bench", "energy", "format", "window"}
+MIRRORED = {"args", "bench", "energy", "format", "smclock", "window"}
 
 
 def _imports(path: Path) -> set[str]:

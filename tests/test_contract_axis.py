@@ -19,7 +19,7 @@ from orchestrator.data import dataset
 from orchestrator.data.store import Store
 from orchestrator.experiments import config, plan
 from orchestrator.records import RunRecord
-from orchestrator.report import compare_match
+from orchestrator.report import compare_match, compare_rows
 from orchestrator.report.compare_sides import load_side
 from orchestrator.run.sweep import parse_record
 
@@ -112,9 +112,9 @@ def test_contract_axis_dataset_column(stand_in: None, tmp_path: Path) -> None:
 
 
 def test_contract_axis_in_compare_key(stand_in: None, tmp_path: Path) -> None:
-    assert "batch" in compare_match.key_fields() and "batch" in compare_match.wildcard_fields()
-    a = compare_match.measurements(load_side(str(_store(tmp_path / "a", 2.0))))
-    b = compare_match.measurements(load_side(str(_store(tmp_path / "b", 4.0))))
+    assert "batch" in compare_rows.key_fields() and "batch" in compare_rows.wildcard_fields()
+    a = compare_rows.measurements(load_side(str(_store(tmp_path / "a", 2.0))))
+    b = compare_rows.measurements(load_side(str(_store(tmp_path / "b", 4.0))))
     pairs, only_a, only_b = compare_match.match(a, b)
     cpu = {(x["batch"], y["batch"]): y["value"] / x["value"] for x, y, _ in pairs
            if x["experiment"] == "cpu"}

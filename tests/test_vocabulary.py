@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from orchestrator import programs, vocabulary
-from orchestrator.data import dataset, parse, schema
+from orchestrator.data import dataset, line_forms, schema
 from orchestrator.data.parse import parse_text
 from orchestrator.records import Context
 from orchestrator.report import clocks, compare, process_table, timing_tables, writer
@@ -46,9 +46,9 @@ def _log(path: Path, scale: float = 1.0) -> Path:
 def program_line(monkeypatch: pytest.MonkeyPatch) -> None:
     """The program's line of a new method: torch prints `cuda graph time`."""
     monkeypatch.setitem(programs.get("torch").methods, PRINTED, STAND_IN.key)
-    parse._method.cache_clear()
+    line_forms.method_of.cache_clear()
     yield
-    parse._method.cache_clear()
+    line_forms.method_of.cache_clear()
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ def test_every_method_a_program_or_the_parser_names_is_in_the_vocabulary() -> No
     known = {m.key for m in vocabulary.METHODS}
     for program in programs.REGISTRY.values():
         assert set(program.methods.values()) <= known, program.name
-    parsed = {method for _n, _p, methods in parse._VALUE_FORMS for method, _t in methods}
+    parsed = {method for _n, _p, methods in line_forms.VALUE_FORMS for method, _t in methods}
     assert parsed <= known
     assert set(vocabulary.printed_methods().values()) <= known
 
@@ -192,3 +192,19 @@ def test_contract_column_is_its_catalogue_entry(monkeypatch: pytest.MonkeyPatch,
     last = vocabulary.COLUMNS[-2].key  # the catalogue's own last column, then the stand-in
     assert figures.read_text().splitlines()[0].endswith(f",{last},graph_nodes")
     assert json.loads(sidecar.read_text())["figures"]["columns"][-1] == "graph_nodes"
+
+
+def test_contract_method_enters_the_ratio_table_by_its_catalogue_rank(
+        monkeypatch: pytest.MonkeyPatch, program_line: None, tmp_path: Path) -> None:
+    """The ratio table's methods and their order are the catalogue's `ratio` ranks: a method
+    beyond table 1 with a rank is paired like the kernel and queued device times."""
+    from orchestrator.report import ratios
+
+    assert ratios.ratio_methods() == ["kernel_time", "device_time_queued", "with_sync",
+                                      "device_time", "readback"]
+    entry = vocabulary.Method(STAND_IN.key, STAND_IN.words, STAND_IN.description, "methods",
+                              ratio=6, time=True)
+    monkeypatch.setattr(vocabulary, "METHODS", (*vocabulary.METHODS, entry))
+    assert ratios.ratio_methods()[-2:] == ["readback", "graph_time"]
+    rows = ratios.ratio_rows(_figures(_log(tmp_path / "a.log")))
+    assert {"graph_time", "device_time_queued", "with_sync"} <= set(rows["method"])

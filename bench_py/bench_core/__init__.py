@@ -24,7 +24,12 @@ module         Rust twin                   role
                                            with JAX)
 ``window``     ``window.rs``               the profile window for Nsight Compute
 ``energy``     ``energy.rs``               energy from NVML (aligned, idle subtracted)
-``smclock``    (none: burn has no NVML)    the SM clock at each timed block's ends
+``smclock``    ``smclock.rs``              the SM clock at each timed block's ends (shared
+                                           with JAX)
+``hlo``        (none: JAX only)            what computed a JAX product, from its compiled
+                                           module (``exec_jax.py``'s accuracy mode)
+``jax_profile`` (none: JAX only)           JAX's profiler: kernel time, the accuracy
+                                           product's kernels, the profile window
 ``main``       ``lib.rs`` (``main_with_``  arguments to mode, errors to exit status
                ``args``)
 =============  ==========================  ==================================================

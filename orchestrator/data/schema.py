@@ -3,22 +3,29 @@
 A figure's fields are named once, by `records.Figure`; `FIGURE_COLUMNS` (SQL name, SQL type,
 dataset column) is derived from them and gives the figures table, its INSERT and the dataset's
 figure columns. A new field is one line in `Figure`, its dataset column in the vocabulary (whose
-dtype gives the SQL type), an entry in `_DATASET` here if its name differs, and a migration.
+dtype gives the SQL type), an entry in `_DATASET` here if its name differs, and a new format.
 
-Versions: 1, the first store (docs/results/h200-2026-11-30 is one); 2 adds
-`samples.summary_line` (the line number of the summary line a sample set belongs to, which the
-report used to rebuild by counting), spells "no cache" in `figures.cache` as 'none' instead of
-NULL, and adds the figure fields added since (`profiler`, `kernel`: a profiler's kernel time);
-3 adds `sweep_starts`, one row per start of a sweep (new or resumed): when, the experiments text
-it planned from and the run ids it planned, so a resume with an edited file keeps both texts and
-a report can say how many planned runs an incomplete sweep finished (a migrated sweep's one start
-is its `sweeps` row, its plan not recorded); 4 adds `sweeps.host`, the name of the host a sweep
-ran on as `merge` (data/merge.py) recorded it (NULL: a sweep this store's own orchestrator ran;
-older stores' sweeps are all such); 5 adds `sweep_starts.seed`, the seed of the interleaved
-order each start planned with (NULL: file order), filled for older starts from the
-`defaults.order` their recorded text asked for (the default then was file order), and `stops`:
-per figure of a series run to a precision target (run/stopping.py), why it stopped, its
-achieved half-width and processes.
+Versions (docs/results.md has them as a table): 1, the first store (docs/results/h200-2026-11-30
+is one); 2 adds `samples.summary_line` (the line number of the summary line a sample set belongs
+to, which the report used to rebuild by counting) and spells "no cache" in `figures.cache` as
+'none' instead of NULL; 3 adds `sweep_starts`, one row per start of a sweep (new or resumed):
+when, the experiments text it planned from and the run ids it planned, so a resume with an
+edited file keeps both texts and a report can say how many planned runs an incomplete sweep
+finished (a migrated sweep's one start is its `sweeps` row, its plan not recorded); 4 adds
+`sweeps.host`, the name of the host a sweep ran on as `merge` (data/merge.py) recorded it (NULL:
+a sweep this store's own orchestrator ran; older stores' sweeps are all such); 5 adds
+`sweep_starts.seed`, the seed of the interleaved order each start planned with (NULL: file
+order), filled for older starts from the `defaults.order` their recorded text asked for (the
+default then was file order), and `stops`: per figure of a series run to a precision target
+(run/stopping.py), why it stopped, its achieved half-width and processes; 6 is one shape: the
+figure columns `profiler` and `kernel` and the run column `state_json` were added to formats 2
+to 5 in place (any store opened for writing was ALTERed), so a store of one of those formats
+may lack them; format 6 has them all.
+
+One format, one SQL shape (`shape`; tests/data/store_formats.json pins each): a new column or
+table is a new VERSION and a step in `MIGRATIONS` that brings the format before it to the new
+shape, never an ALTER when a store is opened. A step spells the SQL of its own format (not
+`SCHEMA`, which is the newest format's), so the steps still hold after later formats.
 `MIGRATIONS` is an ordered list of (from_version, function); `migrate` applies each in turn in
 one transaction. Who migrates where is `store`'s business (a store opened for writing migrates
 in place; one opened for reading migrates a temporary copy).
@@ -35,7 +42,7 @@ import yaml
 from orchestrator import vocabulary
 from orchestrator.records import Figure
 
-VERSION = 5
+VERSION = 6
 
 
 @dataclass(frozen=True)
@@ -66,7 +73,6 @@ START_COLUMNS = ("sweep_id", "started_at", "config_path", "config_text", "argv_j
 _SWEEP_STARTS = """CREATE TABLE IF NOT EXISTS sweep_starts(
   sweep_id TEXT, started_at REAL, config_path TEXT, config_text TEXT, argv_json TEXT,
   planned_json TEXT, seed INTEGER);"""
-_SWEEP_STARTS_V3 = _SWEEP_STARTS.replace(", seed INTEGER", "")  # as format 3 made it
 STOP_COLUMNS = ("sweep_id", "experiment", "series", "label", "method", "reason", "half_width",
                 "processes", "target", "at")
 _STOPS = """CREATE TABLE IF NOT EXISTS stops(
@@ -108,6 +114,24 @@ def insert(table: str, columns: tuple[str, ...], verb: str = "INSERT") -> str:
     return f"{verb} INTO {table}({', '.join(columns)}) VALUES({', '.join('?' * len(columns))})"
 
 
+def shape(db: sqlite3.Connection) -> dict[str, list[str]]:
+    """The store's SQL shape, what one format pins: each table's columns in order as 'name
+    TYPE' (' pkN' for the N-th primary-key column), each index as 'index NAME' -> its table
+    and columns. Not the column defaults: a migration's ALTER gives old rows a value where a
+    new store's INSERT names every column, and what a store holds is the same."""
+    out: dict[str, list[str]] = {}
+    for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type='table' AND name "
+                               "NOT LIKE 'sqlite_%' ORDER BY name").fetchall():
+        out[table] = [f"{name} {sql_type}" + (f" pk{pk}" if pk else "")
+                      for _cid, name, sql_type, _null, _default, pk
+                      in db.execute(f"PRAGMA table_info({table})")]
+    for name, table in db.execute("SELECT name, tbl_name FROM sqlite_master WHERE type='index' "
+                                  "AND sql IS NOT NULL ORDER BY name").fetchall():
+        out[f"index {name}"] = [table, *(row[2] for row in
+                                         db.execute(f"PRAGMA index_info({name})"))]
+    return out
+
+
 def version_of(db: sqlite3.Connection) -> int | None:
     """The store's format version; None for an empty file (no meta table yet)."""
     has_meta = db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
@@ -140,38 +164,16 @@ def _v1_to_v2(db: sqlite3.Connection) -> None:
         links.append((line, rowid))
     db.executemany("UPDATE samples SET summary_line=? WHERE rowid=?", links)
     db.execute("UPDATE figures SET cache='none' WHERE cache IS NULL OR cache=''")
-    add_figure_columns(db)
-    add_run_columns(db)
-
-
-def add_figure_columns(db: sqlite3.Connection) -> None:
-    """Figure fields added in format 2 (profiler, kernel, ...): every one the table lacks, as
-    '' in old rows (a version-1 store, or a format-2 store written before the field existed)."""
-    have = {row[1] for row in db.execute("PRAGMA table_info(figures)")}
-    for column in FIGURE_COLUMNS:
-        if column.name not in have:
-            default = " DEFAULT ''" if column.sql == "TEXT" else ""
-            db.execute(f"ALTER TABLE figures ADD COLUMN {column.name} {column.sql}{default}")
-
-
-# Run columns added in format 2, with their SQL types
-RUN_COLUMNS_V2 = (("state_json", "TEXT"),)  # the machine around the run (GPU, CPU), JSON
-
-
-def add_run_columns(db: sqlite3.Connection) -> None:
-    """Run columns added in format 2 that the table lacks (NULL in old rows): a version-1
-    store, or a format-2 store written before the column existed (opened for writing)."""
-    have = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
-    for name, sql in RUN_COLUMNS_V2:
-        if name not in have:
-            db.execute(f"ALTER TABLE runs ADD COLUMN {name} {sql}")
 
 
 def _v2_to_v3(db: sqlite3.Connection) -> None:
     """Each sweep's one known start: its `sweeps` row (text and argv as first recorded)."""
-    db.execute(_SWEEP_STARTS_V3)
-    db.execute(f"INSERT INTO sweep_starts({', '.join(START_COLUMNS[:-1])}) SELECT sweep_id, "
-               "started_at, config_path, config_text, argv_json, NULL FROM sweeps")
+    db.execute("""CREATE TABLE IF NOT EXISTS sweep_starts(
+  sweep_id TEXT, started_at REAL, config_path TEXT, config_text TEXT, argv_json TEXT,
+  planned_json TEXT);""")  # as format 3 made it
+    db.execute("INSERT INTO sweep_starts(sweep_id, started_at, config_path, config_text, "
+               "argv_json, planned_json) SELECT sweep_id, started_at, config_path, config_text, "
+               "argv_json, NULL FROM sweeps")
 
 
 def _v3_to_v4(db: sqlite3.Connection) -> None:
@@ -198,15 +200,34 @@ def recorded_seed(config_text: str | None) -> int | None:
 def _v4_to_v5(db: sqlite3.Connection) -> None:
     """Each start's order seed, from the text it planned from; the stops table (no sweep
     of an older store stopped at a precision target: empty)."""
-    db.execute(_STOPS)
+    db.execute("""CREATE TABLE IF NOT EXISTS stops(
+  sweep_id TEXT, experiment TEXT, series TEXT, label TEXT, method TEXT, reason TEXT,
+  half_width REAL, processes INTEGER, target REAL, at REAL,
+  PRIMARY KEY(sweep_id, series, label, method));""")  # as format 5 made it
     db.execute("ALTER TABLE sweep_starts ADD COLUMN seed INTEGER")
     rows = db.execute("SELECT rowid, config_text FROM sweep_starts").fetchall()
     db.executemany("UPDATE sweep_starts SET seed=? WHERE rowid=?",
                    [(recorded_seed(text), rowid) for rowid, text in rows])
 
 
+# The columns formats 2 to 5 gained in place, as they were added: a store of one of those
+# formats has any of them (none, some or all), '' in the old rows of a text column.
+_ADDED_IN_PLACE = {"figures": (("profiler", "TEXT DEFAULT ''"), ("kernel", "TEXT DEFAULT ''")),
+                   "runs": (("state_json", "TEXT"),)}  # the machine around the run, JSON
+
+
+def _v5_to_v6(db: sqlite3.Connection) -> None:
+    """Every shape formats 2 to 5 had as one: the columns they gained in place, where a store
+    lacks them (NULL in its old rows; '' for a text figure column, as the ALTER had it)."""
+    for table, columns in _ADDED_IN_PLACE.items():
+        have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+        for name, sql in columns:
+            if name not in have:
+                db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {sql}")
+
+
 MIGRATIONS: list[tuple[int, Callable[[sqlite3.Connection], None]]] = [
-    (1, _v1_to_v2), (2, _v2_to_v3), (3, _v3_to_v4), (4, _v4_to_v5)]
+    (1, _v1_to_v2), (2, _v2_to_v3), (3, _v3_to_v4), (4, _v4_to_v5), (5, _v5_to_v6)]
 
 
 def migrate(db: sqlite3.Connection, found: int) -> None:

@@ -23,11 +23,24 @@ def _column(fig: pd.DataFrame, name: str) -> pd.Series:
     return fig[name].astype(object).where(fig[name].notna(), "")
 
 
+UNKNOWN_TAG = "arithmetic unknown"
+
+
 def tag_labels(fig: pd.DataFrame) -> pd.Series:
-    """'cuda [tf32]' for the rows of a TF32 run, every other label as it is."""
+    """'cuda [tf32]' for the rows of a TF32 run, every other label as it is; where one
+    program's label still holds runs of different arithmetic (JAX's `precision: highest`,
+    printed FP32, beside its default, unknown on a GPU without an accuracy run), each says its
+    own: 'cuda [fp32]' and 'cuda [arithmetic unknown]', never one label over both."""
     precision = _column(fig, "precision")
     tagged = precision.isin(TAGGED)
-    return fig["label"].mask(tagged, fig["label"] + " [" + precision + "]")
+    label = fig["label"].mask(tagged, fig["label"] + " [" + precision + "]")
+    keys = [c for c in ("framework", "device") if c in fig]
+    if fig.empty:
+        return label
+    kinds = precision.groupby([*(fig[c] for c in keys), label], dropna=False).transform("nunique")
+    clash = (kinds > 1) & ~tagged
+    words = precision.where(precision != "", UNKNOWN_TAG)
+    return label.mask(clash, label + " [" + words + "]")
 
 
 def precision_column(fig: pd.DataFrame) -> pd.Series:

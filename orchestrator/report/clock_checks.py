@@ -1,7 +1,8 @@
 """Warnings about the GPU's clock while a run ran (issue 24 item 6): NVML's violation counters
 kept as their growth over the run (`gpu_below_app_clock_s` and its causes, data/state_columns),
 the SM clock the orchestrator sampled during the run (`gpu_sm_clock_run_min_mhz`/`_max_mhz`),
-and the SM clock bench_py read at the start and end of each timed block (method `sm_clock`).
+and the SM clock each program read at the start and end of each timed block (method `sm_clock`:
+torch, burn and JAX on CUDA).
 
 A run whose clocks were below the application clock for some of it gets one line with the
 seconds and the causes NVML counted: `low utilization` is the GPU idling (device init, a
@@ -64,7 +65,7 @@ def below_app_clock(rows: pd.DataFrame) -> list[str]:
 
 
 def block_clocks(rows: pd.DataFrame) -> list[str]:
-    """Timed blocks (bench_py's `# sm clock` lines) that began or ended below the run's
+    """Timed blocks (the programs' `# sm clock` lines) that began or ended below the run's
     application clock (or, where it is unknown, the highest clock any block of it read)."""
     if "method" not in rows:
         return []

@@ -2,8 +2,8 @@
 
 A side is a results folder (its latest sweep), `folder@sweep`, or a captured log (`parse`'s
 input, such as the chapter's listings): `compare_sides`. Figures are matched on what they
-measure, never on run ids: `compare_match`. This module gives each matched time figure its
-verdict; `compare_output` writes the result.
+measure, never on run ids: `compare_rows` and `compare_match`. This module gives each matched
+time figure its verdict; `compare_output` writes the result.
 
 The process is the unit (report/intervals.py): each side's figure pools all its processes
 (cold repeats included), one value per process. r = B/A of the geometric means of the process
@@ -40,12 +40,12 @@ from orchestrator.report import intervals, sizes
 from orchestrator.report.compare_match import (
     describe,
     match,
-    measurements,
     pair_labels,
     section_of,
     sections,
     verdict_sections,
 )
+from orchestrator.report.compare_rows import measurements
 from orchestrator.report.compare_sides import Fact, Side, load_side, machine_facts
 from orchestrator.report.spread import ratio
 

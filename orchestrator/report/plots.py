@@ -49,7 +49,7 @@ TITLE_SHAPES = 20  # shapes named in a title; above: their count and range
 def write_plots(wanted: list[tuple[str, Drawer, pd.DataFrame]], sets: SampleSets,
                 out: Path) -> tuple[list[Path], list[Skipped]]:
     """Draw each section's plot (its file name, its drawer, the rows it selected: the section
-    registry in report/sections.py names them) where the rows allow it.
+    registry, report/registry.py, names them) where the rows allow it.
 
     Returns the files and the plots skipped, with why, in a fixed order (report.md lists them).
     """
@@ -63,10 +63,16 @@ def write_plots(wanted: list[tuple[str, Drawer, pd.DataFrame]], sets: SampleSets
         if isinstance(figure, str):
             skipped.append((name, figure))
             continue
-        path = out / name
-        figure.savefig(path, dpi=DPI, bbox_inches="tight")
-        written.append(path)
+        written.append(save(figure, out / name))
     return written, skipped
+
+
+def save(figure: Figure, path: Path, dpi: int = DPI, software: str | None = None) -> Path:
+    """The PNG exporter: a drawn figure, trimmed to what it shows; `software` tags the file
+    with its writer (compare.png's, by which `compare` knows its own file)."""
+    figure.savefig(path, dpi=dpi, bbox_inches="tight",
+                   **({"metadata": {"Software": software}} if software else {}))
+    return path
 
 
 # ---- shared pieces --------------------------------------------------------------------------

@@ -33,10 +33,6 @@ from orchestrator.report.timing_tables import cpu_rows, methods_rows
 SampleSets = dict[str, np.ndarray]
 # Accelerators that PyTorch and burn reach under different labels, by platform.
 PLATFORMS = {"mps": "apple", "metal": "apple", "cuda": "cuda"}
-# The ratio table's accelerator methods, the headline first: the kernels' own time (ncu / ncu
-# where both have a profile run, else CUPTI / CUPTI), the device time with the launch gap kept
-# out, then the chapter's clocks (vocabulary: ratio=True).
-KERNEL, QUEUED = "kernel_time", "device_time_queued"
 
 
 def _pct(part: float, whole: float) -> str:
@@ -50,7 +46,7 @@ def _pct(part: float, whole: float) -> str:
 def spread_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
     """One row per summary line with raw samples: n, min, median, its 95% CI, IQR."""
     title = f"Spread of the raw samples, with {LEVEL:.0%} CI of each median"
-    methods = [*vocabulary.method_keys(table1=True), QUEUED, KERNEL]
+    methods = [*vocabulary.method_keys(table1=True), *_beyond_table1()]
     mins = fig[(fig["stat"] == "min") & fig["method"].isin(methods)]
     mins = mins[mins["sample_key"].isin(list(sets))]
     if mins.empty:
@@ -149,14 +145,23 @@ def _public(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def ratio_methods() -> list[str]:
-    return [KERNEL, QUEUED, *vocabulary.method_keys(ratio=True)]
+    """The ratio table's accelerator methods, the headline first (vocabulary `ratio`): the
+    kernels' own time (ncu / ncu where both have a profile run, else CUPTI / CUPTI), the
+    device time with the launch gap kept out, then the chapter's clocks."""
+    return vocabulary.ratio_methods()
+
+
+def _beyond_table1() -> list[str]:
+    """The ratio methods table 1 does not show (kernel time, queued device time)."""
+    table1 = set(vocabulary.method_keys(table1=True))
+    return [m for m in vocabulary.ratio_methods() if m not in table1]
 
 
 def ratio_rows(fig: pd.DataFrame) -> pd.DataFrame:
     """Table 1's rows (its experiments only: no size sweep) plus the per-matmul kernel time and
     queued device time of the same experiments, one run per target, method and profiler."""
     rows = methods_rows(fig)
-    extra = fig[(fig["device"] != "cpu") & fig["method"].isin([KERNEL, QUEUED])
+    extra = fig[(fig["device"] != "cpu") & fig["method"].isin(_beyond_table1())
                 & fig["stat"].isin(["min", "median"])]
     if "kernel" in extra:  # per matmul only, never one kernel of several
         extra = extra[extra["kernel"].isna() | (extra["kernel"].astype(object) == "")]
@@ -197,7 +202,7 @@ def _paired(rows: pd.DataFrame) -> pd.Series:
 def _one_profiler(rows: pd.DataFrame) -> pd.DataFrame:
     """Kernel time of one profiler on both sides: ncu where every framework here has an ncu
     figure, else CUPTI (bench_py's own; burn has none, so no pair)."""
-    if rows["method"].iloc[0] != KERNEL:
+    if not vocabulary.names_profiler(rows["method"].iloc[0]):
         return rows
     for profiler in ("ncu", "cupti"):
         mine = rows[rows["profiler"] == profiler]
@@ -287,7 +292,7 @@ def _ratio_record(torch: _Target, burn: _Target, sets: SampleSets) -> dict[str, 
 def _method_words(b_min: pd.Series, t_min: pd.Series) -> str:
     """'kernel time (ncu / ncu)': a kernel time names the profiler of each side."""
     words = vocabulary.words(b_min["method"])
-    if b_min["method"] != KERNEL:
+    if not vocabulary.names_profiler(b_min["method"]):
         return words
     b, t = (vocabulary.profiler_words(r.get("profiler"), short=True) or "?"
             for r in (b_min, t_min))

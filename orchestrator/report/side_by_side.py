@@ -6,7 +6,7 @@ method, the build, the framework and process, the cache state and warm-up kind),
 side's value columns carry its letter: `A: PyTorch mps min` beside `B: PyTorch cuda min`. A row
 only one side has keeps empty cells for the other. Above the tables, one machine line per side
 (from compare's facts: what a log did not record reads 'not recorded'). The tables are the
-registered sections' own (report/sections.py, `side_by_side=`), each side's rows selected as
+registered sections' own (report/sections/, `side_by_side=`), each side's rows selected as
 the section selects them for a one-side report.
 """
 
@@ -19,7 +19,7 @@ import pandas as pd
 from orchestrator.data import outputs
 from orchestrator.errors import InputError
 from orchestrator.report import compare_sides, tables, writer
-from orchestrator.report.compare_match import accuracy_label
+from orchestrator.report.compare_rows import accuracy_label
 from orchestrator.report.compare_sides import NOT_RECORDED, Side, load_side, program_rows
 from orchestrator.report.sections import REGISTRY, Context, Registered, SideTable
 from orchestrator.report.tables import Table

@@ -59,9 +59,22 @@ def size_n(shape: str) -> float | None:
     return None if d is None else (d[0] * d[0] * d[1]) ** (1 / 3)
 
 
-def precision_of(label: str) -> str:
-    """The arithmetic a label carries ('cuda [tf32]'); fp32 otherwise, the programs' default."""
-    return "tf32" if "[tf32]" in label else "fp32"
+def arithmetic(recorded: object, peak: peaks.Peak) -> str:
+    """The arithmetic a target's % of peak is held against: the one recorded for its runs
+    (printed by the program or inferred from its accuracy arrays); where none is, FP32 on a
+    device with one f32 arithmetic (no TF32 peak: a CPU, an Apple GPU), else '' (unknown: on an
+    NVIDIA GPU cuBLAS, cubecl or XLA may pick TF32, and JAX's default does, so a JAX or burn
+    run without an accuracy run is neither held against the FP32 peak nor the TF32 one)."""
+    if recorded in ("fp32", "tf32"):
+        return str(recorded)
+    return "fp32" if peak.tf32 is None else ""
+
+
+def percent_text(value: float | None, peak: peaks.Peak, arith: str) -> str:
+    """% of the peak of `arith`; 'arithmetic unknown' where the device's peak depends on it."""
+    if not arith and peak.fp32 is not None:
+        return "arithmetic unknown"
+    return percent(value, peak.flops(arith))
 
 
 def size_rows(fig: pd.DataFrame) -> pd.DataFrame:
@@ -93,6 +106,15 @@ def size_rows(fig: pd.DataFrame) -> pd.DataFrame:
     # report's impossible-time checks name it; the growth tables leave it out
     times = pd.to_numeric(table["time_s"], errors="coerce")
     table = table[np.isfinite(times) & (times > 0)].copy()
+    # each target's recorded arithmetic ('' where none: arithmetic() decides per device)
+    if "precision" in rows:
+        told = rows.assign(precision=rows["precision"].astype(object).where(
+            rows["precision"].isin(["fp32", "tf32"]), ""))
+        first = told.groupby(KEYS, dropna=False)["precision"].agg(
+            lambda s: next((v for v in s if v), "")).reset_index()
+        table = table.merge(first, on=KEYS, how="left")
+    else:
+        table["precision"] = ""
     # the machine's facts a peak needs: the GPU board's power limit, the CPU clock recorded
     facts = [c for c in ("gpu_power_limit_w", "cpu_freq_mhz") if c in rows]
     if facts:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from orchestrator import programs
+from orchestrator import programs, vocabulary
 from orchestrator.report import peaks, sizes
 from orchestrator.report.findings import Kind
 from orchestrator.report.names import threads_column
@@ -36,7 +36,7 @@ def target_table(group: pd.DataFrame, host: dict[str, Any]) -> Table:
     first = group.iloc[0]
     name = sizes.target_name(first)
     peak = sizes.peak_for(first, host)
-    best = peak.flops(sizes.precision_of(str(first["label"])))
+    arith = sizes.arithmetic(first.get("precision", ""), peak)
     out = []
     for _, r in group.iterrows():
         rate = sizes.tflops(r["shape"], r["time_s"])
@@ -46,7 +46,7 @@ def target_table(group: pd.DataFrame, host: dict[str, Any]) -> Table:
             "device time queued": duration(r["device_time_queued"]),
             "kernel time": duration(r["kernel_time"]), "basis": r["basis"],
             "TFLOP/s": _number(rate, 1e12),
-            "% of peak": sizes.percent(rate, best),
+            "% of peak": sizes.percent_text(rate, peak, arith),
             "bytes moved (MB)": _number(moved, 1e6),
             "GB/s at that traffic": _number(None if moved is None else moved / r["time_s"], 1e9),
         })
@@ -83,9 +83,11 @@ def with_peaks(fig: pd.DataFrame, host: dict[str, Any]) -> pd.DataFrame:
     if rows.empty:
         return rows
     found = [sizes.peak_for(r, host) for _, r in rows.iterrows()]
+    arith = [sizes.arithmetic(told, p) for p, told in zip(found, rows["precision"], strict=True)]
     return rows.assign(
-        peak_flops=[p.flops(sizes.precision_of(str(lab))) for p, lab in
-                    zip(found, rows["label"], strict=True)],
+        arithmetic=arith,
+        peak_flops=[p.flops(a) for p, a in zip(found, arith, strict=True)],
+        peak_known=[p.fp32 is not None for p in found],
         peak_bw=[p.bandwidth for p in found], peak_name=[p.device for p in found])
 
 
@@ -97,9 +99,11 @@ def summary_table(rows: pd.DataFrame) -> Table:
     for _, r in rows.iterrows():
         rate = sizes.tflops(r["shape"], r["time_s"])
         best = r["peak_flops"] if pd.notna(r["peak_flops"]) else None
+        unknown = not r["arithmetic"] and r["peak_known"]
         out.append({"target": sizes.target_name(r), "size": r["shape"],
                     "time": duration(r["time_s"]), "basis": r["basis"],
-                    "TFLOP/s": _number(rate, 1e12), "% of peak": sizes.percent(rate, best)})
+                    "TFLOP/s": _number(rate, 1e12),
+                    "% of peak": "arithmetic unknown" if unknown else sizes.percent(rate, best)})
     return Table("sizes", "How cost grows", pd.DataFrame(out))
 
 
@@ -152,22 +156,52 @@ def crossover_findings(rows: pd.DataFrame) -> list[str]:
 
 
 def _crossings(burn: pd.DataFrame, torch: pd.DataFrame, words: str) -> list[str]:
-    """One candidate's targets against the reference's of one device: `words` names a pair."""
+    """One candidate's targets against the reference's of one device: `words` names a pair.
+    Each pair is read on one clock both measured (a common basis), never a candidate's queued
+    time against the reference's kernel time: the clock both have at the most sizes (the
+    preferred one on a tie); a preferred clock both have at fewer sizes is added beside it."""
     lines = []
     for (blabel, b), (tlabel, t) in ((x, y) for x in burn.groupby("label")
                                      for y in torch.groupby("label")):
-        if sizes.precision_of(str(blabel)) != sizes.precision_of(str(tlabel)):
+        arith = {str(x["arithmetic"].iloc[0]) for x in (b, t)}
+        if len(arith) != 1:  # one arithmetic (two unknowns, a chapter log's, taken as equal)
             continue
-        both = b.merge(t, on="shape", suffixes=("_b", "_t"))
-        both = both[both["basis_b"] == both["basis_t"]].sort_values("n_b")
-        if both.empty:
+        both = b.merge(t, on="shape", suffixes=("_b", "_t")).sort_values("n_b")
+        spans = _common_bases(both)
+        if not spans:
             continue
-        ratio = (both["time_s_b"] / both["time_s_t"]).tolist()
-        where = sizes.crossing(both["n_b"].tolist(), ratio)
-        span = ", ".join(f"{s} {r:.2f}×" for s, r in zip(both["shape"], ratio, strict=True))
-        lines.append(f"{words.format(blabel, tlabel)} ({both['basis_b'].iloc[0]}): {span}"
-                     + (f"; crosses 1 at {_at(where)}." if where else "; never crosses 1."))
+        (name, n, ratio, shapes), *better = spans
+        where = sizes.crossing(n, ratio)
+        text = (f"{words.format(blabel, tlabel)} ({name}): {_span(shapes, ratio)}"
+                + (f"; crosses 1 at {_at(where)}" if where else "; never crosses 1"))
+        for other, _, r, s in better:
+            text += f"; on the {other} clock, where both have it: {_span(s, r)}"
+        lines.append(text + ".")
     return lines
+
+
+def _span(shapes: list[str], ratio: list[float]) -> str:
+    return ", ".join(f"{s} {r:.2f}×" for s, r in zip(shapes, ratio, strict=True))
+
+
+def _common_bases(both: pd.DataFrame) -> list[tuple[str, list[float], list[float], list[str]]]:
+    """(basis, sizes, candidate/reference ratios, shapes) per clock both sides measured: the
+    one at the most sizes first, then the clocks preferred to it (fewer sizes)."""
+    found = []
+    for rank, (method, name) in enumerate(vocabulary.size_bases()):
+        pair = [f"{method}_b", f"{method}_t"]
+        if not set(pair) <= set(both.columns):
+            continue
+        ok = both[pair].notna().all(axis=1) & (both[pair[1]] > 0)
+        if ok.any():
+            rows = both[ok]
+            found.append((int(ok.sum()), -rank, name, rows["n_b"].tolist(),
+                          (rows[pair[0]] / rows[pair[1]]).tolist(), rows["shape"].tolist()))
+    if not found:
+        return []
+    best = max(found)
+    preferred = [f for f in found if f[1] > best[1]]  # higher rank = a better clock
+    return [tuple(f[2:]) for f in (best, *sorted(preferred, key=lambda f: -f[1]))]
 
 
 def fit_findings(rows: pd.DataFrame) -> list[str]:

@@ -98,6 +98,12 @@ def gpu_others(rows: pd.DataFrame) -> list[str]:
     return out
 
 
+def gpu_warnings(rows: pd.DataFrame) -> list[str]:
+    """What NVML said about the GPU around these runs: table 1's and section 8's findings."""
+    return (gpu_start(rows) + gpu_throttle(rows) + clock_checks.warnings(rows)
+            + gpu_others(rows))
+
+
 def cpu_governor(rows: pd.DataFrame, host: dict[str, Any]) -> list[str]:
     """A frequency governor other than `performance`: clocks follow the load (pyperf)."""
     seen: dict[str, list[str]] = {}

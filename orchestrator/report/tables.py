@@ -237,7 +237,7 @@ def accuracy_table(rows: pd.DataFrame) -> Table:
                                                          stat="inputs_match_torch_cpu")
         if known:  # how the build computed, and how that is known
             record["arithmetic"] = arithmetic.accuracy_cell(mine)
-        if "kernel_min" in has:  # which kernel computed c (CUDA torch: CUPTI)
+        if has & {"kernel_min", "kernel_ops"}:  # what computed c (CUPTI; JAX: its module)
             record["kernel"] = _accuracy_kernel(mine)
         if tuned:  # the kernel autotune chose for the matmul that computed these arrays
             record["autotune kernel"] = _kernel_cell(mine)
@@ -246,8 +246,10 @@ def accuracy_table(rows: pd.DataFrame) -> Table:
 
 
 def _accuracy_kernel(mine: pd.DataFrame) -> str:
-    """The kernel(s) the profiler saw compute a build's product, in launch order."""
-    found = mine[(mine["method"] == "accuracy_kernel") & (mine["stat"] == "kernel_min")]
+    """What computed a build's product: the compiled module's op(s) (JAX), then the kernel(s)
+    the profiler saw, in launch order."""
+    found = mine[(mine["method"] == "accuracy_kernel")
+                 & mine["stat"].isin(["kernel_ops", "kernel_min"])]
     names = [str(k) for k in found["kernel"].dropna() if str(k)] if "kernel" in found else []
     return " + ".join(dict.fromkeys(names))
 def _kernels(rows: pd.DataFrame) -> pd.Series:

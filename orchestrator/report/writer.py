@@ -51,7 +51,7 @@ def _render(data: Dataset, out: Path, thresholds: Thresholds | None,
     drawn = {p.name for p in written}
     for section in sections:
         section.plot = section.plot if section.plot in drawn else None
-    written += [_write_csv(t, out) for s in sections for t in s.tables if t.missing is None]
+    written += [write_csv(t, out) for s in sections for t in s.tables if t.missing is None]
     report = out / REPORT_NAME
     text = render(data, sections, skipped, th)
     if partial:  # the first thing said: this is not the sweep's report yet
@@ -73,9 +73,11 @@ def legacy_report(path: Path) -> bool:
     return path.name == REPORT_NAME or f"`{path.name}`" in text or f"]({path.name})" in text
 
 
-def _write_csv(table: Table, out: Path) -> Path:
+def write_csv(table: Table, out: Path, lineterminator: str = "\n") -> Path:
+    """The CSV exporter: a table as `out/NAME.csv`, its cells as they are (compare.csv ends
+    its lines in CRLF, as the csv module wrote it)."""
     path = out / f"{table.name}.csv"
-    table.frame.to_csv(path, index=False)
+    table.frame.to_csv(path, index=False, lineterminator=lineterminator)
     return path
 
 
@@ -89,7 +91,7 @@ def render(data: Dataset, sections: list[Section], skipped: list[plots.Skipped],
     lines = ["# Timing report", "", *(f"**Warning: {gap}.**\n" for gap in data.gaps()),
              *_source_lines(data, th), ""]
     for section in sections:
-        lines += _section_lines(section)
+        lines += section_lines(section)
     if skipped:
         lines += ["## Plots not drawn", ""]
         lines += [f"- `{name}`: {why}." for name, why in skipped]
@@ -119,8 +121,11 @@ def _source_lines(data: Dataset, th: Thresholds) -> list[str]:
     return lines
 
 
-def _section_lines(section: Section) -> list[str]:
-    lines = [f"## {section.title}", "", section.intro, ""]
+def section_lines(section: Section, csv: bool = True) -> list[str]:
+    """The Markdown exporter: a section's heading, what it shows, its tables (each with its
+    notes and, where it was written as its own CSV, its file name), its findings, what it
+    closes with and its plot. `compare` writes no CSV per table (`csv=False`)."""
+    lines = [f"## {section.title}", "", *([section.intro, ""] if section.intro else [])]
     for table in section.tables:
         if len(section.tables) > 1:
             lines += [f"### {table.title}", ""]
@@ -128,10 +133,11 @@ def _section_lines(section: Section) -> list[str]:
             lines += [f"_No table: {table.missing}._", ""]
             continue
         lines += [*markdown_table(table.frame), "", *note_lines(table.notes),
-                  f"CSV: `{table.name}.csv`", ""]
+                  *([f"CSV: `{table.name}.csv`", ""] if csv else [])]
     if section.warnings:
         lines += [f"- {w}" for w in section.warnings]
         lines.append("")
+    lines += [line for paragraph in section.closing for line in (paragraph, "")]
     if section.plot:
         lines += [f"![{section.title}]({section.plot})", ""]
     return lines

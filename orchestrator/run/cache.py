@@ -99,7 +99,7 @@ def check_removable(path: Path, rust_dir: Path, parts: tuple[str, ...] = CACHE_P
 
 def _results_store_in(folder: Path) -> Path | None:
     """A results store's file anywhere under `folder` (symlinks not followed): its
-    `results.sqlite`, or its `.lock` holding 'pid N' (data/store.py); else None."""
+    `results.sqlite`, or its `.lock` holding 'pid N' (data/store_guard.py); else None."""
     if not folder.is_dir():
         return None
     for root, _dirs, names in os.walk(folder):

@@ -4,9 +4,12 @@ contract allows."""
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
+from orchestrator.data import dataset
 from orchestrator.data.parse import parse_text
+from orchestrator.report import tables
 
 from ..conftest import DATA
 
@@ -65,3 +68,54 @@ def test_burn_queued_device_time() -> None:
 def test_broken_kernel_lines_are_unknown(line: str) -> None:
     parsed = parse_text(line + "\n")
     assert parsed.figures == [] and len(parsed.unknown) == 1
+
+
+def _kernel_cell(text: str) -> str:
+    """The accuracy table's `kernel` cell of a log's one build (an error row added to it)."""
+    rows = tables.accuracy_rows(dataset.from_parse(parse_text(text), "jax.log").figures)
+    errors = rows.iloc[[0]].assign(method="accuracy", stat="max_err_f64_ref", value_s=1e-3,
+                                   kernel="")
+    (cell,) = tables.accuracy_table(pd.concat([rows, errors], ignore_index=True)).frame["kernel"]
+    return str(cell)
+
+
+def test_real_jax_cpu_accuracy_names_the_compiled_modules_op() -> None:
+    """exec_jax.py's accuracy mode on this box's JAX (tests/data/jax/cpu_accuracy_xla.log)."""
+    text = (DATA / "jax" / "cpu_accuracy_xla.log").read_text(encoding="utf-8").split("\n", 1)[1]
+    parsed = parse_text(text)
+    assert parsed.unknown == []
+    (fig,) = parsed.figures
+    name = "__ynn_fusion (f32 x f32 -> f32, precision default)"
+    assert (fig.framework, fig.method, fig.stat, fig.value, fig.runs, fig.kernel, fig.profiler) \
+        == ("jax", "accuracy_kernel", "kernel_ops", 1.0, 1, name, "")
+    assert fig.method_text == "accuracy kernel (xla)"
+    assert _kernel_cell(text) == name
+
+
+def test_the_cuda_lines_parse_into_one_kernel_cell() -> None:
+    """On cuda the op (HAND-WRITTEN here: the H200 capture replaces it) and then CUPTI's kernel
+    (the name JAX 0.11.2's default f32 matmul ran on the H200, tests/data/jax), in that order."""
+    text = ("jax 0.11.2, threads 16\n"
+            "jax precision unknown (default: XLA may compute f32 dots in TF32 on sm >= 80)\n"
+            "jax cache off\n"
+            "# kernel cuda 256x256 matmul accuracy kernel (xla): 1 op: __cublas$gemm (f32 x f32 "
+            "-> f32, precision default, selected algorithm -1)\n"
+            "# kernel cuda 256x256 matmul accuracy kernel time (cupti): 1 launches, min 5.120µs "
+            "median 5.120µs: sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize64x128x32_"
+            "warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas\n"
+            "cuda 256x256 matmul accuracy: wrote /tmp/a\n")
+    parsed = parse_text(text)
+    assert not parsed.unknown
+    assert [(f.method, f.stat, f.profiler) for f in parsed.figures] == [
+        ("accuracy_kernel", "kernel_ops", ""), ("accuracy_kernel", "kernel_min", "cupti"),
+        ("accuracy_kernel", "kernel_median", "cupti")]
+    cell = _kernel_cell(text)
+    assert cell.startswith("__cublas$gemm (f32 x f32 -> f32, precision default") \
+        and cell.endswith(" + sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize64x128x32_"
+                          "warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas")
+
+
+def test_a_kernel_ops_line_of_another_method_is_unknown() -> None:
+    parsed = parse_text("# kernel cpu 8x8 matmul kernel time (cupti): 1 op: x\n"
+                        "# kernel cpu 8x8 matmul accuracy kernel (xla): one op: x\n")
+    assert len(parsed.unknown) == 2 and not parsed.figures

@@ -5,12 +5,15 @@ that reader had gone. However readers overlap, the folder ends as it was found."
 from __future__ import annotations
 
 import multiprocessing
+import os
 import sys
 from contextlib import ExitStack
 from pathlib import Path
 
 import numpy as np
+import pytest
 
+from orchestrator.data import store_guard
 from orchestrator.data.store import Store
 
 from ..report.fake_stores import store
@@ -62,3 +65,25 @@ def test_a_pair_found_lying_is_left_as_found(tmp_path: Path) -> None:
     with Store(folder).reading() as s:
         s.query("SELECT count(*) FROM runs")
     assert sorted(p.name for p in folder.iterdir()) == found
+
+
+def test_a_pair_removed_as_a_reader_looks_is_gone_not_a_hard_link(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last reader out unlinks the pair while another reader checks what lies beside the
+    store: lstat may then see the `-shm` with no name left (st_nlink 0). That is a file gone,
+    not a hard link to refuse (the quick loop saw 'results.sqlite-shm is a hard link' once)."""
+    folder = store(tmp_path / "r", [{"with sync": np.full(20, 1e-3)}])
+    shm = folder / "results.sqlite-shm"
+    shm.write_bytes(b"")
+    real = os.lstat
+
+    def unlinked_meanwhile(path: object, *args: object, **kwargs: object) -> os.stat_result:
+        found = real(path, *args, **kwargs)  # type: ignore[arg-type]
+        if str(path) == str(shm):
+            return os.stat_result((found.st_mode, found.st_ino, found.st_dev, 0,
+                                   *tuple(found)[4:]))
+        return found
+
+    monkeypatch.setattr(store_guard.os, "lstat", unlinked_meanwhile)
+    with Store(folder).reading() as s:
+        assert s.query("SELECT count(*) AS n FROM runs")[0]["n"] == 1

@@ -132,3 +132,20 @@ def test_numpy_arrays_of_the_fixture_are_real() -> None:
     arrays = _h200_arrays(BURN_CUDA_ACCURACY)
     assert {k: np.load(io.BytesIO(v)).shape for k, v in arrays.items()} == {
         "a.npy": (256, 256), "b.npy": (256, 256), "c.npy": (256, 256)}
+
+
+def test_one_label_over_two_arithmetics_is_split_by_what_each_run_says() -> None:
+    """JAX's `precision: highest` prints FP32; its default prints `unknown` on a GPU (TF32 by
+    evidence only): without an accuracy run both were 'cuda', one column of table 1 over two
+    computations (seen on the H200, 2026-12-03). Each says its own now; a label that holds one
+    arithmetic (a TF32 torch run beside an FP32 one, a chapter log's unknowns) is as before."""
+    import pandas as pd
+
+    from orchestrator.report import arithmetic
+    fig = pd.DataFrame({
+        "framework": ["jax", "jax", "torch", "torch", "burn", "burn"],
+        "device": ["cuda"] * 6,
+        "label": ["cuda", "cuda", "cuda", "cuda", "cuda", "flex"],
+        "precision": ["", "fp32", "fp32", "tf32", "", ""]})
+    assert arithmetic.tag_labels(fig).tolist() == [
+        "cuda [arithmetic unknown]", "cuda [fp32]", "cuda", "cuda [tf32]", "cuda", "flex"]

@@ -157,9 +157,9 @@ def test_failures_table_names_a_skipped_profile_run(tmp_path: Path) -> None:
 
 
 def test_compare_leaves_out_profile_runs(results: Path) -> None:
-    from orchestrator.report import compare_match, compare_sides
+    from orchestrator.report import compare_rows, compare_sides
 
     side = compare_sides.load_side(str(results))
-    rows = compare_match.measurements(side)
+    rows = compare_rows.measurements(side)
     assert set(rows["run_id"]) == set(side.data.figures[side.data.figures["role"] == "measure"]
                                       ["run_id"])

@@ -87,13 +87,15 @@ def test_a_section_name_is_registered_once(stand_in: None) -> None:
 
 
 def test_plot_file_names_live_in_the_registry_alone() -> None:
-    """No module of the report but sections.py writes a report plot's file name."""
+    """No module of the report but the sections' own (report/sections/) writes a report
+    plot's file name."""
     registered = {entry.plot[0] for entry in sections.REGISTRY if entry.plot}
     assert registered == {"methods.png", "first_call.png", "cpu_threads.png", "warmup.png",
                           "sizes.png"}
     elsewhere = []
-    for module in (PROJECT / "orchestrator" / "report").glob("*.py"):
-        if module.name == "sections.py":
+    report = PROJECT / "orchestrator" / "report"
+    for module in report.rglob("*.py"):
+        if module.parent == report / "sections":
             continue
         for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Constant) and node.value in registered:
@@ -123,5 +125,34 @@ def test_contract_section_compare_reads_the_registry() -> None:
         assert taken and all("with sync" in r.figure for r in taken)
         assert not [r for r in c.rows if r.section == "methods" and "with sync" in r.figure]
         assert "## stand-in" in compare_output.render_markdown(c)
+    finally:
+        sections.REGISTRY[:] = before
+
+
+def test_contract_section_owns_its_compare_table() -> None:
+    """compare.md is the report's Markdown exporter over compare's sections: a registered
+    section's own compare table (`CompareSection.table`) is the table under its heading."""
+    from orchestrator.report import compare, compare_output
+    from orchestrator.report.compare_sides import load_side
+    from orchestrator.report.sections import CompareSection
+
+    def _counted(words: str, rows: list) -> Table:
+        return Table("stand_in", words, pd.DataFrame(
+            {"figure": [r.figure for r in rows], "verdict": [r.verdict for r in rows]}))
+
+    before = list(sections.REGISTRY)
+
+    @section("stand_in_table", lambda ctx: ctx.fig,
+             compare=CompareSection("stand-in", 6, lambda row: row["method"] == "with_sync",
+                                    table=_counted))
+    def _unused(ctx: Context, rows: pd.DataFrame) -> Section:
+        return Section("9. Compared only", "", [], rows=rows)
+
+    try:
+        side = load_side(str(LOG))
+        text = compare_output.render_markdown(compare.compare(side, side))
+        block = text.split("## stand-in\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+        assert block[:2] == ["| figure | verdict |", "| --- | --- |"]
+        assert len(block) > 2 and all("with sync" in line for line in block[2:])
     finally:
         sections.REGISTRY[:] = before

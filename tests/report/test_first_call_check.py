@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from orchestrator.report import checks
+from orchestrator.report.sections.first_call import first_call_cost
 
 
 def _row(experiment: str, unit: str, method: str, stat: str, value: float) -> dict[str, object]:
@@ -20,7 +21,7 @@ def test_first_call_is_compared_with_its_own_runs_steady_figure() -> None:
         _row("first-call", "f", "with_sync", "min", 60e-6),  # its own 5 reps
         _row("first-call", "f", "first_call_after_sync", "value", 0.0868),
     ])
-    warnings = checks.first_call_cost(fig, checks.Thresholds())
+    warnings = first_call_cost(fig, checks.Thresholds())
     assert len(warnings) == 1
     assert "the with-sync min 60.000µs" in warnings[0] and "1447×" in warnings[0]
 
@@ -30,4 +31,4 @@ def test_no_steady_figure_in_the_experiment_means_no_ratio() -> None:
         _row("methods", "m", "with_sync", "min", 50e-6),
         _row("first-call", "f", "first_call_after_sync", "value", 0.0868),
     ])
-    assert checks.first_call_cost(fig, checks.Thresholds()) == []
+    assert first_call_cost(fig, checks.Thresholds()) == []

@@ -88,6 +88,38 @@ def test_crossing_interpolates_in_log_log() -> None:
     assert sizes.crossing([64.0, 256.0], [4.0, 2.0]) is None
 
 
+def _size_row(framework: str, shape: str, **clocks: float) -> dict[str, object]:
+    n = float(shape.split("x")[0])
+    row = {"framework": framework, "label": "cuda [tf32]", "device": "cuda",
+           "threads_key": float("nan"), "shape": shape, "n": n, "kernel_time": float("nan"),
+           "device_time_queued": float("nan"), "with_sync": float("nan"), "arithmetic": "tf32",
+           **clocks}
+    return row
+
+
+def test_a_pair_is_read_on_a_clock_both_sides_measured() -> None:
+    """burn's size sweep has its queued device time only (no profile runs), PyTorch's its
+    CUPTI kernel time too: the pair is read on the queued clock at every size (crossing at
+    n ≈ 512 here), the kernel clock where both have it (one size) beside it, never burn's
+    queued against PyTorch's kernel."""
+    import pandas as pd
+    rows = pd.DataFrame([
+        _size_row("burn", "256x256", device_time_queued=20e-6),
+        _size_row("burn", "1024x1024", device_time_queued=30e-6, kernel_time=28e-6),
+        _size_row("burn", "4096x4096", device_time_queued=1e-3),
+        _size_row("torch", "256x256", device_time_queued=40e-6, kernel_time=4e-6),
+        _size_row("torch", "1024x1024", device_time_queued=15e-6, kernel_time=12e-6),
+        _size_row("torch", "4096x4096", device_time_queued=0.5e-3, kernel_time=0.4e-3)])
+    lines = [x for x in sizes_report.crossover_findings(rows) if x.startswith("burn")]
+    assert lines == ["burn cuda [tf32] / PyTorch cuda [tf32] on cuda (queued): 256x256 0.50×, "
+                     "1024x1024 2.00×, 4096x4096 2.00×; crosses 1 at n ≈ 512; on the kernel "
+                     "clock, where both have it: 1024x1024 2.33×."]
+    # no clock in common: no line, rather than a ratio of two different clocks
+    apart = rows.assign(kernel_time=[float("nan")] * 3 + [4e-6, 12e-6, 0.4e-3],
+                        device_time_queued=[20e-6, 30e-6, 1e-3] + [float("nan")] * 3)
+    assert not [x for x in sizes_report.crossover_findings(apart) if x.startswith("burn")]
+
+
 # ---- the H200 store --------------------------------------------------------------------------
 
 
@@ -187,3 +219,17 @@ def test_a_compare_csv_from_before_the_throughput_columns_is_still_ours(tmp_path
     assert compare_output._ours(old)
     old.write_text("section,figure\n", encoding="utf-8")
     assert not compare_output._ours(old)
+
+
+def test_a_gpu_target_of_unknown_arithmetic_has_no_percent_of_peak() -> None:
+    """On an NVIDIA GPU the peak depends on the arithmetic (FP32 67, TF32 494.5 TFLOP/s on the
+    H200): JAX's default without an accuracy run (TF32 in fact) read 272.9% of the FP32 peak
+    (seen 2026-12-03). Unknown there is 'arithmetic unknown'; on a device with one f32
+    arithmetic (a CPU, an Apple GPU) unknown is FP32."""
+    h200 = peaks.gpu_peak("NVIDIA H200", power_limit_w=700.0)
+    cpu = peaks.cpu_peak({"arch": "x86_64", "cpu_flags": ["fma", "avx2"]}, 1, 3000.0)
+    assert sizes.arithmetic("", h200) == "" and sizes.arithmetic("tf32", h200) == "tf32"
+    assert sizes.arithmetic("", cpu) == "fp32" and sizes.arithmetic(None, cpu) == "fp32"
+    assert sizes.percent_text(183e12, h200, "") == "arithmetic unknown"
+    assert sizes.percent_text(183e12, h200, "tf32") == "37.0%"
+    assert sizes.percent_text(1e9, peaks.Peak.unknown("tpu", "no entry"), "") == "peak unknown"

@@ -10,6 +10,7 @@ use crate::args::{Args, DeviceName, Mode, WarmupKind};
 use crate::energy::{self, Block};
 use crate::format::{fmt_duration, samples_line, summarize, summary_line, DEVICE_TIME_QUEUED};
 use crate::queued;
+use crate::smclock::{self, SmClock};
 use crate::window::{self, Window};
 use crate::{backend_line, catch, flex_label, header_line, npy, one_line, precision_line, Failure};
 
@@ -277,6 +278,7 @@ fn queued_runs(
     label: &str,
     a: &Tensor<2>,
     b: &Tensor<2>,
+    sm: &mut SmClock,
 ) -> Result<Queued, Failure> {
     let out_bytes = args.shape.0 * args.shape.0 * std::mem::size_of::<f32>();
     let cap = queued::filler_cap(out_bytes);
@@ -304,6 +306,7 @@ fn queued_runs(
     };
     let mut leads = Vec::with_capacity(args.reps);
     let mut held = Vec::with_capacity(args.reps);
+    let start_mhz = sm.start(); // after the calibration rounds: they are not kept
     for _ in 0..args.reps {
         let r = queued_once(device, label, a, b, k)?;
         w.device_clock |= r.device_clock;
@@ -318,12 +321,14 @@ fn queued_runs(
         }
         leads.push(r.lead);
     }
+    let clocks = sm.ends(start_mhz);
     Ok(Queued {
         windows: w,
         leads,
         held,
         fillers: k,
         rounds,
+        clocks,
     })
 }
 
@@ -346,6 +351,8 @@ struct Queued {
     held: Vec<Duration>,
     fillers: usize,
     rounds: Vec<queued::Round>,
+    /// The SM clock at the kept loop's two ends.
+    clocks: smclock::Ends,
 }
 
 fn mm(args: &Args, device: &Device, label: &str) -> Result<(), Failure> {
@@ -373,8 +380,25 @@ fn mm(args: &Args, device: &Device, label: &str) -> Result<(), Failure> {
             fmt_duration(after)
         );
     }
+    // The SM clock at each timed block's start and end (NVML, CUDA; outside the timing)
+    smclock::with_clock(args.device, device, &p.prefix, |sm| {
+        methods(args, device, label, &p, (&a, &b), sm)
+    })
+}
 
+/// The timed blocks of mm mode after the first call, each between two reads of the SM clock
+/// (`sm`: read outside every timed interval; a `# sm clock` line after the block's lines).
+fn methods(
+    args: &Args,
+    device: &Device,
+    label: &str,
+    p: &Printer,
+    (a, b): (&Tensor<2>, &Tensor<2>),
+    sm: &mut SmClock,
+) -> Result<(), Failure> {
+    let is_cpu = args.device == DeviceName::Flex;
     // No sync / with sync: the chapter's loop; `c` stays alive until after the sync.
+    let start_mhz = sm.start();
     let mut nosync = Vec::with_capacity(args.reps);
     let mut synced = Vec::with_capacity(args.reps);
     for _ in 0..args.reps {
@@ -385,21 +409,30 @@ fn mm(args: &Args, device: &Device, label: &str) -> Result<(), Failure> {
         synced.push(t.elapsed());
         drop(c);
     }
+    let clocks = sm.ends(start_mhz);
     p.summary("no sync", &nosync);
     p.summary("with sync", &synced);
+    for method in ["no sync", "with sync"] {
+        sm.print(method, clocks); // one loop: the same clocks for both
+    }
 
     // Device time, with and without flush.
-    let flushed = profile_runs(args, device, label, &a, &b, true)?;
-    let unflushed = profile_runs(args, device, label, &a, &b, false)?;
+    let start_mhz = sm.start();
+    let flushed = profile_runs(args, device, label, a, b, true)?;
+    let flushed_clocks = sm.ends(start_mhz);
+    let start_mhz = sm.start();
+    let unflushed = profile_runs(args, device, label, a, b, false)?;
+    let unflushed_clocks = sm.ends(start_mhz);
     // GPU devices only (Flex has no device clock: its windows are wall clock between syncs).
     let queued_w = if is_cpu {
         None
     } else {
-        Some(queued_runs(args, device, label, &a, &b)?)
+        Some(queued_runs(args, device, label, a, b, sm)?)
     };
     if flushed.device_clock || unflushed.device_clock {
         let m = "device time (profile_with flush)";
         p.summary(m, &flushed.times);
+        sm.print(m, flushed_clocks);
         if flushed.no_time > 0 {
             eprintln!(
                 "note: {} {m}: {} of {} read as no time",
@@ -427,6 +460,7 @@ fn mm(args: &Args, device: &Device, label: &str) -> Result<(), Failure> {
                     p.prefix, q.windows.no_time, args.reps
                 );
             }
+            sm.print(DEVICE_TIME_QUEUED, q.clocks);
         }
         let m = "device time (profile, no flush)";
         println!(
@@ -434,6 +468,7 @@ fn mm(args: &Args, device: &Device, label: &str) -> Result<(), Failure> {
             p.prefix, unflushed.no_time, args.reps
         );
         p.summary(m, &unflushed.times);
+        sm.print(m, unflushed_clocks);
     } else {
         // Flex has no device clock: burn's profile falls back to wall clock between two syncs.
         // Not a device time, so not printed as one (docs/LINES.md); a note on stderr instead.
@@ -458,6 +493,7 @@ fn mm(args: &Args, device: &Device, label: &str) -> Result<(), Failure> {
 
     // Read back one number: a sync too.
     let mut readback = Vec::with_capacity(args.reps);
+    let start_mhz = sm.start();
     for _ in 0..args.reps {
         let t = Instant::now();
         let c = a.clone().matmul(b.clone());
@@ -468,15 +504,17 @@ fn mm(args: &Args, device: &Device, label: &str) -> Result<(), Failure> {
         readback.push(t.elapsed());
         black_box(s);
     }
+    let clocks = sm.ends(start_mhz);
     p.summary("+ sum().into_scalar()", &readback);
+    sm.print("+ sum().into_scalar()", clocks);
 
     // Profile window: after every other block, before energy (docs/LINES.md).
     if args.profile_window {
         let w = Window {
             device,
             label,
-            a: &a,
-            b: &b,
+            a,
+            b,
             reps: args.reps,
         };
         window::run(args.device, &w)?;
@@ -488,13 +526,13 @@ fn mm(args: &Args, device: &Device, label: &str) -> Result<(), Failure> {
             device,
             label,
             prefix: &p.prefix,
-            a: &a,
-            b: &b,
+            a,
+            b,
             m: args.shape.0,
             min,
             kernel: queued_w.as_ref().and_then(kernel_time),
         };
-        energy::run(args.device, &block)?;
+        energy::run(args.device, &block, sm)?;
     }
     Ok(())
 }

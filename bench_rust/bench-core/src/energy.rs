@@ -19,6 +19,7 @@ use burn::prelude::{Device, Tensor};
 
 use crate::args::DeviceName;
 use crate::format::fmt_duration;
+use crate::smclock::SmClock;
 use crate::Failure;
 
 /// The matmuls of the block, their device and how long the block must last.
@@ -222,8 +223,40 @@ pub(crate) fn more_line(prefix: &str, r: &Reading, kernel: Option<Duration>) -> 
     ))
 }
 
-/// Runs the block on `dev`; NVML answers for CUDA devices only.
-pub(crate) fn run(dev: DeviceName, block: &Block) -> Result<(), Failure> {
+/// The NVML device of the CUDA device `device`: by the PCI bus id cubecl read from the driver
+/// (`cuDeviceGetPCIBusId`, cubecl-cuda-0.11.3/src/runtime.rs:497-521), the key cubecl's own
+/// NVML counter uses (cubecl-monitoring-0.11.3/src/gpu_utilization/nvml.rs:19-25), so
+/// CUDA_VISIBLE_DEVICES reordering cannot pick another card; NVML index 0 (with a note that
+/// starts `note: WHAT:`) only when cubecl has no bus id. `Err`: why there is none. Shared by
+/// the energy block and the SM clock (smclock.rs).
+#[cfg(feature = "cuda")]
+pub(crate) fn nvml_device<'n>(
+    nvml: &'n nvml_wrapper::Nvml,
+    device: &Device,
+    what: &str,
+) -> Result<nvml_wrapper::Device<'n>, String> {
+    let pci = device
+        .identity()
+        .and_then(|id| id.physical)
+        .and_then(|p| p.pci_address);
+    match pci {
+        Some(addr) => nvml
+            .device_by_pci_bus_id(addr.to_string())
+            .map_err(|e| format!("no NVML device at the CUDA device's PCI bus id {addr} ({e})")),
+        None => {
+            eprintln!(
+                "note: {what}: cubecl reports no PCI bus id for the CUDA device; NVML device 0 \
+                 is read"
+            );
+            nvml.device_by_index(0)
+                .map_err(|e| format!("NVML device 0 not found ({e})"))
+        }
+    }
+}
+
+/// Runs the block on `dev`; NVML answers for CUDA devices only. `sm` reads the SM clock at
+/// the block's two ends (its `# sm clock ... energy (nvml)` line follows the energy lines).
+pub(crate) fn run(dev: DeviceName, block: &Block, sm: &mut SmClock) -> Result<(), Failure> {
     if dev != DeviceName::Cuda {
         note(
             block.prefix,
@@ -236,11 +269,12 @@ pub(crate) fn run(dev: DeviceName, block: &Block) -> Result<(), Failure> {
     }
     #[cfg(feature = "cuda")]
     {
-        nvml::run(block)
+        nvml::run(block, sm)
     }
     #[cfg(not(feature = "cuda"))]
     {
         // Unreachable in practice: without the feature the CUDA device fails at init.
+        let _ = sm;
         note(
             block.prefix,
             "this build has no CUDA (NVML is only linked with --features cuda)",
@@ -257,37 +291,12 @@ mod nvml {
     use nvml_wrapper::error::NvmlError;
     use nvml_wrapper::{Device as NvmlDevice, Nvml as NvmlLib};
 
-    use super::{batch_size, measure, more_line, note, Block, Meter, NoReading, IDLE, MIN_BLOCK};
+    use super::{
+        batch_size, measure, more_line, note, nvml_device, Block, Meter, NoReading, IDLE, MIN_BLOCK,
+    };
     use crate::format::energy_line;
+    use crate::smclock::SmClock;
     use crate::Failure;
-
-    /// The NVML device of the CUDA device: by the PCI bus id cubecl read from the driver
-    /// (`cuDeviceGetPCIBusId`, cubecl-cuda-0.11.3/src/runtime.rs:497-521), the key cubecl's own
-    /// NVML counter uses (cubecl-monitoring-0.11.3/src/gpu_utilization/nvml.rs:19-25), so
-    /// CUDA_VISIBLE_DEVICES reordering cannot pick another card; NVML index 0 (with a note)
-    /// only when cubecl has no bus id.
-    fn pick<'n>(nvml: &'n NvmlLib, block: &Block) -> Option<NvmlDevice<'n>> {
-        let pci = block
-            .device
-            .identity()
-            .and_then(|id| id.physical)
-            .and_then(|p| p.pci_address);
-        let found = match pci {
-            Some(addr) => nvml.device_by_pci_bus_id(addr.to_string()).map_err(|e| {
-                format!("no NVML device at the CUDA device's PCI bus id {addr} ({e})")
-            }),
-            None => {
-                eprintln!(
-                    "note: {} energy (nvml): cubecl reports no PCI bus id for the CUDA device; \
-                     NVML device 0 is read",
-                    block.prefix
-                );
-                nvml.device_by_index(0)
-                    .map_err(|e| format!("NVML device 0 not found ({e})"))
-            }
-        };
-        found.map_err(|what| note(block.prefix, &what)).ok()
-    }
 
     fn sync(block: &Block) -> Result<(), Failure> {
         block
@@ -319,7 +328,7 @@ mod nvml {
         }
     }
 
-    pub(super) fn run(block: &Block) -> Result<(), Failure> {
+    pub(super) fn run(block: &Block, sm: &mut SmClock) -> Result<(), Failure> {
         let nvml = match NvmlLib::init() {
             Ok(n) => n,
             Err(e) => {
@@ -327,8 +336,13 @@ mod nvml {
                 return Ok(());
             }
         };
-        let Some(gpu) = pick(&nvml, block) else {
-            return Ok(());
+        let what = format!("{} energy (nvml)", block.prefix);
+        let gpu = match nvml_device(&nvml, block.device, &what) {
+            Ok(gpu) => gpu,
+            Err(why) => {
+                note(block.prefix, &why);
+                return Ok(());
+            }
         };
         if block.min < MIN_BLOCK {
             eprintln!(
@@ -353,7 +367,10 @@ mod nvml {
             gpu: &gpu,
             start: Instant::now(),
         };
-        match measure(&mut meter, &mut run_batch, block.min, IDLE)? {
+        let start_mhz = sm.start(); // before the idle part, as bench_py
+        let measured = measure(&mut meter, &mut run_batch, block.min, IDLE)?;
+        let clocks = sm.ends(start_mhz);
+        match measured {
             Ok(r) => {
                 println!(
                     "{}",
@@ -362,6 +379,7 @@ mod nvml {
                 if let Some(line) = more_line(block.prefix, &r, block.kernel) {
                     println!("{line}");
                 }
+                sm.print("energy (nvml)", clocks);
             }
             Err(NoReading::Stuck(why) | NoReading::Unread(why)) => note(block.prefix, &why),
         }

@@ -30,6 +30,7 @@ mod energy;
 pub mod format;
 pub mod npy;
 pub mod queued;
+mod smclock;
 pub mod window;
 
 /// The burn version this crate is pinned to (`burn = "=0.22.1"` in Cargo.toml).

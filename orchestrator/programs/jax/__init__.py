@@ -43,6 +43,8 @@ class Jax(Program):
     async_cpu = True  # jax_cpu_enable_async_dispatch: the CPU returns before the work is done
     precisions: ClassVar[dict[str, tuple[str, ...]]] = {
         "cpu": ("default", "highest"), "cuda": ("default", "highest")}
+    # the accuracy product's op, as XLA's compiled module names it (stat `kernel_ops`)
+    methods: ClassVar[dict[str, str]] = {"accuracy kernel (xla)": "accuracy_kernel"}
 
     def command(self, run: RunDef, paths: Paths) -> list[str]:
         return [paths.python, str(paths.project / "bench_py" / "exec_jax.py")]

@@ -1,0 +1,147 @@
+"""The report's section registry: what a section is and how one registers.
+
+A section is one module of report/sections/ whose function is registered by `@section(...)`:
+the registration names its row selection (`select`, run ONCE per report), its plot (the PNG's
+file name and its drawer in plots.py), the tables `report A B` joins across sides and how
+`compare` shows it; the function turns the selected rows into its tables and findings.
+`report` (writer.py), `report A B` (side_by_side.py) and `compare` read this one registry, and
+Markdown, CSV and PNG are exporters over the sections it builds. The registry's order is the
+report's: the order in which report/sections/ registers its modules (a test's stand-in, last).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import pandas as pd
+
+from orchestrator import vocabulary
+from orchestrator.data.dataset import Dataset
+from orchestrator.report import checks, plots
+from orchestrator.report.checks import Thresholds
+from orchestrator.report.spread import sample_sets
+from orchestrator.report.tables import Table
+
+
+@dataclass
+class Section:
+    """A heading, a sentence on what the table shows, its tables, and what to mind."""
+
+    title: str
+    intro: str
+    tables: list[Table]
+    warnings: list[str] = field(default_factory=list)
+    plot: str | None = None  # the PNG shown under the section, when it was drawn
+    # the figures the section selected: its tables, its checks and its plot read these
+    rows: pd.DataFrame = field(default_factory=pd.DataFrame)
+    draw: plots.Drawer | None = None  # the plot's drawer (the registration's)
+    closing: list[str] = field(default_factory=list)  # paragraphs after the findings
+
+
+@dataclass
+class Context:
+    """What a section may read: the dataset, its prepared figures (tables.prepare), the
+    thresholds; the raw sample sets are computed on first use (`report A B` needs none)."""
+
+    data: Dataset
+    fig: pd.DataFrame
+    th: Thresholds = field(default_factory=Thresholds)
+    given_sets: checks.SampleSets | None = None
+
+    @cached_property
+    def sets(self) -> checks.SampleSets:
+        return self.given_sets if self.given_sets is not None else sample_sets(self.data.samples)
+
+    @cached_property
+    def paused(self) -> dict[str, list[str]]:
+        """Run id -> the sweep's builds paused while it was measured (checks.load says so)."""
+        return checks.paused_builds(self.data.runs)
+
+
+@dataclass(frozen=True)
+class SideTable:
+    """A table `report A B` joins across sides: its CSV name, its heading there, its builder
+    from the section's selected rows, and the columns that say what a row stands for."""
+
+    name: str
+    title: str
+    build: Callable[[pd.DataFrame, Dataset], Table]
+    keys: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CompareSection:
+    """A section as `compare` shows it: its words there (its heading in compare.md), its place
+    in compare's order (not the report's: compare's rows sort by it), which matched figures it
+    takes (a figure goes to the last section, in compare's order, that takes it: the more
+    specific sections come later), whether its rows get a verdict table, and the table its
+    rows with a verdict make (None: compare's verdict table, report/compare_tables.py)."""
+
+    words: str
+    rank: int
+    takes: Callable[[dict[str, Any]], bool]  # a matched row (report/compare_rows.py)
+    verdicts: bool = True
+    # (its words, its rows: compare.Row with a verdict) -> its table
+    table: Callable[[str, list[Any]], Table] | None = None
+
+
+@dataclass(frozen=True)
+class Registered:
+    """One registered section: its row selection, its builder, its plot, its side tables,
+    its place in `compare`."""
+
+    name: str
+    select: Callable[[Context], Any]  # a frame, or a bundle of frames (clocks.ClockRows)
+    build: Callable[[Context, Any], Section]
+    plot: tuple[str, plots.Drawer] | None = None  # the PNG's file name and its drawer
+    side_by_side: tuple[SideTable, ...] = ()
+    compare: CompareSection | None = None
+
+    def section(self, ctx: Context) -> Section:
+        rows = self.select(ctx)  # selected once: the tables, the checks and the plot read it
+        built = self.build(ctx, rows)
+        if self.plot is not None:
+            built.plot, built.draw = self.plot
+        return built
+
+
+REGISTRY: list[Registered] = []  # in the report's order, the order of registration
+
+
+Builder = Callable[[Context, Any], Section]
+
+
+def section(name: str, select: Callable[[Context], Any], *,
+            plot: tuple[str, plots.Drawer] | None = None,
+            side_by_side: tuple[SideTable, ...] = (),
+            compare: CompareSection | None = None) -> Callable[[Builder], Builder]:
+    """Register the decorated builder as the report's next section."""
+    def register(build: Builder) -> Builder:
+        if any(r.name == name for r in REGISTRY):
+            raise ValueError(f"report section {name!r} registered twice")
+        REGISTRY.append(Registered(name, select, build, plot, side_by_side, compare))
+        return build
+    return register
+
+
+def compare_sections() -> list[CompareSection]:
+    """The sections `compare` shows, in its order."""
+    return sorted((r.compare for r in REGISTRY if r.compare is not None), key=lambda c: c.rank)
+
+
+def method_section(name: str) -> Callable[[dict[str, Any]], bool]:
+    """Compare takes a figure whose method the vocabulary puts in section `name`."""
+    def takes(row: dict[str, Any]) -> bool:
+        entry = vocabulary.method(row["method"])
+        return entry is not None and entry.section == name
+    return takes
+
+
+def build_sections(data: Dataset, fig: pd.DataFrame, sets: checks.SampleSets,
+                   th: Thresholds) -> list[Section]:
+    """The report's sections in the chapter's order, then what goes beyond it."""
+    ctx = Context(data, fig, th, sets)
+    return [entry.section(ctx) for entry in REGISTRY]

@@ -1,0 +1,83 @@
+"""The report's section 2. First call across processes: table 2, the cold spread, priming runs, the
+first call taken apart.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from orchestrator import vocabulary
+from orchestrator.report import cache_report, checks, first_call_breakdown, plots, timing_tables
+from orchestrator.report.checks import Thresholds, above, quotient_text, target
+from orchestrator.report.findings import Kind
+from orchestrator.report.registry import CompareSection, Context, Section, SideTable, section
+from orchestrator.report.tables import duration
+
+
+@section("first_call", lambda ctx: timing_tables.first_call_rows(ctx.fig),
+         plot=("first_call.png", plots.draw_first_call),
+         side_by_side=(SideTable("first_call", "2. First call across processes",
+                                 lambda rows, d: timing_tables.first_call_table(rows),
+                                 ("framework", "process")),),
+         compare=CompareSection("first call", 2,
+                                lambda row: vocabulary.is_first_call(row["method"])))
+def _first_call(ctx: Context, rows: pd.DataFrame) -> Section:
+    fig, th, data = ctx.fig, ctx.th, ctx.data
+    # the spread only where a cold series was repeated; priming runs where there were any
+    spread, priming = cache_report.cold_spread_table(rows), cache_report.priming_table(data)
+    breakdown = first_call_breakdown.breakdown_table(fig)  # jax: only where it was printed
+    return Section(
+        "2. First call across processes",
+        "The first matmul of each process: when the call returned and when a sync after it "
+        "returned. For burn, process 1 starts from a cold autotune cache, process 2 finds it "
+        "warm.", [timing_tables.first_call_table(rows),
+                  *(t for t in (spread, priming, breakdown) if not t.frame.empty)],
+        checks.odd_times(rows)
+        + first_call_cost(fig[fig["device"] != "cpu"], th)
+        + checks.load(rows, th, ctx.paused)
+        + cache_report.unproven_warnings(rows) + cache_report.settings_warnings(data),
+        rows=rows)
+
+
+# ---- its checks -----------------------------------------------------------------------------
+
+
+def first_call_cost(fig: pd.DataFrame, th: Thresholds) -> list[str]:
+    """A first call far slower than a steady one paid for autotune or compilation."""
+    steady = fig[(fig["method"] == "with_sync") & (fig["stat"] == "min")]
+    # Only asynchronous devices: a CPU first call pays allocation and thread start-up, which is
+    # no autotune and does not leak into the timed runs.
+    firsts = fig[fig["method"] == "first_call_after_sync"]
+    out = []
+    for _, row in firsts.iterrows():
+        # the steady figure of the same run, else of the same experiment: never another
+        # experiment's minimum (its reps, its process, its cache state are not this call's).
+        # A captured log's "experiments" are its sections (the chapter's listings, one
+        # program's output), so there the other listings' minimum stays the reference.
+        ref = steady[(steady["framework"] == row["framework"]) &
+                     (steady["label"] == row["label"]) & (steady["shape"] == row["shape"])]
+        if not str(row["unit"]).startswith("log:"):
+            ref = ref[ref["experiment"] == row["experiment"]]
+        if (ref["unit"] == row["unit"]).any():
+            ref = ref[ref["unit"] == row["unit"]]
+        if ref.empty or not above(row["value_s"], ref["value_s"].min(), th.first_run):
+            continue
+        out.append(_first_call_text(fig, row, float(ref["value_s"].min())))
+    return out
+
+
+def _first_call_text(fig: pd.DataFrame, row: pd.Series, steady: float) -> str:
+    where = f" process {row['process']}" if pd.notna(row["process"]) else ""
+    cache = f", {row['cache']} cache" if row["cache"] else ""
+    text = (f"{target(row)}{where}{cache}: {duration(row['value_s'])} is "
+            f"{quotient_text(row['value_s'], steady, 0)}× the with-sync min {duration(steady)}")
+    # One process has one first call per device: the returned figure of the same run.
+    same_process = (fig["process"] == row["process"]).fillna(pd.isna(row["process"]))
+    returned = fig[(fig["unit"] == row["unit"]) & (fig["label"] == row["label"]) &
+                   (fig["method"] == "first_call_returned") & same_process]
+    if not returned.empty:
+        back = float(returned["value_s"].iloc[0])
+        paid = "inside the call" if back > row["value_s"] / 2 else "at the sync"
+        text += f"; the call returned after {duration(back)}, so the cost was paid {paid}"
+    return Kind.FIRST_CALL.says(
+        text + ". A timing that includes a first call measures setup, not the matmul.")
