@@ -191,6 +191,17 @@ def _tflops(shape: str, seconds: float) -> float | None:
     return None if rate is None else rate / 1e12
 
 
+def _say_arithmetic(rows: list[Row], pairs: list[tuple[dict[str, Any], dict[str, Any], str]]
+                    ) -> None:
+    """Two figures of one name but different arithmetic (FP32 and unknown) name theirs."""
+    seen: dict[tuple[str, str], set[str]] = {}
+    for row, (x, _y, _) in zip(rows, pairs, strict=True):
+        seen.setdefault((row.section, row.figure), set()).add(x.get("precision") or "")
+    for row, (x, y, _) in zip(rows, pairs, strict=True):
+        if len(seen[(row.section, row.figure)]) > 1:
+            row.figure = describe(x, y, said=True)
+
+
 def compare(a: Side, b: Side, min_effect: float = DEFAULT_MIN_EFFECT,
             correction: str = "holm") -> Comparison:
     """Match the two sides' figures and give each time figure its verdict."""
@@ -207,6 +218,7 @@ def compare(a: Side, b: Side, min_effect: float = DEFAULT_MIN_EFFECT,
     order = {s: i for i, s in enumerate(sections())}
     pairs.sort(key=lambda p: (order[section_of(p[0])], p[0]["order"]))  # A's order per section
     rows = [_row(x, y, note, min_effect) for x, y, note in pairs]
+    _say_arithmetic(rows, pairs)
     finish(rows, correction)
     return Comparison(a, b, min_effect, machine_facts(a, b), pairings, rows, correction,
                       list(dict.fromkeys(describe(x, x) for x in only_a)),

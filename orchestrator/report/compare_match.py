@@ -192,17 +192,19 @@ def section_of(row: dict[str, Any]) -> str:
     return next(c.words for c in reversed(report_sections.compare_sections()) if c.takes(row))
 
 
-def _arithmetic(pa: str, pb: str) -> list[str]:
+def _arithmetic(pa: str, pb: str, said: bool = False) -> list[str]:
     """'TF32' where a figure ran in TF32 (its key has the precision, so its name must too: an
     FP32 and a TF32 `torch cuda no sync` are two rows), also where the other side did not
     record it (the note says so); 'FP32/TF32' where both recorded and differ; nothing for the
     default FP32, so the other names stay as they were."""
     if "tf32" not in (pa, pb):
-        return []
+        # `said`: another figure of the same name holds other arithmetic (JAX's `highest`,
+        # FP32, beside its default, unknown without an accuracy run): each says its own
+        return ([f"[{(pa or pb).upper() or 'arithmetic unknown'}]"] if said else [])
     return ["TF32"] if "" in (pa, pb) or pa == pb else [f"{pa.upper()}/{pb.upper()}"]
 
 
-def describe(a: dict[str, Any], b: dict[str, Any]) -> str:
+def describe(a: dict[str, Any], b: dict[str, Any], said: bool = False) -> str:
     """'torch mps/cuda with sync', 'torch cuda TF32 no sync', 'burn flex 1 thread first call',
     'burn warm cache, ...'."""
     def v(k: str) -> str:
@@ -211,7 +213,7 @@ def describe(a: dict[str, Any], b: dict[str, Any]) -> str:
     words = [w for w in (v("framework"), v("label")) if w]
     if v("shape") and v("shape") != "1024x1024":
         words.append(v("shape"))
-    words += _arithmetic(a.get("precision") or "", b.get("precision") or "")
+    words += _arithmetic(a.get("precision") or "", b.get("precision") or "", said)
     if v("device") == "cpu":
         ta, tb = a["threads"], b["threads"]
         if ta is not None or tb is not None:

@@ -138,6 +138,11 @@ def _gpus(side: Side) -> str | None:
     return _join(g.get("name") for g in side.data.host.get("gpus") or [])
 
 
+def _cards(side: Side) -> str | None:
+    """The GPUs' UUIDs: the same kind of machine is not the same card."""
+    return _join(g.get("uuid") for g in side.data.host.get("gpus") or [])
+
+
 def _driver(side: Side) -> str | None:
     return _join(g.get("driver") for g in side.data.host.get("gpus") or [])
 
@@ -244,6 +249,7 @@ _HOST_FACTS: list[tuple[str, Reader]] = [
     ("sweep (complete or not)", _sweep),
     ("accelerators (devices of the figures)", _accelerators),
     ("GPU", _gpus),
+    ("GPU card (UUID)", _cards),
     ("GPU driver", _driver),
     ("CPU", _cpu),
     ("OS", _os),

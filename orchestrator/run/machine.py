@@ -86,13 +86,16 @@ def _cpu_flags() -> list[str]:
 
 
 def _gpus() -> list[dict[str, str]]:
-    out = detect.quiet(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
-                  "--format=csv,noheader"])
+    """Each NVIDIA GPU: name, driver, memory and its UUID (which card it was: two sweeps on
+    machines of one kind may have run on two cards, and compare says so)."""
+    out = detect.quiet(["nvidia-smi", "--query-gpu=name,driver_version,memory.total,uuid",
+                        "--format=csv,noheader"])
     gpus = []
     for line in (out or "").splitlines():
         parts = [p.strip() for p in line.split(",")]
-        if len(parts) == 3:
-            gpus.append({"name": parts[0], "driver": parts[1], "memory": parts[2]})
+        if len(parts) in (3, 4):
+            gpu = {"name": parts[0], "driver": parts[1], "memory": parts[2]}
+            gpus.append({**gpu, "uuid": parts[3]} if len(parts) == 4 else gpu)
     return gpus
 
 

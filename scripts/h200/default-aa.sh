@@ -25,7 +25,9 @@ timeout "$limit" scripts/run-offline.sh experiments.yaml "$root/$side" --only me
     > "$OUT/run-$side.log" 2>&1
 echo "methods $side: exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT/steps-$side.txt"
 export PYTHONPATH="$PWD/build/offline-site${PYTHONPATH:+:$PYTHONPATH}"
-xz -T0 -c "$root/$side/results.sqlite" > "$OUT/results-$side.sqlite.xz"
+# a sweep cut by `timeout` leaves its last runs in the WAL: SQLite's backup copies both
+"$PYTHON" scripts/h200/store_copy.py "$root/$side/results.sqlite" "$root/$side.sqlite"
+xz -T0 -c "$root/$side.sqlite" > "$OUT/results-$side.sqlite.xz"
 if [ "$side" = b ] && [ -f "$root/a/results.sqlite" ]; then
     for correction in holm bh; do
         "$PYTHON" -m orchestrator compare "$root/a" "$root/b" --correction "$correction" \

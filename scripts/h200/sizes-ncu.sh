@@ -32,4 +32,6 @@ start=$(date +%s)
 timeout "$limit" scripts/run-offline.sh build/sizes-ncu.yaml build/sizes-ncu --quiet \
     > "$OUT/run-sizes-ncu.log" 2>&1
 echo "sizes-ncu: exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT/steps-ncu.txt"
-xz -T0 -c build/sizes-ncu/results.sqlite > "$OUT/results-sizes-ncu.sqlite.xz"
+# a sweep cut by `timeout` leaves its last runs in the WAL: SQLite's backup copies both
+"$PYTHON" scripts/h200/store_copy.py build/sizes-ncu/results.sqlite build/sizes-ncu.sqlite
+xz -T0 -c build/sizes-ncu.sqlite > "$OUT/results-sizes-ncu.sqlite.xz"

@@ -239,6 +239,28 @@ def _aa_verdicts(csv: pd.DataFrame, readme: str) -> None:
     assert f"at most {np.exp(apart.max()):.1f}×" in text
 
 
+# ---- docs/results/h200-aa-2026-12-03/README.md (the default methods A/A on the H200) -------
+
+
+def _h200_aa_verdicts(csv: pd.DataFrame, readme: str) -> None:
+    """Counts, the `same` figures and their ratios, the inconclusive ones' smallest p."""
+    text = " ".join(readme.split())
+    verdicts = csv[csv["verdict"].fillna("") != ""]
+    counts = verdicts["verdict"].value_counts()
+    assert (f"{counts['same']} same, {counts.get('faster', 0)} faster, "
+            f"{counts.get('slower', 0)} slower, {counts['inconclusive']} inconclusive, "
+            f"{counts.get('no verdict (one value)', 0)} no verdict (one value)") in text
+    assert counts.get("faster", 0) == counts.get("slower", 0) == 0
+    same = verdicts[verdicts["verdict"] == "same"]
+    assert all("kernel time" in f or "queued" in f for f in same["figure"])
+    ratios = same["ratio"].astype(float)
+    assert f"within {ratios.min():.3f}-{ratios.max():.3f}" in text
+    inconclusive = verdicts[verdicts["verdict"] == "inconclusive"]
+    assert f"smallest raw p-value among them is {inconclusive['p_value'].min():.3f}" in text
+    assert {"jax cuda [FP32] warm cache kernel time",
+            "jax cuda [arithmetic unknown] warm cache kernel time"} <= set(same["figure"])
+
+
 class Claims(NamedTuple):
     readme: Path
     checks: tuple[Check, ...]
@@ -259,6 +281,8 @@ CLAIMS: dict[str, Claims] = {
          _chapter_sizes)),
     "cpu-aa-2026-12-03": Claims(RESULTS / "cpu-aa-2026-12-03" / "README.md", (_aa_verdicts,),
                                 csv="compare.csv"),
+    "h200-aa-2026-12-03": Claims(RESULTS / "h200-aa-2026-12-03" / "README.md",
+                                 (_h200_aa_verdicts,), csv="compare/compare.csv"),
 }
 UNCHECKED = {
     "h200-2026-11-30": "the first H200 sweep (store format 1), kept as it was; its README "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from orchestrator.run import machine
 
 from ..conftest import PROJECT
@@ -22,3 +24,22 @@ def test_ncu_version_is_the_version_line() -> None:
 def test_the_commit_says_whether_the_tree_was_dirty() -> None:
     commit = machine.git_commit(PROJECT)
     assert commit is not None and len(commit.removesuffix("-dirty")) == 40
+
+
+def test_each_gpu_is_recorded_with_its_uuid(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two sweeps on machines of one kind may run on two cards (the H200 A/A of 2026-12-03:
+    GPU-7aba5ac9-... then GPU-ac739775-...): the host facts keep each card's UUID, and an
+    nvidia-smi that answers without it still gives the rest."""
+    from orchestrator.run import detect, machine
+    asked = []
+
+    def smi(argv: list[str]) -> str:
+        asked.append(argv)
+        return ("NVIDIA H200, 580.159.04, 143771 MiB, GPU-7aba5ac9-2401-2b88-636d-b31b67fba35e\n"
+                "NVIDIA H200, 580.159.04, 143771 MiB\n")
+    monkeypatch.setattr(detect, "quiet", smi)
+    gpus = machine._gpus()
+    assert "uuid" in asked[0][1]
+    assert gpus == [{"name": "NVIDIA H200", "driver": "580.159.04", "memory": "143771 MiB",
+                     "uuid": "GPU-7aba5ac9-2401-2b88-636d-b31b67fba35e"},
+                    {"name": "NVIDIA H200", "driver": "580.159.04", "memory": "143771 MiB"}]
