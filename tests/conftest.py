@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import select
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from orchestrator import programs
 from orchestrator.experiments.config import Build
+from orchestrator.programs import base
 from orchestrator.programs.burn.cargo import CACHE_ENV, Builder, cache_root
 from orchestrator.records import BuildResult
 from orchestrator.run import cache_lock
@@ -129,6 +133,31 @@ def burn_builds() -> dict[str, BuildResult]:
 @pytest.fixture(scope="session")
 def python() -> str:
     return sys.executable
+
+
+_PROBED: dict[tuple[str, str], dict[str, Any]] = {}
+
+
+def facts_probed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """For an in-process sweep whose runs are stand-ins (a monkeypatched measure step, a fake
+    program): each framework's facts that a sweep records, probed by a Python that imports
+    it (torch about 2.5 s of CPU, JAX 2 s, most of such a test's time), are probed for real
+    once per session (per xdist worker, per interpreter and script) and recorded again by
+    later sweeps. The probes themselves are tested by tests/run/test_detect.py and run in
+    every sweep of the real programs."""
+    for program in programs.REGISTRY.values():
+        module = sys.modules[type(program).__module__]
+        real = getattr(module, "python_facts", None)
+        if real is not base.python_facts:
+            continue
+
+        def once(python: str, script: str, real: Callable[..., dict[str, Any]] = real
+                 ) -> dict[str, Any]:
+            if (python, script) not in _PROBED:
+                _PROBED[python, script] = real(python, script)
+            return copy.deepcopy(_PROBED[python, script])
+
+        monkeypatch.setattr(module, "python_facts", once)
 
 
 def write(path: Path, text: str) -> Path:

@@ -1,8 +1,11 @@
 """Fault suite, hostile experiments files: refused at the door with every problem named, and no
 small file makes big work (issue 16, classes 3, 5, 7 and 8).
 
-Each case runs `python -m orchestrator run FILE` for real; the unbounded ones under a memory
-cap and a timeout. What a user must see: exit 2, `error: FILE:LINE at PATH: what` (a file with
+The cases that provoke unbounded work (bombs, huge counts, FIFOs, files that are not files) run
+`python -m orchestrator run FILE` for real, under a memory cap and a timeout; the values that
+are plainly wrong (strings, env, YAML features, coercions: refused while the file is read,
+before anything runs) go through `cli.main` in this process, with a stand-in Python should one
+ever get through. What a user must see: exit 2, `error: FILE:LINE at PATH: what` (a file with
 several problems: a summary line, then one line each), no results folder created, nothing run.
 """
 
@@ -19,7 +22,17 @@ from pathlib import Path
 
 import pytest
 
-from .test_faults import TORCH_CPU, Fake, cli, fake, orchestrator, runs_of, wait_for, write_yaml
+from .test_faults import (
+    TORCH_CPU,
+    Fake,
+    cli,
+    fake,
+    in_process,
+    orchestrator,
+    runs_of,
+    wait_for,
+    write_yaml,
+)
 
 __all__ = ["fake"]  # the fixture, used by name below
 
@@ -31,13 +44,17 @@ TORCH = "targets: [{program: torch, device: cpu}]"
 
 def refused(tmp_path: Path, text: str, *words: str, lines: int = 1,
             fake_python: Fake | None = None) -> str:
-    """`run` the file: exit 2, `lines` lines on stderr naming the file, no results folder."""
+    """`run` the file: exit 2, `lines` lines on stderr naming the file, no results folder.
+    With `fake_python`, in this process (`cli.main`), the runs a wrongly accepted file would
+    start being the stand-in's; else `python -m orchestrator`, bounded."""
     exp = tmp_path / "e.yaml"
     exp.write_text(text, encoding="utf-8")
     results = tmp_path / "results"
-    extra = ["--python", fake_python.path] if fake_python else []
-    code, err = cli("run", exp, "--results", results, "--quiet", *extra,
-                    memory_mib=1024, timeout=60)
+    argv = ("run", exp, "--results", results, "--quiet")
+    if fake_python is not None:
+        code, err = in_process(*argv, "--python", fake_python.path)
+    else:
+        code, err = cli(*argv, memory_mib=1024, timeout=60)
     assert (code, err.count("\n")) == (2, lines), err
     assert err.startswith(f"error: {exp}"), err
     for word in words:
@@ -146,9 +163,9 @@ def test_env_no_program_can_take_is_refused_before_any_run(tmp_path: Path, fake:
     ("name", HEAD + '  "a b\\0": {mode: mm, targets: [{program: torch, device: cpu}]}\n',
      ":4 at experiments: 'a b\\x00' contains a NUL byte"),
 ])
-def test_strings_no_program_can_take_anywhere(tmp_path: Path, where: str, text: str,
-                                              words: str) -> None:
-    refused(tmp_path, text, words)
+def test_strings_no_program_can_take_anywhere(tmp_path: Path, fake: Fake, where: str,
+                                              text: str, words: str) -> None:
+    refused(tmp_path, text, words, fake_python=fake)
 
 
 # class 5 and 6: the experiments file is read once, bounded, outside any deferred section ------
@@ -271,9 +288,9 @@ def test_experiments_on_stdin_are_stored_as_read(tmp_path: Path, fake: Fake) -> 
      ":5 at experiments.a: duplicate key '<<' (first at line 5)"),
     ("--- {version: 1}\n--- {version: 1}\n", "expected a single document"),
 ])
-def test_yaml_features_are_a_sentence_not_a_traceback(tmp_path: Path, text: str,
+def test_yaml_features_are_a_sentence_not_a_traceback(tmp_path: Path, fake: Fake, text: str,
                                                       words: str) -> None:
-    refused(tmp_path, text, words)
+    refused(tmp_path, text, words, fake_python=fake)
 
 
 def test_merge_keys_work_and_keys_written_out_win(tmp_path: Path, fake: Fake) -> None:
@@ -331,7 +348,8 @@ def test_every_problem_of_a_file_is_named(tmp_path: Path) -> None:
     ("mode: mm", "mode: mm, threads: [2.0]", "expected a valid integer or 'auto' (got 2.0)"),
     ("mode: mm", "mode: mm, processes: true", "expected a valid integer (got True)"),
 ])
-def test_no_silent_coercions(tmp_path: Path, old: str, new: str, words: str) -> None:
+def test_no_silent_coercions(tmp_path: Path, fake: Fake, old: str, new: str,
+                             words: str) -> None:
     text = HEAD + "  a: {mode: mm, targets: [{program: torch, device: cpu}]}\n"
     assert old in text
-    refused(tmp_path, text.replace(old, new, 1), words)
+    refused(tmp_path, text.replace(old, new, 1), words, fake_python=fake)

@@ -76,6 +76,7 @@ def _run_program(cache_dir: Path, env_min: str) -> str:
     return done.stdout
 
 
+@pytest.mark.slow  # the real JAX program, run for real (as the JAX sweep: tests/test_jax_sweep)
 @pytest.mark.skipif(jax_missing, reason="JAX is not installed for this Python")
 def test_cold_then_warm_cache_proven_from_real_entries(tmp_path: Path) -> None:
     folder = tmp_path / "jax-cache"
@@ -94,6 +95,7 @@ def test_cold_then_warm_cache_proven_from_real_entries(tmp_path: Path) -> None:
     assert cache.warm_proof(cache.look(folder, env), again).startswith("not proven warm")
 
 
+@pytest.mark.slow  # the real JAX program, run for real (as the JAX sweep: tests/test_jax_sweep)
 @pytest.mark.skipif(jax_missing, reason="JAX is not installed for this Python")
 def test_default_threshold_writes_nothing_and_the_proof_says_why(tmp_path: Path) -> None:
     folder = tmp_path / "jax-cache"

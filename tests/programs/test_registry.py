@@ -21,7 +21,7 @@ from orchestrator.records import Header, RunDef
 from orchestrator.report import writer
 from orchestrator.run.sweep import Sweep, plan
 
-from ..conftest import PROJECT, write
+from ..conftest import PROJECT, facts_probed_once, write
 
 # The benchmark program: real NumPy matmuls, timed, printed as docs/LINES.md says.
 SCRIPT = '''
@@ -90,7 +90,8 @@ experiments:
 
 
 def test_contract_framework_is_planned_swept_and_in_the_dataset(
-        tmp_path: Path, numpy_program: NumPy) -> None:
+        tmp_path: Path, numpy_program: NumPy, monkeypatch: pytest.MonkeyPatch) -> None:
+    facts_probed_once(monkeypatch)  # only the NumPy program runs: torch's and JAX's facts once
     assert "numpy" in json.loads(config.json_schema())["$defs"]["Target"]["properties"][
         "program"]["enum"]
     exp = write(tmp_path / "experiments.yaml", EXPERIMENTS)

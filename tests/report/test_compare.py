@@ -2,8 +2,9 @@
 
 The chapter's own listings (tests/data/chapter_listings.log) against the committed H200 store;
 hand-made logs in the printed-line contract with hand-made sample arrays for the verdict edges;
-and real CPU sweeps (PyTorch and the burn template build) made here, one of them slowed on
-purpose with a knob that changes how fast MKL multiplies, not what is multiplied.
+and real CPU sweeps (PyTorch and the burn template build; tests/report/conftest.py makes them
+once a session for this module and test_aa), one of them slowed on purpose with a knob that
+changes how fast MKL multiplies, not what is multiplied.
 """
 
 from __future__ import annotations
@@ -255,51 +256,15 @@ def test_bad_input_is_one_line_and_exit_two(case: str, tmp_path: Path,
 
 # ---- real CPU sweeps: the same builds twice, and once slowed on purpose -------------------------
 
-SWEEP = """\
-version: 1
-defaults: {shape: [256, 256], reps: 30, timeout_s: 300}
-builds:
-  template: {crate: exec-cpu}
-experiments:
-  torch-cpu:
-    mode: mm
-    threads: [1]
-    processes: 3
-    targets:
-      - {program: torch, device: cpu}
-  burn-cpu:
-    mode: mm
-    threads: [1]
-    processes: 3
-    targets:
-      - {program: burn, build: template, device: flex}
-"""
-# MKL's conditional numerical reproducibility mode 'COMPATIBLE' keeps MKL off its AVX2 kernels:
-# the same matmul of the same inputs, measured 2-3x slower for torch at 256x256 on this box
-# (bench_py --device cpu; MKL_ENABLE_INSTRUCTIONS=SSE4_2 changed nothing, ATEN_CPU_CAPABILITY=
-# default 15-20%). burn's Flex does not use MKL, so only the torch figures may slow down.
-SLOW = SWEEP.replace("      - {program: torch, device: cpu}\n",
-                     "      - {program: torch, device: cpu}\n    env: {MKL_CBWR: COMPATIBLE}\n")
+# tests/report/conftest.py's `cpu_sweeps` (shared with test_aa): torch 6 processes and burn's
+# template build 3 a side, 128x128, 20 reps, MKL slowed in the third.
 # This project's shared 2-core VM runs in two speed phases lasting tens of seconds: burn's
 # template at 256x256 took 600 or 850 µs (median of 30) from one process to the next, torch 380
 # or 490 µs, with tight intervals each time. Those are real differences of the machine between
 # the two sides, which `compare` reports at the default 5% (seen: 0.77x-1.48x for the same
-# builds). These tests judge at 60%, above the box's phases; the knob above costs torch 2.5-5x.
+# builds). These tests judge at 60%, above the box's phases; the knob costs torch 2-5x.
 EFFECT = 0.6
-
-
-@pytest.fixture(scope="module")
-def sweeps(tmp_path_factory: pytest.TempPathFactory, burn_builds) -> dict[str, Path]:
-    """Three results folders, their runs interleaved (a, b, slow for torch, then for burn) so
-    that the machine's drift between the sides is seconds, not a whole sweep."""
-    tmp = tmp_path_factory.mktemp("compare")
-    same, slow = write(tmp / "same.yaml", SWEEP), write(tmp / "slow.yaml", SLOW)
-    folders = {name: tmp / name for name in ("a", "b", "slow")}
-    for experiment in ("torch-cpu", "burn-cpu"):
-        for name, exp in (("a", same), ("b", same), ("slow", slow)):
-            assert main(["run", str(exp), "--only", experiment, "--results",
-                         str(folders[name]), "--quiet"]) == 0
-    return folders
+BASES = {"torch": "processes 6/6, reps 20/20", "burn": "processes 3/3, reps 20/20"}
 
 
 def _sampled(c: compare.Comparison) -> dict[str, compare.Row]:
@@ -308,28 +273,33 @@ def _sampled(c: compare.Comparison) -> dict[str, compare.Row]:
 
 @pytest.mark.cargo
 @pytest.mark.torch
-def test_two_sweeps_of_the_same_builds_come_out_the_same(sweeps) -> None:
-    c = compare.compare(load_side(str(sweeps["a"])), load_side(str(sweeps["b"])))
+def test_two_sweeps_of_the_same_builds_come_out_the_same(cpu_sweeps) -> None:
+    a, b = load_side(str(cpu_sweeps["a"])), load_side(str(cpu_sweeps["b"]))
+    c = compare.compare(a, b)
     assert not c.only_a and not c.only_b and not [r for r in c.rows if r.apart]
     rows = _sampled(c)
-    # every timed method of both programs matched, each judged on its 3/3 processes
-    assert len(rows) == 7 and {r.basis for r in rows.values()} == {"processes 3/3, reps 30/30"}
+    # every timed method of both programs matched (torch 4, burn 3), each judged on all its
+    # processes and reps
+    assert {f: r.basis for f, r in rows.items()} == {
+        f: BASES[f.split(" ", 1)[0]] for f in rows}
+    assert sorted(f.split(" ", 1)[0] for f in rows) == ["burn"] * 3 + ["torch"] * 4
     assert {f.rsplit(" thread ", 1)[1] for f in rows} == {
         "no sync", "with sync", "read-back", "benchmark.Timer"}
-    verdicts = [r.verdict for r in compare.compare(
-        load_side(str(sweeps["a"])), load_side(str(sweeps["b"])), EFFECT).rows
-        if ", reps " in r.basis]
+    verdicts = [r.verdict for r in compare.compare(a, b, EFFECT).rows if ", reps " in r.basis]
     assert "slower" not in verdicts and "faster" not in verdicts, verdicts
     # single figures (device init, first call): one value per process, judged on the processes
-    assert {r.basis for r in c.rows if r.figure.endswith(("device init", "first call"))} == {
-        "processes 3/3"}
+    single = {r.figure: r.basis for r in c.rows
+              if r.figure.endswith(("device init", "first call"))}
+    assert single and set(single.values()) == {"processes 6/6", "processes 3/3"}, single
+    assert all(basis == BASES[f.split(" ", 1)[0]].split(",")[0] for f, basis in single.items())
 
 
 @pytest.mark.cargo
 @pytest.mark.torch
 def test_a_sweep_slowed_on_purpose_is_slower_exactly_where_it_was_slowed(
-        sweeps, tmp_path: Path) -> None:
-    c = compare.compare(load_side(str(sweeps["a"])), load_side(str(sweeps["slow"])), EFFECT)
+        cpu_sweeps, tmp_path: Path) -> None:
+    c = compare.compare(load_side(str(cpu_sweeps["a"])), load_side(str(cpu_sweeps["slow"])),
+                        EFFECT)
     facts = {f.what: f for f in c.facts}
     assert (facts["experiment env"].a, facts["experiment env"].b) == (
         "none", "MKL_CBWR=COMPATIBLE")
@@ -344,5 +314,6 @@ def test_a_sweep_slowed_on_purpose_is_slower_exactly_where_it_was_slowed(
     assert slower <= torch_rows and "faster" not in {r.verdict for r in rows.values()}, seen
     assert all(rows[f].ratio > 1.3 for f in torch_rows), seen
     # a sweep against itself: every figure, single ones included, is the same
-    argv = ["compare", str(sweeps["a"]), str(sweeps["a"]), "--out", str(tmp_path / "self")]
+    argv = ["compare", str(cpu_sweeps["a"]), str(cpu_sweeps["a"]), "--out",
+            str(tmp_path / "self")]
     assert main([*argv, "--fail-on", "slower", "--fail-on", "faster"]) == 0

@@ -87,6 +87,17 @@ experiments:
 """
 
 
+# PyTorch's CPU program at EXPERIMENTS' 64x64 as a stand-in Python: no facts for the probes
+# (`-c`), one measured line and its samples for a run
+STAND_IN_TORCH = f"""#!{sys.executable}
+import sys
+if sys.argv[1:2] != ["-c"]:
+    print("cpu: device init 1.000ms")
+    print("cpu 64x64 matmul with sync, 20 runs: min 1.000\\u00b5s median 2.000\\u00b5s")
+    print("# samples cpu 64x64 matmul with sync: " + " ".join(["1e-06"] * 20))
+"""
+
+
 @pytest.fixture
 def fake_ncu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     bin_dir = tmp_path / "bin"
@@ -192,11 +203,15 @@ def test_sweep_records_skipped_profile_runs_linked_to_their_measured_run(
     monkeypatch.setattr(sweep, "capabilities", lambda python: {
         "cuda": "needs an NVIDIA GPU", "torch": None,
         "ncu": "Nsight Compute (ncu) is not on PATH"})
+    # the one run that is not skipped is a stand-in's: what is proven is the order and the link
+    # of the skipped runs (the real PyTorch program's CPU runs: tests/test_bench_py.py)
+    stand_in = write(tmp_path / "python", STAND_IN_TORCH)
+    stand_in.chmod(0o755)
     exp = write(tmp_path / "e.yaml", EXPERIMENTS.replace("device: cpu}", "device: cpu, "
                                                          "profile: [ncu]}"))
     results = tmp_path / "results"
     assert main(["run", str(exp), "--results", str(results), "--quiet",
-                 "--python", sys.executable]) == 0
+                 "--python", str(stand_in)]) == 0
     with Store(results).reading() as store:  # in the order they were recorded
         runs = store.query("SELECT run_id, role, status, reason, experiment FROM runs "
                            "ORDER BY rowid")

@@ -19,7 +19,7 @@ from orchestrator.records import RunDef, RunRecord
 from orchestrator.report import intervals, process_table, tables
 from orchestrator.run.sweep import Sweep
 
-from ..conftest import PROJECT, write
+from ..conftest import PROJECT, facts_probed_once, write
 from ..report.fake_stores import lines
 
 FILE = """\
@@ -48,6 +48,7 @@ def _fake(monkeypatch: pytest.MonkeyPatch, medians: dict[int, list[float]],
                          returncode=0, started_at=1.0 + len(ran), ended_at=1.5 + len(ran))
 
     monkeypatch.setattr(Sweep, "_measure", measure)
+    facts_probed_once(monkeypatch)  # no run imports torch: its facts once a session
     return ran
 
 

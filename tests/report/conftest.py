@@ -1,0 +1,60 @@
+"""Fixtures of the report layer's tests: the real CPU sweeps that compare's A/A and A/B tests
+judge (tests/report/test_aa.py, tests/report/test_compare.py), made once per session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from orchestrator.cli import main
+
+from ..conftest import write
+
+# torch at 6 processes a side (with 3, and once in 10 runs with 4, a real 3.7x change was
+# `inconclusive` in one of six figures: t on few degrees of freedom, Holm over six), burn's
+# template build at 3 (test_compare judges burn at 60% only: EFFECT there)
+AA = """\
+version: 1
+defaults: {shape: [128, 128], reps: 20, timeout_s: 300}
+builds:
+  template: {crate: exec-cpu}
+experiments:
+  torch-cpu:
+    mode: mm
+    threads: [1]
+    processes: 6
+    targets:
+      - {program: torch, device: cpu}
+  burn-cpu:
+    mode: mm
+    threads: [1]
+    processes: 3
+    targets:
+      - {program: burn, build: template, device: flex}
+"""
+# MKL's conditional numerical reproducibility mode 'COMPATIBLE' keeps MKL off its AVX2 kernels:
+# the same matmul of the same inputs, measured 2-3x slower for torch on this box (bench_py
+# --device cpu; MKL_ENABLE_INSTRUCTIONS=SSE4_2 changed nothing, ATEN_CPU_CAPABILITY=default
+# 15-20%). burn's Flex does not use MKL, so only the torch figures may slow down.
+SLOW = AA.replace("      - {program: torch, device: cpu}\n",
+                  "      - {program: torch, device: cpu}\n    env: {MKL_CBWR: COMPATIBLE}\n")
+SIDES = ("a", "b", "slow")
+
+
+@pytest.fixture(scope="session")
+def cpu_sweeps(tmp_path_factory: pytest.TempPathFactory, burn_builds) -> dict[str, Path]:
+    """Three results folders of real CPU runs: `a` and `b` the same file (an A/A), `slow` the
+    same with MKL slowed on purpose (an A/B whose answer is known). Their runs interleaved (a,
+    b, slow for torch, then for burn) so that the machine's drift between the sides is
+    seconds, not a whole sweep. Shared by the A/A bound (test_aa) and compare's real-sweep
+    tests (test_compare): one set of 27 processes where each made its own."""
+    tmp = tmp_path_factory.mktemp("cpu-sweeps")
+    same, slow = write(tmp / "same.yaml", AA), write(tmp / "slow.yaml", SLOW)
+    folders = {name: tmp / name for name in SIDES}
+    for experiment in ("torch-cpu", "burn-cpu"):
+        for name in SIDES:
+            exp = slow if name == "slow" else same
+            assert main(["run", str(exp), "--only", experiment, "--results",
+                         str(folders[name]), "--quiet"]) == 0
+    return folders
