@@ -1,0 +1,110 @@
+"""The dataset as CSV (`export`, `parse --csv`): the figures, the samples beside them and a
+schema sidecar naming their format and digests, written whole or not at all, never over a
+file that is not an earlier export's (data/outputs.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from orchestrator import vocabulary
+from orchestrator.data import outputs, schema
+from orchestrator.data.sweep_rows import SAMPLE_CSV_COLUMNS
+from orchestrator.errors import InputError
+
+if TYPE_CHECKING:
+    from orchestrator.data.dataset import Dataset
+
+
+def csv_paths(out: Path) -> tuple[Path, Path, Path]:
+    """The figures CSV, its samples CSV and its schema sidecar."""
+    return out, out.with_name(out.stem + ".samples.csv"), out.with_name(out.stem + ".schema.json")
+
+
+def _sidecar(path: Path) -> dict[str, Any] | None:
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    ok = isinstance(meta, dict) and "schema_version" in meta and \
+        all(isinstance(meta.get(k), dict) for k in ("figures", "samples"))
+    return meta if ok else None
+
+
+def _exported(path: Path, meta: dict[str, Any] | None) -> bool:
+    """Whether `path` is a CSV an export wrote: its sidecar names it (and, from sidecars that
+    keep digests, nobody changed it since)."""
+    if meta is None:
+        return False
+    if path.name not in (meta["figures"].get("file"), meta["samples"].get("file")):
+        return False
+    written, replacing = meta.get("written"), meta.get("replacing")
+    if not isinstance(written, dict):
+        return True
+    sha = outputs.digest(path)
+    return written.get(path.name) == sha or (isinstance(replacing, dict) and
+                                             replacing.get(path.name) == sha)
+
+
+def _write_sidecar(path: Path, meta: dict[str, Any]) -> None:
+    outputs.replace_file(path, "--csv", lambda p: p.write_text(
+        json.dumps(meta, indent=2) + "\n", encoding="utf-8"))
+
+
+def check_export(out: Path, inputs: outputs.Inputs = outputs.NO_INPUTS) -> None:
+    """Refuse, in one line, a `--csv` the export must not write (data/outputs.py)."""
+    figures, samples, sidecar = csv_paths(out)
+    meta = _sidecar(sidecar) if sidecar.is_file() and not sidecar.is_symlink() else None
+    what = "an export of this orchestrator"
+    outputs.check_target(sidecar, "--csv", inputs, lambda p: meta is not None, what)
+    written = meta.get("written") if meta else None
+    for path in (figures, samples):
+        if isinstance(written, dict) and inputs.holds(path) is None and not (
+                path.is_file() and not path.is_symlink() and _exported(path, meta)):
+            outputs.refuse_changed(path, "--csv", written, what)
+        outputs.check_target(path, "--csv", inputs, lambda p: _exported(p, meta), what)
+
+
+def export_csv(data: Dataset, out: Path,
+               inputs: outputs.Inputs = outputs.NO_INPUTS) -> tuple[Path, Path]:
+    """Write the figures CSV and, beside it, the samples CSV (`NAME.samples.csv`) and what
+    format both are in (`NAME.schema.json`: schema_version and the columns of each file, and
+    the digest of each as written, so a later export knows they are its own).
+
+    The version goes in a sidecar, not into the CSVs: a comment line or a constant column
+    would be in every pandas user's way. Existing files that are not an earlier export's, or
+    that are an input (`inputs`), are refused before anything is written."""
+    figures, samples, sidecar = csv_paths(out)
+    outputs.prepare_folder(out.parent, "--csv")
+    check_export(out, inputs)
+    staged = [outputs.stage_file(figures, "--csv", lambda p: data.figures.replace(
+        {np.nan: None}).to_csv(p, index=False, float_format="%.9g"))]
+    try:  # both CSVs written whole before any name is replaced: a full disk changes nothing
+        staged.append(outputs.stage_file(samples, "--csv", lambda p: data.samples[
+            SAMPLE_CSV_COLUMNS].to_csv(p, index=False, float_format="%.9g")))
+        written = {p.name: outputs.digest(t) for p, t in zip((figures, samples), staged,
+                                                            strict=True)}
+        meta = {"schema_version": schema.VERSION,
+                "figures": {"file": out.name, "columns": vocabulary.column_keys()},
+                "samples": {"file": samples.name, "columns": SAMPLE_CSV_COLUMNS},
+                "written": written, **data.sweep_facts()}  # the sweep's status, runs, damage
+        # the sidecar first, naming the new digests and the ones the files have now: cut
+        # anywhere between the renames, each CSV is one it names (the next export replaces it)
+        before = {p.name: outputs.digest(p) for p in (figures, samples)
+                  if p.is_file() and not p.is_symlink()}
+        _write_sidecar(sidecar, {**meta, "replacing": before} if before else meta)
+        for path, tmp in zip((figures, samples), staged, strict=True):
+            os.replace(tmp, path)
+        if before:
+            _write_sidecar(sidecar, meta)
+    except OSError as exc:
+        raise InputError(f"--csv: cannot write {out}: {exc.strerror}") from None
+    finally:
+        for tmp in staged:
+            tmp.unlink(missing_ok=True)
+    return out, samples
