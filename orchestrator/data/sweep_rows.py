@@ -71,8 +71,9 @@ def run_kernels(store: Store, sweep_id: str, contexts: dict[str, dict[str, Any]]
 def figure_rows(store: Store, sweep_id: str, sized: Size,
                 contexts: dict[str, dict[str, Any]], damaged: set[str],
                 damage: Damage, layout: Layout) -> tuple[list[list[Any]], set[str]]:
-    """Every readable figure of the sweep over its run's context (`sweep_runs.figure_row`), as
-    a list in the columns' order; and the runs that have one. A row SQLite already sees as
+    """Every readable figure of the sweep over its run's context (what the line says wins
+    where it says it; threads as asked where it did not), as a list in the columns' order;
+    and the runs that have one. A row SQLite already sees as
     sound (damage.figure_problem's rules) is laid over its run's context straight from the
     tuple read; any other goes through the checks one by one."""
     present = {r[1] for r in store.cursor("PRAGMA table_info(figures)")}

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from orchestrator import axes
-from orchestrator.data import accuracy, cache_columns, measure_env, schema, state_columns
+from orchestrator.data import accuracy, cache_columns, measure_env, state_columns
 from orchestrator.data import damage as damage_mod
 from orchestrator.data.damage import Damage
 from orchestrator.data.merge import latest_of_host
@@ -45,18 +45,6 @@ def _run_context(run: dict[str, Any]) -> dict[str, Any]:
         "profile_of": d.profile_of or "", "profiler": "", "kernel": "",
         "measure_env": measure_env.column(d.env),
     }
-
-
-def figure_row(ctx: dict[str, Any], fig: dict[str, Any]) -> dict[str, Any]:
-    """A stored figure over its run's context: what the line says wins where it says it."""
-    row = dict(ctx)
-    for col in schema.FIGURE_COLUMNS:
-        value = fig.get(col.name)  # absent: a format-2 store from before the column
-        if col.name in FROM_RUN or value is None or (col.name in BLANK and not value):
-            continue
-        row[col.dataset] = value
-    row.setdefault("threads", ctx["threads_requested"])  # the line did not say: as asked
-    return row
 
 
 def accuracy_entries(store: Store, runs: list[dict[str, Any]],
