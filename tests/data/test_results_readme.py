@@ -314,6 +314,26 @@ def _h200_aa_first_calls(csv: pd.DataFrame, readme: str) -> None:
     assert f"B/A within {same.min():.3f}-{same.max():.3f}" in text
 
 
+# ---- docs/results/cpu-sizes-2026-12-04/README.md (the CPU size curve of this box) ---------
+
+
+def _cpu_sizes_at_1024(csv: pd.DataFrame, readme: str) -> None:
+    """Each target's 1024² row of its own sizes CSV, and PyTorch's 768² dip between 512² and
+    1024² (the one-process caution)."""
+    report = RESULTS / "cpu-sizes-2026-12-04" / "report"
+    for name, target in (("pytorch_cpu_2_threads", "PyTorch cpu, 2 threads"),
+                         ("burn_flex_x86_v4_2_threads", "burn flex+x86-v4, 2 threads"),
+                         ("burn_flex_2_threads", "burn flex, 2 threads"),
+                         ("burn_flex_template_1_thread", "burn flex(template), 1 thread")):
+        rows = pd.read_csv(report / f"sizes_{name}.csv", dtype=str).set_index("size")
+        at = rows.loc["1024x1024"]
+        assert _row(readme, target) == [at["with sync"], at["TFLOP/s"], at["% of peak"]]
+    torch = csv.set_index("size")["% of peak"]
+    text = " ".join(readme.split())
+    assert (f"768² point reads {torch['768x768']} between {torch['512x512']} at 512² and "
+            f"{torch['1024x1024']} at 1024²") in text
+
+
 class Claims(NamedTuple):
     readme: Path
     checks: tuple[Check, ...]
@@ -336,6 +356,9 @@ CLAIMS: dict[str, Claims] = {
                                 csv="compare.csv"),
     "h200-aa-2026-12-03": Claims(RESULTS / "h200-aa-2026-12-03" / "README.md",
                                  (_h200_aa_verdicts,), csv="compare/compare.csv"),
+    "cpu-sizes-2026-12-04": Claims(
+        RESULTS / "cpu-sizes-2026-12-04" / "README.md", (_cpu_sizes_at_1024,),
+        csv="report/sizes_pytorch_cpu_2_threads.csv"),
     "h200-aa-first-call-2026-12-03": Claims(
         RESULTS / "h200-aa-first-call-2026-12-03" / "README.md", (_h200_aa_first_calls,),
         csv="compare/compare.csv"),
