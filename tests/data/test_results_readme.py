@@ -242,14 +242,19 @@ def _aa_verdicts(csv: pd.DataFrame, readme: str) -> None:
 # ---- docs/results/h200-aa-2026-12-03/README.md (the default methods A/A on the H200) -------
 
 
+def _counts_line(counts: pd.Series) -> str:
+    """compare's verdict counts as its READMEs quote them."""
+    return (f"{counts.get('same', 0)} same, {counts.get('faster', 0)} faster, "
+            f"{counts.get('slower', 0)} slower, {counts.get('inconclusive', 0)} inconclusive, "
+            f"{counts.get('no verdict (one value)', 0)} no verdict (one value)")
+
+
 def _h200_aa_verdicts(csv: pd.DataFrame, readme: str) -> None:
     """Counts, the `same` figures and their ratios, the inconclusive ones' smallest p."""
     text = " ".join(readme.split())
     verdicts = csv[csv["verdict"].fillna("") != ""]
     counts = verdicts["verdict"].value_counts()
-    assert (f"{counts['same']} same, {counts.get('faster', 0)} faster, "
-            f"{counts.get('slower', 0)} slower, {counts['inconclusive']} inconclusive, "
-            f"{counts.get('no verdict (one value)', 0)} no verdict (one value)") in text
+    assert _counts_line(counts) in text
     assert counts.get("faster", 0) == counts.get("slower", 0) == 0
     same = verdicts[verdicts["verdict"] == "same"]
     assert all("kernel time" in f or "queued" in f for f in same["figure"])
@@ -298,9 +303,7 @@ def _h200_aa_first_calls(csv: pd.DataFrame, readme: str) -> None:
     text = " ".join(readme.split())
     verdicts = csv[csv["verdict"].fillna("") != ""]
     counts = verdicts["verdict"].value_counts()
-    assert (f"{counts['same']} same, {counts.get('faster', 0)} faster, {counts['slower']} "
-            f"slower, {counts['inconclusive']} inconclusive, "
-            f"{counts['no verdict (one value)']} no verdict (one value)") in text
+    assert _counts_line(counts) in text
     called = counts.get("faster", 0) + counts["slower"]
     assert f"{called} of {len(verdicts)} figures called" in text and called <= 0.05 * len(verdicts)
     for _, r in verdicts[verdicts["verdict"] == "slower"].iterrows():
