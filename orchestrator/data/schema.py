@@ -132,6 +132,11 @@ def shape(db: sqlite3.Connection) -> dict[str, list[str]]:
     return out
 
 
+def column_names(db: sqlite3.Connection, table: str) -> set[str]:
+    """The columns `table` has in this store (an older or migrated one may lack some)."""
+    return {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+
+
 def version_of(db: sqlite3.Connection) -> int | None:
     """The store's format version; None for an empty file (no meta table yet)."""
     has_meta = db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
@@ -220,7 +225,7 @@ def _v5_to_v6(db: sqlite3.Connection) -> None:
     """Every shape formats 2 to 5 had as one: the columns they gained in place, where a store
     lacks them (NULL in its old rows; '' for a text figure column, as the ALTER had it)."""
     for table, columns in _ADDED_IN_PLACE.items():
-        have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+        have = column_names(db, table)
         for name, sql in columns:
             if name not in have:
                 db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {sql}")

@@ -260,7 +260,7 @@ class Store(StoreFile):
         Columns this store lacks are not written (a source can only be older or as new)."""
         with self._transaction() as db:
             for table, table_rows in rows.items():
-                have = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+                have = schema.column_names(db, table)
                 db.execute(f"DELETE FROM {table} WHERE sweep_id=?", (sweep_id,))
                 for row in table_rows:
                     cols = tuple(c for c in row if c in have)

@@ -55,7 +55,7 @@ def run_kernels(store: Store, sweep_id: str, contexts: dict[str, dict[str, Any]]
                 damaged: set[str]) -> dict[str, list[str]]:
     """Each readable run's kernels as its profiler named them (data/kernel_names reads their
     arithmetic), from the few per-kernel rows, before the figures are laid over their runs."""
-    if "kernel" not in {r[1] for r in store.cursor("PRAGMA table_info(figures)")}:
+    if "kernel" not in schema.column_names(store.db, "figures"):
         return {}
     marks = ",".join("?" * len(precision.KERNEL_STATS))
     kernels: dict[str, list[str]] = {}
@@ -76,7 +76,7 @@ def figure_rows(store: Store, sweep_id: str, sized: Size,
     and the runs that have one. A row SQLite already sees as
     sound (damage.figure_problem's rules) is laid over its run's context straight from the
     tuple read; any other goes through the checks one by one."""
-    present = {r[1] for r in store.cursor("PRAGMA table_info(figures)")}
+    present = schema.column_names(store.db, "figures")
     cols = [c for c in schema.FIGURE_COLUMNS if c.name in present]  # a format-2 store lacks some
     sound = " AND ".join([*(f"{c} IS NOT NULL" if c in present else "0"
                             for c in damage_mod.FIGURE_NEEDED),
