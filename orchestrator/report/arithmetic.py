@@ -67,23 +67,25 @@ def precision_of(rows: pd.DataFrame) -> tuple[str, str]:
     return str(first["precision"]), str(first.get("precision_source", "") or "")
 
 
-def _kernels(rows: pd.DataFrame) -> list[str]:
-    """The names of the kernels of the rows (kernel_min / kernel_median figures), in order."""
+def _kernel_names(rows: pd.DataFrame) -> list[tuple[str, str]]:
+    """(run id, kernel name) of the rows' kernel_min / kernel_median figures, in order."""
     if "kernel" not in rows or rows.empty:
         return []
     mine = rows[rows["stat"].isin(KERNEL_STATS)]
-    return [str(k) for k in _column(mine, "kernel") if str(k)]
+    return [(run_id, str(k)) for run_id, k in zip(mine["run_id"], _column(mine, "kernel"),
+                                                  strict=True) if str(k)]
+
+
+def _kernels(rows: pd.DataFrame) -> list[str]:
+    """The names of the kernels of the rows, in order."""
+    return [name for _run, name in _kernel_names(rows)]
 
 
 def _kernels_by_run(rows: pd.DataFrame) -> dict[str, list[str]]:
     """run id -> `_kernels` of its rows, for many runs in one pass."""
-    if "kernel" not in rows or rows.empty:
-        return {}
-    mine = rows[rows["stat"].isin(KERNEL_STATS)]
     out: dict[str, list[str]] = {}
-    for run_id, kernel in zip(mine["run_id"], _column(mine, "kernel"), strict=True):
-        if str(kernel):
-            out.setdefault(run_id, []).append(str(kernel))
+    for run_id, name in _kernel_names(rows):
+        out.setdefault(run_id, []).append(name)
     return out
 
 
