@@ -32,7 +32,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.setup-stamp
 # hashlib, not sha256sum: macOS has no sha256sum (the same hex digest either way)
-want=$("$PYTHON" -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())' pyproject.toml)
+want="$("$PYTHON" -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())' pyproject.toml) bytecode"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     if .venv/bin/python -m pip install --quiet 'uv>=0.5,<1' 2>/dev/null; then
         .venv/bin/python -m uv pip install --quiet --python .venv/bin/python -e '.[bench,test]'
@@ -41,6 +41,13 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
         .venv/bin/python -m pip install --quiet --upgrade pip
         .venv/bin/python -m pip install --quiet -e '.[bench,test]'
     fi
+    # Every module compiled to bytecode now, as pip does on install and uv does not: where
+    # PYTHONDONTWRITEBYTECODE is set (this box sets it) no process ever writes a .pyc, and each
+    # one compiled pandas, torch, ... from source again: importing pandas took 2.3 s of CPU
+    # instead of 0.7 s, a CLI test file 127 s instead of 53 s (BENCHMARKS.md). The orchestrator's
+    # own sources too; an edited one is compiled afresh (Python checks each .pyc's source time).
+    # A file that does not compile (a package's Python 2 example) costs nothing: no exit here.
+    .venv/bin/python -m compileall -q -j 0 .venv/lib orchestrator bench bench_py >/dev/null 2>&1 || true
     echo "$want" > "$stamp"
 fi
 if [ -z "$fetch" ]; then

@@ -74,6 +74,18 @@ def test_the_readme_is_a_readme() -> None:
     assert "./setup.sh" in ci and ".venv/bin/python -m pytest" in ci
 
 
+
+def test_setup_left_the_modules_compiled() -> None:
+    """setup.sh compiles every module to bytecode (as pip does and uv does not): where
+    PYTHONDONTWRITEBYTECODE is set, no later process writes one, and each subprocess of a run
+    or a test would compile pandas and the orchestrator from source again (BENCHMARKS.md)."""
+    import pandas
+
+    for source in (Path(pandas.__file__), PROJECT / "orchestrator" / "cli.py",
+                   PROJECT / "bench_py" / "exec_gpu.py"):
+        cached = Path(importlib.util.cache_from_source(str(source)))
+        assert cached.is_file(), f"{source} has no bytecode ({cached}): run ./setup.sh"
+
 def test_each_recipe_names_contract_tests_that_exist() -> None:
     """"Where a change goes": each recipe's `Contract: test_contract_X*` names tests that exist
     (in the file it cites, where it cites one), and there is one such line per recipe."""
