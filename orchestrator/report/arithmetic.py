@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from orchestrator.data import kernel_names
+from orchestrator.data import frame_records, kernel_names
 from orchestrator.data.accuracy import evidence
 from orchestrator.data.precision import DISPUTED, KERNEL_STATS, dispute
 from orchestrator.report.findings import Finding, Kind
@@ -139,7 +139,7 @@ def disagreements(fig: pd.DataFrame) -> list[Finding]:
     maybe = firsts[sources.str.startswith(DISPUTED) | (sources == "printed")]
     kernels = _kernels_by_run(fig[fig["run_id"].isin(maybe["run_id"])]) if len(maybe) else {}
     found: dict[tuple[str, str], set[str]] = {}
-    for first in maybe.to_dict("records"):
+    for first in frame_records.records(maybe):
         run_id = first["run_id"]
         named = kernel_names.of_kernels(kernels.get(run_id, []))
         kernel = f" (`{kernel_names.kernel_column(named.kernel)}`)" if named else ""

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from orchestrator import vocabulary
+from orchestrator.data import frame_records
 from orchestrator.data.dataset import Dataset
 from orchestrator.report.tables import (
     Table,
@@ -38,7 +39,7 @@ def has_cache_info(rows: pd.DataFrame) -> bool:
 def cells(mine: pd.DataFrame | list[dict[str, Any]]) -> dict[str, str]:
     """A table row's cache cells, from the run's first row that has them (rows as a frame or
     as records)."""
-    rows = mine.to_dict("records") if isinstance(mine, pd.DataFrame) else mine
+    rows = frame_records.records(mine) if isinstance(mine, pd.DataFrame) else mine
     median = next((r["autotune_median_s"] for r in rows
                    if pd.notna(r.get("autotune_median_s"))), None)
     return {"autotune kernel": _first(rows, "autotune_kernel"),

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from orchestrator import vocabulary
+from orchestrator.data import frame_records
 from orchestrator.report.findings import Kind
 from orchestrator.report.names import column_name, cpu_build_name, threads_column
 from orchestrator.report.spread import iqr, ratio
@@ -208,7 +209,7 @@ def spread(rows: pd.DataFrame, sets: SampleSets, th: Thresholds) -> list[str]:
     mins = rows[rows["stat"] == "min"]
     fields = [*keys, *(c for c in ("value_s", "device", "framework", "label", "threads_key")
                        if c in mins and c not in keys)]
-    for row in mins[fields].to_dict("records"):
+    for row in frame_records.records(mins[fields]):
         key = tuple(row[k] for k in keys)
         if any(pd.isna(v) for v in key):  # a missing field equals nothing, as `==` had it
             continue

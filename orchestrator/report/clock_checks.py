@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from orchestrator.data import frame_records
 from orchestrator.report.findings import Kind
 from orchestrator.report.names import as_text, run_name
 
@@ -50,7 +51,7 @@ RUN_FIELDS = ["run_id", "experiment", "framework", "label", "device", "process",
 def run_records(rows: pd.DataFrame) -> list[dict[str, Any]]:
     """One row per run as a plain record of the columns a GPU state line reads (here and in
     state_checks): a pd.Series per run and check (iterrows) was seconds at 5000 runs."""
-    return rows[[c for c in rows if c in RUN_FIELDS or c.startswith("gpu_")]].to_dict("records")
+    return frame_records.records(rows[[c for c in rows if c in RUN_FIELDS or c.startswith("gpu_")]])
 
 
 def below_app_clock(rows: pd.DataFrame) -> list[str]:

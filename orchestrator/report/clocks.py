@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from orchestrator import programs, vocabulary
+from orchestrator.data import frame_records
 from orchestrator.report import arithmetic, env_checks
 from orchestrator.report.spread import ratio, ratio_ci
 from orchestrator.report.tables import (
@@ -68,7 +69,7 @@ class ClockRows:
         runs: bench figure 6)."""
         proofs = env_checks.proofs(self.rows, KEYS)
         fields = ["method", "profiler", "stat", "value_s", "sample_key"]
-        records = self.rows[[c for c in fields if c in self.rows]].to_dict("records")
+        records = frame_records.records(self.rows[[c for c in fields if c in self.rows]])
         out = {}
         for key, positions in group_positions(self.rows, KEYS).items():
             found: Values = {}
@@ -198,7 +199,7 @@ def kernel_table(selected: ClockRows) -> Table:
     kernels = one_unit_per(kernels, [*KEYS, "profiler", "kernel"])
     records = []
     fields = ["stat", "value_s", "runs", "run_id", "experiment", "section", "role"]
-    rows = kernels[[c for c in fields if c in kernels]].to_dict("records")  # read once
+    rows = frame_records.records(kernels[[c for c in fields if c in kernels]])  # read once
     for (framework, label, shape, profiler, kernel), positions in group_positions(
             kernels, [*KEYS, "profiler", "kernel"]).items():
         one = [rows[i] for i in positions]

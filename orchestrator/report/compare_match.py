@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from orchestrator import programs, vocabulary
+from orchestrator.data import frame_records
 from orchestrator.report import sections as report_sections
 from orchestrator.report.compare_rows import key_fields, wildcard_fields
 
@@ -140,7 +141,7 @@ def _best_per_key(m: pd.DataFrame, key: tuple[str, ...]) -> list[dict[str, Any]]
     """All rows; where several runs of one side share a key and an experiment, the first."""
     if m.empty:
         return []
-    return m.drop_duplicates([*key, "experiment"]).to_dict("records")
+    return frame_records.records(m.drop_duplicates([*key, "experiment"]))
 
 
 def _prefer(found: list[dict[str, Any]], a: dict[str, Any]) -> dict[str, Any]:

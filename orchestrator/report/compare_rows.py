@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from orchestrator import axes, programs, vocabulary
+from orchestrator.data import frame_records
 from orchestrator.report.compare_sides import Side
 from orchestrator.report.spread import sample_sets, summary_keys
 
@@ -69,8 +70,8 @@ def measurements(side: Side) -> pd.DataFrame:
               if a.compare]
     # as records of the columns a measurement reads (all of them cost seconds at 5000 runs)
     read = [*_READ, *(a.column for a in axes.axes() if a.compare and a.column)]
-    rows = [_measurement(r, mins, sets, reps, fields) for r in fig.loc[
-        fig["stat"] != "min", [c for c in dict.fromkeys(read) if c in fig]].to_dict("records")]
+    rows = [_measurement(r, mins, sets, reps, fields) for r in frame_records.records(fig.loc[
+        fig["stat"] != "min", [c for c in dict.fromkeys(read) if c in fig]])]
     if not rows:  # only failed, priming or profile runs (or damaged values): nothing measured
         return empty
     if side.kind == "store":

@@ -25,6 +25,7 @@ from typing import Any
 
 import pandas as pd
 
+from orchestrator.data import frame_records
 from orchestrator.report.findings import Kind
 from orchestrator.report.names import as_text, column_name
 from orchestrator.report.spread import ratio
@@ -114,7 +115,7 @@ def energy_table(fig: pd.DataFrame) -> Table:
     short: list[str] = []
     # one energy line each, grouped in one pass (a mask per line was quadratic in the runs),
     # its rows as plain records (a frame per line was seconds at 5000 runs)
-    records = rows[[c for c in _FIELDS if c in rows]].to_dict("records")
+    records = frame_records.records(rows[[c for c in _FIELDS if c in rows]])
     for positions in group_positions(rows, ["unit", "line_no"]).values():
         mine = [records[i] for i in positions]
         first = mine[0]

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from orchestrator.data import measure_env
+from orchestrator.data import frame_records, measure_env
 from orchestrator.report.findings import Kind
 from orchestrator.report.tables import column_name, group_positions
 
@@ -73,7 +73,7 @@ def proof(rows: pd.DataFrame) -> Proof | None:
     wait fails the target's proof even where the first run's held (the first row alone was
     read before, so a failing third process passed unsaid)."""
     hit = rows[_proof_rows(rows)]
-    return proof_of(hit.assign(measure_env=_env_cells(hit))[PROOF_FIELDS].to_dict("records"))
+    return proof_of(frame_records.records(hit.assign(measure_env=_env_cells(hit))[PROOF_FIELDS]))
 
 
 PROOF_FIELDS = ["value_s", "runs", "measure_env"]  # what `proof_of` reads of a proof row
@@ -103,8 +103,8 @@ def proofs(rows: pd.DataFrame, keys: list[str]) -> dict[tuple[Any, ...], Proof]:
     if not mask.any():
         return {}
     hit = rows[mask]
-    at = dict(zip(np.flatnonzero(mask.to_numpy(dtype=bool)).tolist(), hit.assign(
-        measure_env=_env_cells(hit))[PROOF_FIELDS].to_dict("records"), strict=True))
+    proofs = frame_records.records(hit.assign(measure_env=_env_cells(hit))[PROOF_FIELDS])
+    at = dict(zip(np.flatnonzero(mask.to_numpy(dtype=bool)).tolist(), proofs, strict=True))
     out = {}
     for key, positions in group_positions(rows, keys).items():
         found = proof_of([at[i] for i in positions if i in at])

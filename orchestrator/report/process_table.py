@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from orchestrator import vocabulary
+from orchestrator.data import frame_records
 from orchestrator.report import intervals
 from orchestrator.report.names import run_name
 from orchestrator.report.tables import Table, duration, empty, group_positions
@@ -68,7 +69,7 @@ def pooled(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
     # each figure's first row, of the columns that name it (FIGURE, run_name's): all 75 made
     # records of 41,000 figures at 5000 runs cost 2 s
     named = [c for c in (*FIGURE, "process", "run_id") if c in rows]
-    firsts = rows[named].iloc[[f[0] for f in found_rows]].to_dict("records")
+    firsts = frame_records.records(rows[named].iloc[[f[0] for f in found_rows]])
     return [{"row": row, "estimate": e, "keys": k, "reps": r}
             for row, (_, e, k, r) in zip(firsts, found_rows, strict=True)]
 

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from orchestrator import programs, vocabulary
+from orchestrator.data import frame_records
 from orchestrator.report import arithmetic, intervals, process_table
 from orchestrator.report.names import run_name
 from orchestrator.report.spread import LEVEL, ratio, ratio_ci, summaries
@@ -33,7 +34,7 @@ from orchestrator.report.timing_tables import cpu_rows, methods_rows
 SampleSets = dict[str, np.ndarray]
 # Accelerators that PyTorch and burn reach under different labels, by platform.
 PLATFORMS = {"mps": "apple", "metal": "apple", "cuda": "cuda"}
-Record = dict[str, Any]  # a row as a plain dict (DataFrame.to_dict("records"))
+Record = dict[str, Any]  # a row as a plain dict (data.frame_records.records)
 
 
 def _pct(part: float, whole: float) -> str:
@@ -58,7 +59,7 @@ def spread_table(fig: pd.DataFrame, sets: SampleSets) -> Table:
     keys = mins["sample_key"].tolist()
     spreads = summaries({k: sets[k] for k in keys})  # every set's numbers at once
     records = []
-    named = mins[[c for c in _SPREAD_FIELDS if c in mins]].to_dict("records")
+    named = frame_records.records(mins[[c for c in _SPREAD_FIELDS if c in mins]])
     for row, key in zip(named, keys, strict=True):
         one = spreads[key]
         ci = one.ci
@@ -194,7 +195,7 @@ def _records(rows: pd.DataFrame) -> list[Record]:
     """The rows a pairing reads, as dicts with their arithmetic (`_precision`), made once:
     a frame, a mask and a `pd.Series` per pair were most of a 5000-run report's time."""
     picked = rows[[c for c in _PAIR_FIELDS if c in rows]]
-    return picked.assign(_precision=arithmetic.precision_column(rows)).to_dict("records")
+    return frame_records.records(picked.assign(_precision=arithmetic.precision_column(rows)))
 
 
 def _accelerator_ratios(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from orchestrator import programs, vocabulary
+from orchestrator.data import frame_records
 from orchestrator.report import cache_report
 from orchestrator.report.tables import (
     MISSING,
@@ -69,8 +70,8 @@ def methods_table(rows: pd.DataFrame) -> Table:
     table["method"].append("1-min load before → after")
     # grouped once (a mask of all rows per target is quadratic in the targets), each target's
     # rows read as plain records (a frame per target was seconds at 5000 runs: bench fig. 6)
-    records = rows[["method", "stat", "value_s", "runs", "load1_before",
-                    "load1_after"]].to_dict("records")
+    records = frame_records.records(rows[["method", "stat", "value_s", "runs", "load1_before",
+                    "load1_after"]])
     groups = group_positions(rows, ["framework", "label", "shape"])
     for framework, label, shape in targets:
         name = column_name(framework, label) + (f" {shape}" if several_shapes else "")
@@ -137,7 +138,7 @@ def first_call_table(rows: pd.DataFrame) -> Table:
     with_cache = cache_report.has_cache_info(rows)  # what autotune chose, the cache proof
     fields = [*keys, "method", "value_s",
               *(c for c in cache_report.CELL_FIELDS if with_cache and c in rows)]
-    records = rows[fields].to_dict("records")  # read once: a frame and masks per row were
+    records = frame_records.records(rows[fields])  # read once: a frame and masks per row were
     out = []                                     # seconds at 5000 runs (bench figure 6)
     runs = group_positions(rows, ["unit", "framework", "label"])  # one pass
     for unit, experiment, framework, label, process, cache in ordered(rows, keys):
@@ -220,7 +221,7 @@ def thread_pivot(rows: pd.DataFrame) -> pd.DataFrame:
     if rows["threads_key"].isna().any():
         columns.append((None, "threads unknown"))
     records = []
-    cells = rows[["threads_key", "value_s"]].to_dict("records")  # read once, as records:
+    cells = frame_records.records(rows[["threads_key", "value_s"]])  # read once, as records:
     builds = group_positions(rows, ["build"])  # a frame and a mask per cell were seconds
     for build, label in ordered(rows, ["build", "label"]):
         record = {"build": build}

@@ -1,0 +1,37 @@
+"""A frame's rows as plain dicts: `DataFrame.to_dict("records")`'s values, column by column.
+
+pandas builds records row by row (`itertuples`), iterating each pyarrow-backed string column
+one element at a time and boxing every cell of an object column through `maybe_box_native`:
+5.3 of compare's 42 profiled seconds at 5000 runs went there. Reading each column once as a
+list (`Series.tolist`, pyarrow's own `to_pylist` for strings) gives the same values: numbers as
+Python numbers, missing strings as NaN, timestamps as `pd.Timestamp`; only an object column that
+holds numpy scalars is boxed, as `to_dict` boxes it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pandas.core.dtypes.cast import maybe_box_native  # to_dict's own boxing, for the rare case
+
+
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """`frame.to_dict("records")`, faster: one dict per row, the same keys and values."""
+    names = frame.columns.tolist()
+    if len(set(names)) != len(names):  # to_dict keeps the last of a repeated name: its way
+        return frame.to_dict("records")
+    if not names:
+        return [{} for _ in range(len(frame))]
+    columns = [_column(frame.iloc[:, i]) for i in range(len(names))]
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+
+
+def _column(series: pd.Series) -> list[Any]:
+    if not isinstance(series.dtype, np.dtype | pd.StringDtype):  # Int64, category, ...: rare,
+        return [row[0] for row in series.to_frame().to_dict("split")["data"]]  # pandas' way
+    values = series.tolist()
+    if series.dtype == object and any(isinstance(v, np.generic) for v in values):
+        return [maybe_box_native(v) for v in values]
+    return values
