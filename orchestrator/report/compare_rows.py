@@ -20,6 +20,7 @@ import pandas as pd
 
 from orchestrator import axes, programs, vocabulary
 from orchestrator.data import frame_records
+from orchestrator.report import intervals
 from orchestrator.report.compare_sides import Side
 from orchestrator.report.spread import sample_sets, summary_keys
 
@@ -136,10 +137,8 @@ _COUNTS = frozenset(s.key for s in vocabulary.STATS if s.unit == "count")
 
 
 def _centre(values: list[float]) -> float:
-    positive = [v for v in values if v > 0 and np.isfinite(v)]
-    if len(positive) == len(values):
-        return float(np.exp(np.mean(np.log(positive))))
-    return float(np.median(values))
+    centre = intervals.geometric_mean(values)
+    return float(np.median(values)) if centre is None else centre
 
 
 def _threads_of(r: dict[str, Any]) -> int | None:
