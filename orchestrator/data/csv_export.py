@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
 
 from orchestrator import vocabulary
 from orchestrator.data import outputs, schema
@@ -70,6 +71,20 @@ def check_export(out: Path, inputs: outputs.Inputs = outputs.NO_INPUTS) -> None:
         outputs.check_target(path, "--csv", inputs, lambda p: _exported(p, meta), what)
 
 
+
+FLOAT_FORMAT = "%.9g"
+
+
+def _to_csv(frame: pd.DataFrame, path: Path) -> None:
+    """`frame.to_csv(path, index=False, float_format=FLOAT_FORMAT)`, the same bytes: each float
+    column formatted here in one pass (NaN as the empty cell, as pandas writes it), where
+    pandas' formatter checked and formatted each value through three Python calls: 1.2 of
+    export's 4.2 s of CSV writing at 5000 runs (BENCHMARKS.md)."""
+    texts = {name: ["" if v != v else FLOAT_FORMAT % v for v in column.tolist()]
+             for name, column in frame.items()
+             if isinstance(column.dtype, np.dtype) and column.dtype.kind == "f"}
+    frame.assign(**texts).to_csv(path, index=False)
+
 def export_csv(data: Dataset, out: Path,
                inputs: outputs.Inputs = outputs.NO_INPUTS) -> tuple[Path, Path]:
     """Write the figures CSV and, beside it, the samples CSV (`NAME.samples.csv`) and what
@@ -82,11 +97,11 @@ def export_csv(data: Dataset, out: Path,
     figures, samples, sidecar = csv_paths(out)
     outputs.prepare_folder(out.parent, "--csv")
     check_export(out, inputs)
-    staged = [outputs.stage_file(figures, "--csv", lambda p: data.figures.replace(
-        {np.nan: None}).to_csv(p, index=False, float_format="%.9g"))]
+    staged = [outputs.stage_file(figures, "--csv", lambda p: _to_csv(
+        data.figures.replace({np.nan: None}), p))]
     try:  # both CSVs written whole before any name is replaced: a full disk changes nothing
-        staged.append(outputs.stage_file(samples, "--csv", lambda p: data.samples[
-            SAMPLE_CSV_COLUMNS].to_csv(p, index=False, float_format="%.9g")))
+        staged.append(outputs.stage_file(samples, "--csv", lambda p: _to_csv(
+            data.samples[SAMPLE_CSV_COLUMNS], p)))
         written = {p.name: outputs.digest(t) for p, t in zip((figures, samples), staged,
                                                             strict=True)}
         meta = {"schema_version": schema.VERSION,
