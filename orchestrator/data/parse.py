@@ -15,13 +15,13 @@ import gc
 from collections.abc import Iterable
 from pathlib import Path
 
-from orchestrator.data.line_forms import WROTE, clean
+from orchestrator.data.line_forms import WROTE, clean, program_words
 from orchestrator.data.parser import Parser
 from orchestrator.errors import InputError
 from orchestrator.records import Context, Figure, Header, ParseResult, Samples
 
-__all__ = ["Context", "Figure", "Header", "ParseResult", "Samples", "parse_lines", "parse_text",
-           "read_log", "wrote_label"]
+__all__ = ["Context", "Figure", "Header", "ParseResult", "Samples", "headers_of", "parse_lines",
+           "parse_text", "read_log", "wrote_label"]
 
 
 # A captured log is a few MiB at most (the H200 sweep's largest stdout is under 1 MiB); a cap
@@ -93,3 +93,17 @@ def parse_lines(lines: Iterable[str], context: Context | None = None) -> ParseRe
             gc.enable()
     parser.result.line_count = count
     return parser.result
+
+
+def headers_of(text: str) -> list[Header]:
+    """`parse_text(text).headers`, from the lines that can be a header alone: a header line
+    starts with a program's name (parser._header), and whether a line so starting is a header
+    depends on that line only, never on the lines before it; the others are skipped unparsed
+    (compare read every run's headers by parsing all of its stdout: 2 s at 5000 runs)."""
+    prefixes = program_words()[2]
+    parser = Parser(Context())
+    for n, line in enumerate(text.split("\n"), 1):
+        # a terminal escape may split a program's name: such a line is always parsed
+        if "\x1b" in line or any(p in line for p in prefixes):
+            parser.feed(n, line)
+    return parser.result.headers

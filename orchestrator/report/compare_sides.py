@@ -25,7 +25,7 @@ from orchestrator.data import dataset, measure_env
 from orchestrator.data.damage import run_problem
 from orchestrator.data.dataset import Dataset
 from orchestrator.data.merge import latest_of_host
-from orchestrator.data.parse import parse_text, read_log
+from orchestrator.data.parse import headers_of, parse_text, read_log
 from orchestrator.data.store import Store
 from orchestrator.errors import InputError
 from orchestrator.programs.base import FactRow
@@ -111,7 +111,7 @@ def _store_side(spec: str, folder: Path, sweep: str | None) -> Side:
                                        "sweep_id=? AND status='ok'", (sweep,))
                 if run_problem(r) is None]  # a damaged row: dataset.load counts it
     headers = [h for r in runs
-               for h in parse_text((r["stdout"] or b"").decode("utf-8", "replace")).headers]
+               for h in headers_of((r["stdout"] or b"").decode("utf-8", "replace"))]
     env = {f"{k}={v}" for r in runs
            for k, v in (json.loads(r["definition_json"] or "{}").get("env") or [])}
     return Side(spec, f"{folder.name}@{label or sweep}", dataset.load(folder, sweep), headers,
