@@ -7,6 +7,7 @@ import copy
 import os
 import select
 import signal
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,6 +23,11 @@ from orchestrator.records import BuildResult
 from orchestrator.run import cache_lock
 
 PROJECT = Path(__file__).resolve().parent.parent
+# the tests of the real JAX program, where this Python cannot import JAX: one probe a session
+# (an xdist worker's), not one in each module that has such tests (about 1 s each)
+needs_jax = pytest.mark.skipif(
+    subprocess.run([sys.executable, "-c", "import jax"], capture_output=True,
+                   check=False).returncode != 0, reason="JAX is not installed for this Python")
 DATA = Path(__file__).resolve().parent / "data"
 # The CPU builds the tests run; the orchestrator's own `build` shares their target folder.
 CPU_BUILDS = {

@@ -7,8 +7,6 @@ shows it on real noise."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,11 +17,8 @@ from orchestrator.records import RunDef
 from orchestrator.report import intervals
 from orchestrator.run.sweep import Sweep
 
-from ..conftest import PROJECT, facts_probed_once, write
+from ..conftest import PROJECT, facts_probed_once, needs_jax, write
 from .test_stopping import _fake
-
-jax_missing = subprocess.run([sys.executable, "-c", "import jax"], capture_output=True,
-                             check=False).returncode != 0
 
 FILE = """\
 version: 1
@@ -117,7 +112,7 @@ experiments:
 
 
 @pytest.mark.torch
-@pytest.mark.skipif(jax_missing, reason="JAX is not installed for this Python")
+@needs_jax
 def test_real_jax_warm_series_takes_rounds_and_stops_on_all_its_processes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A warm series (JAX's compilation cache, ensured before its first process) in an
