@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import select
 import signal
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,6 +23,11 @@ from orchestrator.records import BuildResult
 from orchestrator.run import cache_lock
 
 PROJECT = Path(__file__).resolve().parent.parent
+# the tests of the real JAX program, where this Python cannot import JAX: one probe a session
+# (an xdist worker's), not one in each module that has such tests (about 1 s each)
+needs_jax = pytest.mark.skipif(
+    subprocess.run([sys.executable, "-c", "import jax"], capture_output=True,
+                   check=False).returncode != 0, reason="JAX is not installed for this Python")
 DATA = Path(__file__).resolve().parent / "data"
 # The CPU builds the tests run; the orchestrator's own `build` shares their target folder.
 CPU_BUILDS = {
@@ -140,11 +147,14 @@ _PROBED: dict[tuple[str, str], dict[str, Any]] = {}
 
 def facts_probed_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """For an in-process sweep whose runs are stand-ins (a monkeypatched measure step, a fake
-    program): each framework's facts that a sweep records, probed by a Python that imports
-    it (torch about 2.5 s of CPU, JAX 2 s, most of such a test's time), are probed for real
-    once per session (per xdist worker, per interpreter and script) and recorded again by
-    later sweeps. The probes themselves are tested by tests/run/test_detect.py and run in
-    every sweep of the real programs."""
+    program), or real programs judged on what they measure, not on the facts the sweep
+    records: each framework's facts that a sweep records, probed by a Python that imports
+    it (torch about 2.5 s of CPU, JAX 2 s: as much as a tiny run of the real program), are
+    probed for real once per session (per xdist worker, per interpreter and script) and
+    recorded again by later sweeps. The probes themselves are tested by
+    tests/run/test_detect.py, and run for real in every sweep of tests/run/test_sweep.py (the
+    real programs end to end), of a subprocess (test_faults, test_state_real, test_carry) and
+    of a host (tests/hosts)."""
     for program in programs.REGISTRY.values():
         module = sys.modules[type(program).__module__]
         real = getattr(module, "python_facts", None)
@@ -158,6 +168,15 @@ def facts_probed_once(monkeypatch: pytest.MonkeyPatch) -> None:
             return copy.deepcopy(_PROBED[python, script])
 
         monkeypatch.setattr(module, "python_facts", once)
+
+
+@contextlib.contextmanager
+def facts_once() -> Iterator[None]:
+    """`facts_probed_once` for a fixture wider than one test (a module's or the session's
+    sweep), undone when the sweep is made."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        facts_probed_once(monkeypatch)
+        yield
 
 
 def write(path: Path, text: str) -> Path:

@@ -18,6 +18,7 @@ import pytest
 from orchestrator.data import dataset, parse
 from orchestrator.report import tables
 
+from .conftest import needs_jax
 from .test_bench_py import _load_program
 
 _load_program()  # bench_py/ on sys.path
@@ -27,8 +28,6 @@ PROJECT = Path(__file__).resolve().parents[1]
 MODULES = PROJECT / "tests" / "data" / "jax"
 H200 = PROJECT / "tests" / "data" / "h200" / "2026-12-03"
 PROGRAM = PROJECT / "bench_py" / "exec_jax.py"
-jax_missing = subprocess.run([sys.executable, "-c", "import jax"], capture_output=True,
-                             check=False).returncode != 0
 
 
 def _ops(path: Path) -> list[tuple[str, int]]:
@@ -80,7 +79,7 @@ def _accuracy(tmp_path: Path, *extra: str) -> str:
 
 
 @pytest.mark.slow  # the real JAX program (a process and a compile each)
-@pytest.mark.skipif(jax_missing, reason="JAX is not installed for this Python")
+@needs_jax
 @pytest.mark.parametrize("precision", ["default", "highest"])
 def test_the_real_jax_program_names_what_computed_its_product(tmp_path: Path,
                                                           precision: str) -> None:

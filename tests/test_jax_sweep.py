@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import needs_jax
+
 PROJECT = Path(__file__).resolve().parent.parent
 EXPERIMENTS = """\
 version: 1
@@ -35,8 +37,6 @@ experiments:
     shapes: [[16, 16]]
     targets: [{program: jax, device: cpu}]
 """
-jax_missing = subprocess.run([sys.executable, "-c", "import jax"], capture_output=True,
-                             check=False).returncode != 0
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -45,7 +45,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.slow  # the real JAX program, end to end (21 s: a fifth of the quick loop's time)
-@pytest.mark.skipif(jax_missing, reason="JAX is not installed for this Python")
+@needs_jax
 def test_jax_cpu_sweep_has_jax_rows_cache_proofs_and_breakdown(tmp_path: Path) -> None:
     exp = tmp_path / "jax.yaml"
     exp.write_text(EXPERIMENTS, encoding="utf-8")

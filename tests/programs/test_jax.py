@@ -18,11 +18,11 @@ from orchestrator import programs
 from orchestrator.data.parse import parse_text
 from orchestrator.programs.jax import cache
 
+from ..conftest import needs_jax
+
 PROJECT = Path(__file__).resolve().parents[2]
 LOGS = PROJECT / "tests" / "data" / "jax"
 PROGRAM = PROJECT / "bench_py" / "exec_jax.py"
-jax_missing = subprocess.run([sys.executable, "-c", "import jax"], capture_output=True,
-                             check=False).returncode != 0
 
 
 def _figures(name: str) -> dict[tuple[str, str], float]:
@@ -77,7 +77,7 @@ def _run_program(cache_dir: Path, env_min: str) -> str:
 
 
 @pytest.mark.slow  # the real JAX program, run for real (as the JAX sweep: tests/test_jax_sweep)
-@pytest.mark.skipif(jax_missing, reason="JAX is not installed for this Python")
+@needs_jax
 def test_cold_then_warm_cache_proven_from_real_entries(tmp_path: Path) -> None:
     folder = tmp_path / "jax-cache"
     env = {cache.MIN_COMPILE_VAR: "0"}
@@ -96,7 +96,7 @@ def test_cold_then_warm_cache_proven_from_real_entries(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow  # the real JAX program, run for real (as the JAX sweep: tests/test_jax_sweep)
-@pytest.mark.skipif(jax_missing, reason="JAX is not installed for this Python")
+@needs_jax
 def test_default_threshold_writes_nothing_and_the_proof_says_why(tmp_path: Path) -> None:
     folder = tmp_path / "jax-cache"
     before = cache.look(folder, {})

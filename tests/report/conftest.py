@@ -9,7 +9,7 @@ import pytest
 
 from orchestrator.cli import main
 
-from ..conftest import write
+from ..conftest import facts_once, write
 
 # torch at 6 processes a side (with 3, and once in 10 runs with 4, a real 3.7x change was
 # `inconclusive` in one of six figures: t on few degrees of freedom, Holm over six), burn's
@@ -48,12 +48,14 @@ def cpu_sweeps(tmp_path_factory: pytest.TempPathFactory, burn_builds) -> dict[st
     same with MKL slowed on purpose (an A/B whose answer is known). Their runs interleaved (a,
     b, slow for torch, then for burn) so that the machine's drift between the sides is
     seconds, not a whole sweep. Shared by the A/A bound (test_aa) and compare's real-sweep
-    tests (test_compare): one set of 27 processes where each made its own."""
+    tests (test_compare): one set of 27 processes where each made its own. What is judged is
+    the programs' figures: torch's and JAX's facts are probed once, not in each of the six
+    sweeps (conftest.facts_probed_once)."""
     tmp = tmp_path_factory.mktemp("cpu-sweeps")
     same, slow = write(tmp / "same.yaml", AA), write(tmp / "slow.yaml", SLOW)
     folders = {name: tmp / name for name in SIDES}
-    for experiment in ("torch-cpu", "burn-cpu"):
-        for name in SIDES:
+    with facts_once():
+        for experiment, name in ((e, n) for e in ("torch-cpu", "burn-cpu") for n in SIDES):
             exp = slow if name == "slow" else same
             assert main(["run", str(exp), "--only", experiment, "--results",
                          str(folders[name]), "--quiet"]) == 0

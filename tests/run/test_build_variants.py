@@ -20,7 +20,7 @@ from orchestrator.records import RunDef
 from orchestrator.report import compare
 from orchestrator.report.compare import load_side
 
-from ..conftest import PROJECT, USER_BUILD_CACHE, write
+from ..conftest import PROJECT, USER_BUILD_CACHE, facts_once, write
 
 SIDE_B = {"ORCHESTRATOR_TEST_AB_SIDE": "b"}
 BUILDS = {"template": Build(crate="exec-cpu"), "template-b": Build(crate="exec-cpu", env=SIDE_B)}
@@ -50,8 +50,9 @@ def swept(tmp_path_factory: pytest.TempPathFactory) -> Path:
     failed = {n: r.error for n, b in BUILDS.items() if (r := builder.build(n, b)).status != "ok"}
     assert not failed, failed
     tmp = tmp_path_factory.mktemp("build-ab")
-    assert main(["run", str(write(tmp / "ab.yaml", AB)), "--results", str(tmp / "r"),
-                 "--quiet"]) == 0
+    with facts_once():  # only burn runs: torch's and JAX's facts probed once a session
+        assert main(["run", str(write(tmp / "ab.yaml", AB)), "--results", str(tmp / "r"),
+                     "--quiet"]) == 0
     return tmp / "r"
 
 

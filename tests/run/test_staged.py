@@ -19,7 +19,7 @@ from orchestrator.data import dataset
 from orchestrator.programs.burn.cargo import Builder, build_key
 from orchestrator.run import background, leftovers
 
-from ..conftest import CPU_BUILDS, PROJECT, write
+from ..conftest import CPU_BUILDS, PROJECT, facts_probed_once, write
 
 pytestmark = [pytest.mark.cargo, pytest.mark.torch]
 
@@ -75,6 +75,7 @@ def clone(tmp_path: Path, burn_builds, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("FAKE_GATE", str(tmp_path / "report" / "report.md"))
     monkeypatch.setenv("FAKE_BEATS", str(tmp_path / "beats.txt"))
     monkeypatch.setattr("orchestrator.cli.PROJECT", project)
+    facts_probed_once(monkeypatch)  # the order of builds and runs is judged, not the facts
     assert build_key(CPU_BUILDS["default"]) == "exec-gpu"
     return project
 

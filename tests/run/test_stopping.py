@@ -126,12 +126,17 @@ def test_the_time_budget_stops_every_series(tmp_path: Path,
 
 
 @pytest.mark.torch
-def test_real_torch_stops_with_a_reason_and_its_interval(tmp_path: Path) -> None:
-    exp = write(tmp_path / "e.yaml", FILE % ("0.5", "300"))
+def test_real_torch_stops_with_a_reason_and_its_interval(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    facts_probed_once(monkeypatch)  # the stops on real noise are judged, not the facts
+    # at most 5 processes a series, as test_stopping_targets' real sweep: tiny torch runs on a
+    # shared box often miss ±50% at 3, and every look after that is the same rule again
+    exp = write(tmp_path / "e.yaml", (FILE % ("0.5", "300")).replace("max_processes: 8",
+                                                                    "max_processes: 5"))
     assert main(["run", str(exp), "--results", str(tmp_path / "results"), "--quiet"]) == 0
     stops = _stops(tmp_path / "results")
     assert {m for _, m in stops} >= {"with_sync", "no_sync"}
-    assert all(reason in ("target met", "noise floor", "max processes") and 3 <= p <= 8
+    assert all(reason in ("target met", "noise floor", "max processes") and 3 <= p <= 5
                for reason, p in stops.values()), stops
     out = tmp_path / "d.csv"
     assert main(["export", str(tmp_path / "results"), "--csv", str(out)]) == 0

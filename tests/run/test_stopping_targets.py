@@ -7,8 +7,6 @@ shows it on real noise."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,11 +17,8 @@ from orchestrator.records import RunDef
 from orchestrator.report import intervals
 from orchestrator.run.sweep import Sweep
 
-from ..conftest import PROJECT, write
+from ..conftest import PROJECT, facts_probed_once, needs_jax, write
 from .test_stopping import _fake
-
-jax_missing = subprocess.run([sys.executable, "-c", "import jax"], capture_output=True,
-                             check=False).returncode != 0
 
 FILE = """\
 version: 1
@@ -88,7 +83,9 @@ def test_a_targets_budget_counts_its_own_runs_only(
 
 
 @pytest.mark.torch
-def test_real_torch_stops_one_target_at_its_rule(tmp_path: Path) -> None:
+def test_real_torch_stops_one_target_at_its_rule(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    facts_probed_once(monkeypatch)  # the stops on real noise are judged, not the facts
     exp = write(tmp_path / "e.yaml", (FILE % (2, "0.5", "300")).replace("max_processes: 8",
                                                                         "max_processes: 5"))
     assert main(["run", str(exp), "--results", str(tmp_path / "results"), "--quiet"]) == 0
@@ -115,12 +112,13 @@ experiments:
 
 
 @pytest.mark.torch
-@pytest.mark.skipif(jax_missing, reason="JAX is not installed for this Python")
+@needs_jax
 def test_real_jax_warm_series_takes_rounds_and_stops_on_all_its_processes(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A warm series (JAX's compilation cache, ensured before its first process) in an
     experiment without a cold run: its processes take rounds beside torch's, and its stop
     counts every one of them, the first (which ensured the cache) included."""
+    facts_probed_once(monkeypatch)  # the rounds and stops are judged, not the facts
     exp = write(tmp_path / "e.yaml", WARM)
     assert main(["run", str(exp), "--results", str(tmp_path / "results"), "--quiet"]) == 0
     store = Store(tmp_path / "results")
