@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from orchestrator import vocabulary
-from orchestrator.data import accuracy, precision, schema, sweep_rows, sweep_runs
+from orchestrator.data import accuracy, heap, precision, schema, sweep_rows, sweep_runs
 from orchestrator.data.csv_export import check_export, csv_paths, export_csv
 from orchestrator.data.damage import Damage
 from orchestrator.data.store import Store, SweepState
@@ -155,8 +155,11 @@ def load(results: Path, sweep: str | None = None) -> Dataset:
                                "returncode": r["returncode"], "unknown_lines": r["unknown_lines"],
                                "cache_record": r["cache_json"] or "null", "gate": r["gate_json"]}
                               for r in runs])
-    return Dataset(_frame(rows, layout.columns), _frame(texts, SAMPLE_COLUMNS),
-                   run_frame, host, state, damage, sweep_runs.headers(runs))
+    loaded = Dataset(_frame(rows, layout.columns), _frame(texts, SAMPLE_COLUMNS),
+                     run_frame, host, state, damage, sweep_runs.headers(runs))
+    del rows, texts, samples, extra, contexts  # the lists the frames were made of: freed
+    heap.release()  # and handed back, not kept under what the caller does next
+    return loaded
 
 
 # A run's stdout and stderr are read only where a dataset needs them (an accuracy run's build

@@ -71,8 +71,10 @@ def measurements(side: Side) -> pd.DataFrame:
               if a.compare]
     # as records of the columns a measurement reads (all of them cost seconds at 5000 runs)
     read = [*_READ, *(a.column for a in axes.axes() if a.compare and a.column)]
-    rows = [_measurement(r, mins, sets, reps, fields) for r in frame_records.records(fig.loc[
-        fig["stat"] != "min", [c for c in dict.fromkeys(read) if c in fig]])]
+    # one block of records at a time: only the measurements are kept
+    records = frame_records.iter_records(fig.loc[fig["stat"] != "min",
+                                                 [c for c in dict.fromkeys(read) if c in fig]])
+    rows = [_measurement(r, mins, sets, reps, fields) for r in records]
     if not rows:  # only failed, priming or profile runs (or damaged values): nothing measured
         return empty
     if side.kind == "store":

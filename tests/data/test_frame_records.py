@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from orchestrator.data import frame_records
 from orchestrator.data.frame_records import records
 
 
@@ -45,3 +46,16 @@ def test_records_are_to_dicts_records(name: str) -> None:
                 assert g[key] is w[key]
             else:
                 assert _same(g[key], w[key]), (name, key, g[key], w[key])
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 1000])
+def test_blocks_of_rows_join_up_in_order(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    """Rows read a block at a time (frame_records.BLOCK) come out as one frame's records: none
+    lost or repeated at a block's edge, a sliced frame's columns as the whole frame's."""
+    monkeypatch.setattr(frame_records, "BLOCK", block)
+    frame = pd.DataFrame({"i": range(7), "s": list("abcdefg"), "f": [0.5 * k for k in range(7)],
+                          "o": pd.Series([np.float64(k) for k in range(7)], dtype=object)})
+    got = list(frame_records.iter_records(frame.iloc[1:]))
+    assert got == frame.iloc[1:].to_dict("records")
+    assert [type(r["o"]) for r in got] == [float] * 6  # boxed as to_dict boxes, every block
+    assert records(frame) == frame.to_dict("records")

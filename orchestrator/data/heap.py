@@ -1,0 +1,37 @@
+"""Hand the memory a finished phase freed back to the operating system, where the C library can.
+
+A dataset's load builds ~100,000 figure rows and ~700,000 sample rows as Python lists before
+they become frames; once the frames are made those lists are freed, but glibc's malloc keeps
+the freed pages for reuse, so the process's resident size stays at the load's high-water mark
+and the next phase (compare's second side, a report's plots) stacks on top of it: at the
+figure limit `compare` peaked at 1,025 MiB (BENCHMARKS.md, figure 6). `malloc_trim(0)` returns
+those pages. Elsewhere (macOS's libc, musl) there is no such call and this does nothing.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import gc
+import sys
+from functools import cache
+
+
+@cache
+def _trim() -> object | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+
+
+def release() -> bool:
+    """Collect garbage and return freed heap pages to the OS; True where the C library did."""
+    gc.collect()
+    trim = _trim()
+    if trim is None:
+        return False
+    trim(0)
+    return True
