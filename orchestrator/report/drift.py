@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from itertools import combinations
 
 import numpy as np
 import pandas as pd
@@ -38,15 +37,25 @@ class Drift:
 
 def theil_sen(x: np.ndarray, y: np.ndarray) -> float:
     """The median of the slopes of every pair of points with different x."""
-    slopes = [(y[j] - y[i]) / (x[j] - x[i]) for i, j in combinations(range(len(x)), 2)
-              if x[j] != x[i]]
-    return float(np.median(slopes)) if slopes else 0.0
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    # a row of pairs (i, j > i) at a time into one array: a Python float per pair was 12.5
+    # million objects (~400 MB) and 6 s for a sweep of 5000 processes
+    slopes = np.empty(len(x) * (len(x) - 1) // 2)
+    filled = 0
+    for i in range(len(x) - 1):
+        dx, dy = x[i + 1:] - x[i], y[i + 1:] - y[i]
+        apart = dx != 0
+        row = dy[apart] / dx[apart]
+        slopes[filled:filled + len(row)] = row
+        filled += len(row)
+    return float(np.median(slopes[:filled])) if filled else 0.0
 
 
 def mann_kendall(y: np.ndarray) -> float:
     """Two-sided p-value of a monotonic trend in y (in order), normal approximation."""
+    y = np.asarray(y, dtype=float)
     n = len(y)
-    s = sum(np.sign(y[j] - y[i]) for i, j in combinations(range(n), 2))
+    s = float(sum(np.sign(y[i + 1:] - y[i]).sum() for i in range(n - 1)))  # a row at a time
     var = n * (n - 1) * (2 * n + 5) / 18
     if var == 0 or s == 0:
         return 1.0

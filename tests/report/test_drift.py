@@ -3,6 +3,8 @@ steady one, and too few processes, say nothing."""
 
 from __future__ import annotations
 
+import itertools
+import math
 from pathlib import Path
 
 import numpy as np
@@ -49,3 +51,21 @@ def test_a_steady_machine_and_too_few_processes_say_nothing(tmp_path: Path) -> N
     assert drift.warnings(_fig(tmp_path / "steady2", steady)) == []
     few = _fig(tmp_path / "few", [300e-6 * 1.5 ** k for k in range(drift.MIN_POINTS - 1)])
     assert drift.drift(few) is None and drift.warnings(few) == []
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_slope_and_trend_are_their_pairwise_definitions_exactly(seed: int) -> None:
+    """Every pair (i < j) as the docstrings define them, against the row-at-a-time arrays:
+    equal x skipped, ties, no pairs at all."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 90))
+    y = rng.normal(0, 0.05, n) + 0.002 * np.arange(n) * rng.normal()
+    y = np.round(y, 2) if seed % 4 == 0 else y
+    x = rng.integers(0, 8, n).astype(float) if seed % 3 == 0 else np.arange(n, dtype=float)
+    pairs = list(itertools.combinations(range(n), 2))
+    slopes = [(y[j] - y[i]) / (x[j] - x[i]) for i, j in pairs if x[j] != x[i]]
+    assert drift.theil_sen(x, y) == (float(np.median(slopes)) if slopes else 0.0)
+    s = sum(np.sign(y[j] - y[i]) for i, j in pairs)
+    var = n * (n - 1) * (2 * n + 5) / 18
+    want = 1.0 if var == 0 or s == 0 else math.erfc((abs(s) - 1) / math.sqrt(var) / math.sqrt(2))
+    assert drift.mann_kendall(y) == want
