@@ -187,17 +187,35 @@ def _two_level(samples: list[np.ndarray], level: float) -> tuple[float, float]:
     rng = np.random.default_rng(SEED)
     p, b = len(samples), BOOTSTRAP_RESAMPLES
     chosen = rng.integers(0, p, size=(b, p))
-    logs = np.empty((b, p))
+    # where each process was chosen, in row-major order, from one sort (a mask of all b × p
+    # draws per process was p² · b work: 8.6 s of a 167-process store's report)
+    small = chosen.astype(np.int16) if p < 2**15 else chosen  # 16-bit keys sort by radix: 5x
+    where = np.argsort(small, axis=None, kind="stable")
+    ends = np.cumsum(np.bincount(chosen.ravel(), minlength=p))
+    logs = np.empty(b * p)
     for i, s in enumerate(samples):
-        arr = np.asarray(s, dtype=float)
-        where = chosen == i
-        count = int(where.sum())
-        if count:
-            inner = np.median(rng.choice(arr, (count, len(arr))), axis=1)
-            logs[where] = np.log(inner)
-    centres = np.exp(logs.mean(axis=1))
+        at = where[(ends[i - 1] if i else 0):ends[i]]
+        if len(at):
+            logs[at] = np.log(_resampled_medians(rng, np.asarray(s, dtype=float), len(at)))
+    centres = np.exp(logs.reshape(b, p).mean(axis=1))
     lo, hi = np.percentile(centres, [50 * (1 - level), 50 * (1 + level)])
     return float(lo), float(hi)
+
+
+def _resampled_medians(rng: np.random.Generator, values: np.ndarray, count: int) -> np.ndarray:
+    """`np.median(rng.choice(values, (count, m)), axis=1)`, the same draws and the same
+    floats, from order statistics: a row's k-th smallest value is the value of its k-th
+    smallest rank, and rows of small integers sort ~3x faster than np.median partitions
+    rows of floats (which took 20 of a 167-process store's 65 profiled report seconds)."""
+    m = len(values)
+    drawn = rng.integers(0, m, size=(count, m))  # what Generator.choice draws, in its order
+    order = np.argsort(values, kind="stable")
+    rank = np.empty(m, dtype=np.int16 if m < 2**15 else np.int64)
+    rank[order] = np.arange(m)
+    ranks = np.sort(rank[drawn], axis=1)
+    ranked = values[order]
+    low = ranked[ranks[:, (m - 1) // 2]]
+    return low if m % 2 else (low + ranked[ranks[:, m // 2]]) / 2
 
 
 # ---- B / A --------------------------------------------------------------------------------------
