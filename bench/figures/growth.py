@@ -8,6 +8,8 @@ state and cache record, the shape in each line set to the run's); the bookkeepin
 and record one more run into a store that holds N, durable as in a sweep); and `export`,
 `report` and `compare` (the store against itself) of that store, each a fresh process, with its
 wall and CPU time and peak memory (ru_maxrss from wait4). Each figure is held against a goal.
+Unless --quick, the largest N again as few targets of many processes each (MANY_PROCESSES):
+the shape of a long study, where each figure's interval is the two-level bootstrap.
 
 `--limits`: the same at what one dataset may hold (dataset.READ_FIGURES, READ_SAMPLES): the
 most runs under the figure limit, a store of sample lines ten times as long under the sample
@@ -41,19 +43,29 @@ SOURCE = PROJECT / "docs" / "results" / "h200-2026-12-01"
 # step. "A few seconds" for a report is out of reach while a report draws a plot and writes a
 # table per target (5000 runs of N/3 sizes: 1,667 targets); linear and under 30 s is the goal.
 GOALS = {"plan": 2.0, "export": 10.0, "report": 30.0, "compare": 30.0}
+# the other shape of a large store: 3 targets x 10 sizes x 167 processes = 5010 runs (the first
+# 5000 kept), where every figure has the processes for the two-level bootstrap and the drift
+# check has 5000 points; it found both quadratic or slow (BENCHMARKS.md, 2026-12-04)
+MANY_PROCESSES = 167
 BOOKKEEPING_GOAL_MS = 20.0  # parse + one durable transaction, whatever N is
 MEMORY_GOAL_MIB = 1024.0
 TARGETS = [{"program": "torch", "device": "cuda"}, {"program": "torch", "device": "cpu"},
            {"program": "burn", "build": "cuda", "device": "cuda"}]
 
 
-def _experiments(path: Path, runs: int) -> Path:
-    sides = [64 + 8 * i for i in range(max(1, runs // len(TARGETS)))]
+def _experiments(path: Path, runs: int, processes: int = 1) -> Path:
+    """N runs as the targets over N/3 sizes, one process each; or, with `processes`, as
+    that many processes of each target at as few sizes as make N (a long study's shape)."""
+    per_size = len(TARGETS) * processes
+    sizes = runs // per_size if processes == 1 else -(-runs // per_size)
+    growth = {"mode": "mm", "targets": TARGETS,
+              "shapes": [[64 + 8 * i] * 2 for i in range(max(1, sizes))]}
+    if processes > 1:
+        growth["processes"] = processes
     path.write_text(yaml.safe_dump({
         "version": 1, "defaults": {"reps": 20},
         "builds": {"cuda": {"crate": "exec-gpu", "features": ["cuda"], "requires": ["cuda"]}},
-        "experiments": {"growth": {"mode": "mm", "targets": TARGETS,
-                                   "shapes": [[s, s] for s in sides]}}}))
+        "experiments": {"growth": growth}}))
     return path
 
 
@@ -153,10 +165,10 @@ def _commands(folder: Path, exp: Path, tree: Path, tag: str) -> dict[str, Any]:
 
 
 def _one(tmp: Path, runs: int, scale: int = 1, baseline: Path | None = None,
-         name: str = "") -> dict[str, Any]:
+         name: str = "", processes: int = 1) -> dict[str, Any]:
     folder = tmp / f"growth-{name or runs}"
     folder.mkdir()
-    exp = _experiments(folder / "growth.yaml", runs)
+    exp = _experiments(folder / "growth.yaml", runs, processes)
     out: dict[str, Any] = {"runs": runs}
     filled, per_run = _fill(folder / "results", exp, runs, scale)
     out["fill_s"], out["bookkeeping_ms"] = filled, per_run
@@ -192,20 +204,34 @@ def figure_growth(quick: bool, tmp: Path, sizes: tuple[int, ...] | None = None,
             f"filled in {row['fill_s']:.1f} s; bookkeeping {row['bookkeeping_ms']:.1f} ms/run; "
             + _cells(row))
     last = rows[-1]
-    for key, goal in GOALS.items():
-        wall, mib, _, cpu = last[key]
-        met = "met" if cpu < goal and mib < MEMORY_GOAL_MIB else "NOT met"
-        say(f"  {key} at {last['runs']} runs: CPU {cpu:.2f} s (wall {wall:.2f} s) / "
-            f"{mib:.0f} MiB against {goal:g} s / {MEMORY_GOAL_MIB:g} MiB: {met}")
+    if not quick:  # the same runs as few targets of many processes: per-figure statistics
+        many = _one(tmp, last["runs"], baseline=baseline, name="processes",
+                    processes=MANY_PROCESSES)
+        many["processes"] = MANY_PROCESSES
+        say(f"{many['runs']:>5} runs as {MANY_PROCESSES} processes a target "
+            f"({many['figures']} figures, {many['samples']} sample values): " + _cells(many))
+    for row in [last, *([] if quick else [many])]:
+        _verdicts(row)
     if len(rows) > 1:
         a, b = rows[-2], rows[-1]
         scale = b["runs"] / a["runs"]
         growth = ", ".join(f"{k} ×{b[k][3] / max(a[k][3], 1e-9):.1f}" for k in GOALS)
         say(f"  {a['runs']} → {b['runs']} runs (×{scale:g}), CPU: {growth} (linear: ×{scale:g}; "
             "start-up makes small stores look flatter)")
+    if not quick:
+        rows.append(many)
     if limits:
         rows += _at_the_limits(tmp)
     return [replace_tuples(r) for r in rows]
+
+
+def _verdicts(row: dict[str, Any]) -> None:
+    shape = f", {row['processes']} processes a target" if "processes" in row else ""
+    for key, goal in GOALS.items():
+        wall, mib, _, cpu = row[key]
+        met = "met" if cpu < goal and mib < MEMORY_GOAL_MIB else "NOT met"
+        say(f"  {key} at {row['runs']} runs{shape}: CPU {cpu:.2f} s (wall {wall:.2f} s) / "
+            f"{mib:.0f} MiB against {goal:g} s / {MEMORY_GOAL_MIB:g} MiB: {met}")
 
 
 # a growth store's run holds ~16.3 figures and ~113 sample values (~1,133 with sample lines ten
