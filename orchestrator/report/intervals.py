@@ -212,7 +212,7 @@ def _resampled_medians(rng: np.random.Generator, values: np.ndarray, count: int)
     order = np.argsort(values, kind="stable")
     rank = np.empty(m, dtype=np.int16 if m < 2**15 else np.int64)
     rank[order] = np.arange(m)
-    ranks = np.sort(rank[drawn], axis=1)
+    ranks = np.sort(rank.take(drawn), axis=1)
     ranked = values[order]
     low = ranked[ranks[:, (m - 1) // 2]]
     return low if m % 2 else (low + ranked[ranks[:, m // 2]]) / 2
