@@ -124,8 +124,9 @@ def verdict(lo: float, hi: float, min_effect: float) -> str:
 def judge(a: dict[str, Any], b: dict[str, Any], min_effect: float) -> dict[str, Any]:
     """ratio, interval, basis, detectable and the uncorrected p-value for one time figure
     (`values`, `sample_sets`: one per process); `finish` gives the verdict after Holm."""
-    ea = intervals.estimate(a["values"], a["sample_sets"])
-    eb = intervals.estimate(b["values"], b["sample_sets"])
+    # B/A reads each side's centre, log spread and counts, never its own interval: no bootstrap
+    ea = intervals.estimate(a["values"], a["sample_sets"], bootstrap=False)
+    eb = intervals.estimate(b["values"], b["sample_sets"], bootstrap=False)
     if ea is None or eb is None:
         return {"basis": "no ratio (a zero or non-finite figure)"}
     if ea.processes >= 2 and eb.processes >= 2:

@@ -157,10 +157,13 @@ def geometric_mean(values: Sequence[float]) -> float | None:
 
 
 def estimate(values: Sequence[float], samples: Sequence[np.ndarray | None] | None = None,
-             level: float = LEVEL) -> Estimate | None:
+             level: float = LEVEL, bootstrap: bool = True) -> Estimate | None:
     """The figure of `values` (one per process) with its interval; None without a positive
     finite value for every process. `samples`, one array (or None) per process, are used only
-    by the two-level bootstrap."""
+    by the two-level bootstrap (and for `reps`). `bootstrap=False`: the t interval even where
+    the samples would allow the bootstrap, for a caller that reads only the centre, the log
+    spread and the counts (compare's B/A: `ratio`, `predict`), not this figure's own interval:
+    the bootstrap was half of a compare of 167 processes a figure."""
     logs = _logs(values)
     if logs is None:
         return None
@@ -169,7 +172,8 @@ def estimate(values: Sequence[float], samples: Sequence[np.ndarray | None] | Non
     mean, sd = log_moments(logs)
     if p == 1:
         return Estimate(math.exp(mean), None, None, 1, reps, ONE_PROCESS, mean, 0.0)
-    sampled = p >= BOOTSTRAP_MIN_PROCESSES and samples is not None and len(samples) == p \
+    sampled = bootstrap and p >= BOOTSTRAP_MIN_PROCESSES and samples is not None \
+        and len(samples) == p \
         and all(s is not None and len(s) >= 2 and np.all(np.asarray(s) > 0) for s in samples)
     if sampled:
         lo, hi = _two_level(list(samples or []), level)  # type: ignore[arg-type]

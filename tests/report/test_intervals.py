@@ -59,6 +59,21 @@ def test_many_processes_with_samples_take_the_two_level_bootstrap() -> None:
     assert e.half_width > 2 * 0.01 / math.sqrt(20)
 
 
+def test_without_the_bootstrap_only_the_interval_differs() -> None:
+    """compare's B/A reads a side's centre, log spread and counts: `bootstrap=False` gives
+    the same ones, the t interval instead of the bootstrap's."""
+    rng = np.random.default_rng(8)
+    sets = [spread(1e-3 * math.exp(0.05 * rng.standard_normal()), 20, rng) for _ in range(12)]
+    values = [float(np.median(s)) for s in sets]
+    full = intervals.estimate(values, sets)
+    quick = intervals.estimate(values, sets, bootstrap=False)
+    assert full is not None and quick is not None
+    assert (quick.value, quick.log_mean, quick.log_sd, quick.processes, quick.reps) == \
+        (full.value, full.log_mean, full.log_sd, full.processes, full.reps)
+    assert full.method.startswith("two-level") and quick.method == "t on log process values, 11 df"
+    assert intervals.ratio(full, full) == intervals.ratio(quick, quick)
+
+
 def _two_level_as_written(samples: list[np.ndarray], level: float) -> tuple[float, float]:
     """The two-level bootstrap as its definition says it, a median per resampled row: what
     intervals._two_level computes by order statistics must be this, float for float."""
