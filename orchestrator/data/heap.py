@@ -11,7 +11,6 @@ those pages. Elsewhere (macOS's libc, musl) there is no such call and this does 
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import sys
 from functools import cache
 
@@ -20,9 +19,9 @@ from functools import cache
 def _trim() -> object | None:
     if not sys.platform.startswith("linux"):
         return None
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-    except (OSError, AttributeError):  # not glibc
+    try:  # glibc's soname, not ctypes.util.find_library: that runs ldconfig in a subprocess
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl: another soname, no malloc_trim)
         return None
 
 
