@@ -203,14 +203,15 @@ def figure_growth(quick: bool, tmp: Path, sizes: tuple[int, ...] | None = None,
         say(f"{runs:>5} runs ({row['figures']} figures, {row['samples']} sample values): "
             f"filled in {row['fill_s']:.1f} s; bookkeeping {row['bookkeeping_ms']:.1f} ms/run; "
             + _cells(row))
-    last = rows[-1]
+    judged = [rows[-1]]
     if not quick:  # the same runs as few targets of many processes: per-figure statistics
-        many = _one(tmp, last["runs"], baseline=baseline, name="processes",
+        many = _one(tmp, rows[-1]["runs"], baseline=baseline, name="processes",
                     processes=MANY_PROCESSES)
         many["processes"] = MANY_PROCESSES
         say(f"{many['runs']:>5} runs as {MANY_PROCESSES} processes a target "
             f"({many['figures']} figures, {many['samples']} sample values): " + _cells(many))
-    for row in [last, *([] if quick else [many])]:
+        judged.append(many)
+    for row in judged:
         _verdicts(row)
     if len(rows) > 1:
         a, b = rows[-2], rows[-1]
@@ -218,8 +219,7 @@ def figure_growth(quick: bool, tmp: Path, sizes: tuple[int, ...] | None = None,
         growth = ", ".join(f"{k} ×{b[k][3] / max(a[k][3], 1e-9):.1f}" for k in GOALS)
         say(f"  {a['runs']} → {b['runs']} runs (×{scale:g}), CPU: {growth} (linear: ×{scale:g}; "
             "start-up makes small stores look flatter)")
-    if not quick:
-        rows.append(many)
+    rows += judged[1:]  # after the ×10 line, which compares the N/3 stores only
     if limits:
         rows += _at_the_limits(tmp)
     return [replace_tuples(r) for r in rows]

@@ -197,8 +197,7 @@ def _two_level(samples: list[np.ndarray], level: float) -> tuple[float, float]:
     where = np.argsort(small, axis=None, kind="stable")
     ends = np.cumsum(np.bincount(chosen.ravel(), minlength=p))
     logs = np.empty(b * p)
-    for i, s in enumerate(samples):
-        at = where[(ends[i - 1] if i else 0):ends[i]]
+    for s, at in zip(samples, np.split(where, ends[:-1]), strict=True):
         if len(at):
             logs[at] = np.log(_resampled_medians(rng, np.asarray(s, dtype=float), len(at)))
     centres = np.exp(logs.reshape(b, p).mean(axis=1))
