@@ -5,7 +5,7 @@ input, such as the chapter's listings): `compare_sides`. Figures are matched on 
 measure, never on run ids: `compare_rows` and `compare_match`. This module gives each matched
 time figure its verdict; `compare_output` writes the result.
 
-The process is the unit (report/intervals.py): each side's figure pools all its processes
+The process is the unit (stats/intervals.py): each side's figure pools all its processes
 (cold repeats included), one value per process. r = B/A of the geometric means of the process
 values, with a 95% interval from Welch's t on the log process values, and a minimum effect e
 (default 5%). Each figure's test "the change is beyond ±e" gets a p-value, and the p-values of
@@ -36,7 +36,7 @@ from typing import Any
 
 from orchestrator import vocabulary
 from orchestrator.errors import InputError
-from orchestrator.report import intervals, peaks, sizes
+from orchestrator.report import peaks, sizes
 from orchestrator.report.compare_match import (
     describe,
     match,
@@ -47,7 +47,8 @@ from orchestrator.report.compare_match import (
 )
 from orchestrator.report.compare_rows import measurements
 from orchestrator.report.compare_sides import Fact, Side, load_side, machine_facts
-from orchestrator.report.spread import ratio
+from orchestrator.stats import intervals
+from orchestrator.stats.spread import ratio
 
 __all__ = ["Comparison", "InputError", "Row", "Side", "compare", "judge", "load_side",
            "sections", "verdict", "verdict_sections"]

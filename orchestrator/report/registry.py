@@ -22,7 +22,7 @@ from orchestrator import vocabulary
 from orchestrator.data.dataset import Dataset
 from orchestrator.report import checks, plots
 from orchestrator.report.checks import Thresholds
-from orchestrator.report.spread import sample_sets
+from orchestrator.report.sample_sets import sample_sets
 from orchestrator.report.tables import Table
 
 

@@ -4,7 +4,7 @@ A series (one target at one shape and thread count, planned with max_processes p
 in interleaved rounds: spec/order.py) is looked at before each of its processes from the pilot
 on. Its steady-state figures (each method's median of a mm run; first calls are one value per
 process and another question) get their 95% interval from the processes measured so far, by
-the report's own method (report/intervals.estimate: one home; the run layer may not import
+the report's own method (stats/intervals.estimate: one home; the run layer may not import
 the report, so the sweep is handed that module by its caller: `Statistics`). The series
 stops when every figure has a reason:
 
@@ -55,7 +55,7 @@ Figure = tuple[str, str]  # (label, method)
 
 
 class Statistics(Protocol):
-    """What the rule needs of report/intervals (handed in: the layers keep run from report)."""
+    """What the rule needs of stats/intervals (handed in: the layers keep run from report)."""
 
     LEVEL: float
 

@@ -127,7 +127,7 @@ class Sweep:
                  show: bool = True, on_partial: PartialReport | None = None,
                  statistics: stopping.Statistics | None = None) -> None:
         self.project = project
-        # report/intervals, handed in by the caller: a precision target's rule (run/stopping)
+        # stats/intervals, handed in by the caller: a precision target's rule (run/stopping)
         self.statistics = statistics
         # while builds go on and runs have finished: a first report (cli writes it)
         self.on_partial = on_partial

@@ -25,7 +25,7 @@ from orchestrator.report import clocks, ratios, side_by_side, tables
 from orchestrator.report.compare import compare
 from orchestrator.report.compare_output import render_markdown
 from orchestrator.report.compare_sides import load_side, machine_facts
-from orchestrator.report.spread import sample_sets
+from orchestrator.report.sample_sets import sample_sets
 
 from ..conftest import PROJECT
 

@@ -162,7 +162,7 @@ def _verdicts(tmp_path: Path, a: dict[str, np.ndarray | float],
 
 def test_one_process_a_side_gives_the_ratio_and_no_verdict(tmp_path: Path) -> None:
     # a log is one process: however tight its samples, they know nothing of the spread between
-    # processes, so far apart or alike, no verdict (tests/report/test_intervals.py: processes)
+    # processes, so far apart or alike, no verdict (tests/stats/test_intervals.py: processes)
     rows = _verdicts(tmp_path, {"with sync": BASE, "no sync": BASE * 2},
                      {"with sync": BASE * 2, "no sync": BASE.copy()})
     for name, quotient in (("with sync", 2.0), ("no sync", 0.5)):

@@ -11,8 +11,8 @@ import pytest
 from orchestrator.data.dataset import Dataset
 from orchestrator.report import plots, tables
 from orchestrator.report.checks import Thresholds
+from orchestrator.report.sample_sets import sample_sets
 from orchestrator.report.sections import build_sections
-from orchestrator.report.spread import sample_sets
 from tests.report.test_writer import chapter_dataset, synthetic_dataset
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

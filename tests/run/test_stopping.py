@@ -16,8 +16,9 @@ from orchestrator.cli import main
 from orchestrator.data import dataset
 from orchestrator.data.store import Store
 from orchestrator.records import RunDef, RunRecord
-from orchestrator.report import intervals, process_table, tables
+from orchestrator.report import process_table, tables
 from orchestrator.run.sweep import Sweep
+from orchestrator.stats import intervals
 
 from ..conftest import PROJECT, facts_probed_once, write
 from ..report.fake_stores import lines

@@ -14,8 +14,8 @@ import pytest
 from orchestrator.cli import main
 from orchestrator.data.store import Store
 from orchestrator.records import RunDef
-from orchestrator.report import intervals
 from orchestrator.run.sweep import Sweep
+from orchestrator.stats import intervals
 
 from ..conftest import PROJECT, facts_probed_once, needs_jax, write
 from .test_stopping import _fake
