@@ -142,9 +142,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         args.results, args.partial_report,
         lambda line, warn: console.print(Text(line, style="yellow" if warn else ""),
                                          highlight=False))
-    from orchestrator.stats import intervals  # a precision target's interval (one home)
-    sweep = Sweep(PROJECT, args.results, args.python, show=not args.quiet, on_partial=partial,
-                  statistics=intervals)
+    sweep = Sweep(PROJECT, args.results, args.python, show=not args.quiet, on_partial=partial)
     summary = sweep.run(args.experiments, args.only, new=args.new,
                         retry_failed=args.retry_failed)
     verb = "resumed" if summary.resumed else "new"
