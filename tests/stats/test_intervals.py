@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from orchestrator.report import compare
-from orchestrator.report.compare import ONE_VALUE, load_side
+from orchestrator.report.compare import verdicts as compare
+from orchestrator.report.compare.verdicts import ONE_VALUE, load_side
 from orchestrator.stats import intervals
 
 from ..report import fake_stores

@@ -7,7 +7,7 @@ included. A store's rows are pooled over every process: the cache label already 
 first process from the warm ones after it. A captured log records no cache, so there the
 process number stays part of what a figure is (`process`). A row's key is what it measures
 (`key_fields`: framework, label, device, the sweep axes' fields, method, stat, iteration),
-never the run id; which row of A is which of B is `compare_match`'s.
+never the run id; which row of A is which of B is `match`'s.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pandas as pd
 
 from orchestrator import axes, programs, vocabulary
 from orchestrator.data import frame_records
-from orchestrator.report.compare_sides import Side
+from orchestrator.report.compare.sides import Side
 from orchestrator.report.sample_sets import sample_sets, summary_keys
 from orchestrator.stats import intervals
 
