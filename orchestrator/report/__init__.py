@@ -3,7 +3,8 @@
 Registered sections own their row selection, tables, findings and plot: `registry` (what a
 section is, `@section`), `sections/` (one module per section, its own checks included). `report`
 (`writer`: report.md and the CSVs), `report A B` and `compare` (the `compare/` wing) read them;
-Markdown, CSV (`writer`) and PNG (`plots`) are exporters over them.
+Markdown, CSV (`writer`) and PNG (`plots`, in the shared look of `plot_style`) are exporters
+over them.
 
 The pieces the sections share:
 - words and tables: `names` (a run, a build, a method put into words), `tables` (the shared
