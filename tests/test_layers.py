@@ -96,3 +96,20 @@ def test_stats_is_a_leaf() -> None:
     assert reached == set()
     assert not _allowed("stats", "report.tables") and not _allowed("stats", "vocabulary")
     assert not _allowed("stats", "records") and _allowed("report", "stats.intervals")
+
+
+def test_the_report_does_not_import_its_compare_wing() -> None:
+    """report/compare/ stands on the report (registry, sections, tables, writer, plots); the
+    report itself imports nothing of it, so a one-side report never loads compare."""
+    wing = PACKAGE / "report" / "compare"
+    reached = []
+    for path in sorted((PACKAGE / "report").rglob("*.py")):
+        if wing in path.parents:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        named = {f"{n.module}.{a.name}" for n in ast.walk(tree)
+                 if isinstance(n, ast.ImportFrom) and n.module for a in n.names}
+        reached += [f"{path.relative_to(PACKAGE)} imports {t}"
+                    for t in sorted(_imports(path) | named)
+                    if t.removeprefix("orchestrator.").startswith("report.compare")]
+    assert reached == []
