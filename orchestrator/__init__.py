@@ -7,14 +7,15 @@ Layers, each a package whose `__init__` says what lives there and what it may im
 - `records`: the record types every layer speaks (runs, builds, figures; status, role, cache).
 - `run`: executing a plan: sweep, processes, burn's cache, machine state, progress.
 - `data`: the store (schema, migrations), parsing, the dataset, accuracy.
-- `report`: the chapter's tables, checks, statistics and plots, and the writer.
+- `report`: the chapter's tables, checks and plots, compare, and the writer.
+- `stats`: the statistics of timings (intervals, verdict tests, resampling, trend), a leaf.
 - `vocabulary`: every measurement word once (methods, stats, dataset columns).
 - `axes`: every sweep axis of a run once (default, run id, words, column, compare's key).
 - `cli`, `errors`, `signals`: the command line; errors and signal deferral every layer uses.
 
 Import rules (tests/test_layers.py enforces them): cli -> report -> data; cli -> run -> experiments
 and data; every layer may use programs, the vocabulary, the axes and the records; programs use
-nothing but the records.
+nothing but the records; report and run use `stats`, which uses nothing of the package.
 
 Python users: `orchestrator.dataset.load(Path("results"))` (the same module as
 `orchestrator.data.dataset`) returns the tidy figures and raw samples of the latest sweep as

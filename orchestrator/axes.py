@@ -9,7 +9,7 @@ what every layer needs of it, so a new axis is its entry here plus its experimen
   (`hashed_default`: an axis added after stores were written must leave their ids alone);
 - its words in the run's one line (`RunDef.describe`);
 - its dataset column (a `vocabulary` column: the data dictionary has its row) and the cell;
-- its field in compare's match key (report/compare_rows.py), and whether a side that did not
+- its field in compare's match key (report/compare/rows.py), and whether a side that did not
   record it matches anything (`wildcard`);
 - how the plan gets its values: `key`, the experiments-file key it sweeps (a list on the
   experiment, or on a target, which wins), for an axis the plan has no rule of its own for

@@ -142,9 +142,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         args.results, args.partial_report,
         lambda line, warn: console.print(Text(line, style="yellow" if warn else ""),
                                          highlight=False))
-    from orchestrator.report import intervals  # a precision target's interval (one home)
-    sweep = Sweep(PROJECT, args.results, args.python, show=not args.quiet, on_partial=partial,
-                  statistics=intervals)
+    sweep = Sweep(PROJECT, args.results, args.python, show=not args.quiet, on_partial=partial)
     summary = sweep.run(args.experiments, args.only, new=args.new,
                         retry_failed=args.retry_failed)
     verb = "resumed" if summary.resumed else "new"
@@ -300,8 +298,8 @@ def cmd_parse(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
     from orchestrator.data import dataset
-    from orchestrator.report import side_by_side
     from orchestrator.report import writer as report
+    from orchestrator.report.compare import side_by_side
 
     if len(args.results) > 1:
         if args.sweep:
@@ -345,7 +343,8 @@ def _sources(specs: list[Path] | list[str]) -> list[Path]:
 
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
-    from orchestrator.report import compare, compare_output
+    from orchestrator.report.compare import output as compare_output
+    from orchestrator.report.compare import verdicts as compare
 
     result = compare.compare(compare.load_side(args.a), compare.load_side(args.b),
                              args.min_effect, args.correction)

@@ -19,8 +19,9 @@ from orchestrator.data import dataset
 from orchestrator.data.store import Store
 from orchestrator.experiments import config, plan
 from orchestrator.records import RunRecord
-from orchestrator.report import compare_match, compare_rows
-from orchestrator.report.compare_sides import load_side
+from orchestrator.report.compare import match as compare_match
+from orchestrator.report.compare import rows as compare_rows
+from orchestrator.report.compare.sides import load_side
 from orchestrator.run.sweep import parse_record
 
 from .report.fake_stores import lines

@@ -4,8 +4,8 @@ every module, imports inside functions included):
 cli -> report -> data; cli -> run -> experiments and data; every layer may use programs; programs
 use nothing but the record types (`records`) and the leaves below; cli -> hosts -> data and the
 experiments file's YAML loader; every layer may use the measurement vocabulary, the sweep axes
-and the records;
-vocabulary, axes, errors and signals use nothing of the package, records only the axes.
+and the records; report and run (the stopping rule) use the statistics (`stats`);
+stats, vocabulary, axes, errors and signals use nothing of the package, records only the axes.
 """
 
 from __future__ import annotations
@@ -21,13 +21,15 @@ ALLOWED = {
     "programs": {"programs", "records", "errors", "signals", "vocabulary", "axes"},
     "data": {"data", "records", "programs", *BASE},
     "experiments": {"experiments", "records", "programs", "errors", "vocabulary", "axes"},
-    "run": {"run", "experiments", "records", "data", "programs", *BASE},
-    "report": {"report", "records", "data", "programs", *BASE},
+    "run": {"run", "experiments", "records", "data", "programs", "stats", *BASE},
+    "report": {"report", "records", "data", "programs", "stats", *BASE},
     "hosts": {"hosts", "experiments.yamlsource", "experiments.messages", "records", "data", *BASE},
     "errors": set(),
     "signals": set(),
     "vocabulary": set(),
     "axes": set(),
+    # the statistics: plain numbers and arrays in, numbers out, under report and run alike
+    "stats": {"stats"},
     # the record types under every layer: they import nothing but the sweep axes they carry
     "records": {"records", "axes"},
 }
@@ -78,6 +80,36 @@ def test_the_rule_checker_sees_a_breach(tmp_path: Path) -> None:
 
 
 def test_every_package_says_what_it_may_import() -> None:
-    for layer in ("experiments", "programs", "run", "data", "report", "hosts"):
+    for layer in ("experiments", "programs", "run", "data", "report", "hosts", "stats"):
         doc = ast.get_docstring(ast.parse((PACKAGE / layer / "__init__.py").read_text()))
         assert doc and "May import" in doc, layer
+
+
+def test_stats_is_a_leaf() -> None:
+    """stats imports nothing of the orchestrator but itself: not report, run, data, records,
+    the vocabulary or the axes (the rule above, read for this package alone so that a wider
+    ALLOWED entry would still fail here)."""
+    modules = sorted((PACKAGE / "stats").rglob("*.py"))
+    assert {p.stem for p in modules} >= {"__init__", "intervals", "spread", "trend"}
+    reached = {f"stats/{p.stem} imports orchestrator.{t}" for p in modules for t in _imports(p)
+               if t != "stats" and not t.startswith("stats.")}
+    assert reached == set()
+    assert not _allowed("stats", "report.tables") and not _allowed("stats", "vocabulary")
+    assert not _allowed("stats", "records") and _allowed("report", "stats.intervals")
+
+
+def test_the_report_does_not_import_its_compare_wing() -> None:
+    """report/compare/ stands on the report (registry, sections, tables, writer, plots); the
+    report itself imports nothing of it, so a one-side report never loads compare."""
+    wing = PACKAGE / "report" / "compare"
+    reached = []
+    for path in sorted((PACKAGE / "report").rglob("*.py")):
+        if wing in path.parents:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        named = {f"{n.module}.{a.name}" for n in ast.walk(tree)
+                 if isinstance(n, ast.ImportFrom) and n.module for a in n.names}
+        reached += [f"{path.relative_to(PACKAGE)} imports {t}"
+                    for t in sorted(_imports(path) | named)
+                    if t.removeprefix("orchestrator.").startswith("report.compare")]
+    assert reached == []

@@ -18,8 +18,9 @@ from orchestrator import programs, vocabulary
 from orchestrator.data import dataset, line_forms, schema
 from orchestrator.data.parse import parse_text
 from orchestrator.records import Context
-from orchestrator.report import clocks, compare, process_table, timing_tables, writer
-from orchestrator.report.compare_sides import load_side
+from orchestrator.report import clocks, process_table, timing_tables, writer
+from orchestrator.report.compare import verdicts as compare
+from orchestrator.report.compare.sides import load_side
 from orchestrator.report.tables import prepare
 from orchestrator.run import progress
 

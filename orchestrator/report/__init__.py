@@ -1,16 +1,27 @@
 """The chapter's report from a dataset, and the comparisons of two: one report model.
 
 Registered sections own their row selection, tables, findings and plot: `registry` (what a
-section is, `@section`), `sections/` (one module per section, its own checks included); `report`
-(`writer`), `report A B` (`side_by_side`: the sections' side tables joined across sides) and
-`compare` (`compare_tables`: a comparison as sections and tables, in the registered sections'
-compare order) read them, and Markdown, CSV (`writer`) and PNG (`plots`) are exporters over
-them. Beside: `names` (a run, a build, a method put into words), `tables` (the shared table
-pieces, the accuracy and failures tables), `timing_tables` (tables 1, 2, 3, 5), `checks` (the
-warnings several sections share), `spread` (statistics of the raw samples), `ratios` (spread
-and candidate / reference tables); `compare` (verdicts), `compare_rows`, `compare_match`,
-`compare_sides`, `compare_output` (compare's files and its terminal table).
+section is, `@section`), `sections/` (one module per section, its own checks included). `report`
+(`writer`: report.md and the CSVs), `report A B` and `compare` (the `compare/` wing) read them;
+Markdown, CSV (`writer`) and PNG (`plots`, in the shared look of `plot_style`) are exporters
+over them.
 
-May import: `data`, `records`, `programs`, `vocabulary`, `axes`, `errors`. Not `experiments`, `run`
-or `cli`.
+The pieces the sections share:
+- words and tables: `names` (a run, a build, a method put into words), `tables` (the shared
+  table pieces, the accuracy and failures tables), `timing_tables` (tables 1, 2, 3, 5),
+  `process_table` (every figure over its processes; precision targets missed), `ratios`
+  (spread and candidate / reference tables), `sample_sets` (the raw samples, one set per
+  summary line);
+- checks: `checks` (the warnings several sections share), `findings` (what a check found,
+  typed), `clock_checks`, `env_checks` (environment, queued proof), `state_checks` (machine
+  state), `drift` (the sweep's drift over process order), `arithmetic` (FP32/TF32 pairing);
+- measures: `clocks` (what each clock measured, kernel names), `energy` (energy per matmul),
+  `cache_report` (autotune choice, cold spread, priming runs), `profile_report` (profile runs),
+  `first_call_breakdown` (a first call taken apart), `peaks` (each device's peak FLOP/s and
+  bandwidth), `sizes`, `sizes_report`, `sizes_plot` (how cost grows with the size).
+
+The statistics are `stats`' (intervals, verdict tests, resampling, trend).
+
+May import: `data`, `records`, `programs`, `stats`, `vocabulary`, `axes`, `errors`. Not
+`experiments`, `run` or `cli`.
 """

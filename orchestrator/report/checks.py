@@ -23,8 +23,8 @@ from orchestrator import vocabulary
 from orchestrator.data import frame_records
 from orchestrator.report.findings import Kind
 from orchestrator.report.names import column_name, cpu_build_name, threads_column
-from orchestrator.report.spread import iqr, ratio
 from orchestrator.report.tables import duration, group_positions
+from orchestrator.stats.spread import iqr, ratio
 
 SampleSets = dict[str, np.ndarray]
 UNKNOWN_CORES_LOAD = 4.0  # the load threshold where the data does not say how many cores ran it

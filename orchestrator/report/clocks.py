@@ -26,7 +26,6 @@ import pandas as pd
 from orchestrator import programs, vocabulary
 from orchestrator.data import frame_records
 from orchestrator.report import arithmetic, env_checks
-from orchestrator.report.spread import ratio, ratio_ci
 from orchestrator.report.tables import (
     Table,
     as_text,
@@ -37,6 +36,7 @@ from orchestrator.report.tables import (
     one_unit_per,
     ordered,
 )
+from orchestrator.stats.spread import ratio, ratio_ci
 
 KEYS = ["framework", "label", "shape"]
 EXCESS = 0.05  # a device time this far above the kernel time holds more than the kernels

@@ -7,8 +7,7 @@ two processes gives one residual, the log of its median less the mean log of its
 processes, so that figures of any size can be pooled. A run's residuals are averaged into one
 point per process, in the order the processes ran (the store records runs as they end). The
 slope is Theil-Sen's (the median of the pairwise slopes: robust to a few odd processes), its
-significance the Mann-Kendall trend test (S = Σ sign(y_j − y_i), Var S = n(n−1)(2n+5)/18,
-normal approximation with continuity correction; two-sided). Too few points (< MIN_POINTS)
+significance the Mann-Kendall trend test (both in stats/trend.py). Too few points (< MIN_POINTS)
 say nothing rather than guess; a captured log (one program run) has no order of processes.
 """
 
@@ -22,6 +21,7 @@ import pandas as pd
 
 from orchestrator import vocabulary
 from orchestrator.report.process_table import FIGURE
+from orchestrator.stats.trend import mann_kendall, theil_sen
 
 ALPHA = 0.05
 MIN_POINTS = 6  # below this a trend test has almost no power (n = 4: p ≥ 0.08 at best)
@@ -33,34 +33,6 @@ class Drift:
     change: float  # exp(slope · (n − 1)) − 1: the drift over the sweep, as a ratio minus one
     p_value: float  # Mann-Kendall, two-sided
     points: int
-
-
-def theil_sen(x: np.ndarray, y: np.ndarray) -> float:
-    """The median of the slopes of every pair of points with different x."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    # a row of pairs (i, j > i) at a time into one array: a Python float per pair was 12.5
-    # million objects (~400 MB) and 6 s for a sweep of 5000 processes
-    slopes = np.empty(len(x) * (len(x) - 1) // 2)
-    filled = 0
-    for i in range(len(x) - 1):
-        dx, dy = x[i + 1:] - x[i], y[i + 1:] - y[i]
-        apart = dx != 0
-        row = dy[apart] / dx[apart]
-        slopes[filled:filled + len(row)] = row
-        filled += len(row)
-    return float(np.median(slopes[:filled])) if filled else 0.0
-
-
-def mann_kendall(y: np.ndarray) -> float:
-    """Two-sided p-value of a monotonic trend in y (in order), normal approximation."""
-    y = np.asarray(y, dtype=float)
-    n = len(y)
-    s = float(sum(np.sign(y[i + 1:] - y[i]).sum() for i in range(n - 1)))  # a row at a time
-    var = n * (n - 1) * (2 * n + 5) / 18
-    if var == 0 or s == 0:
-        return 1.0
-    z = (abs(s) - 1) / math.sqrt(var)
-    return float(math.erfc(z / math.sqrt(2)))
 
 
 def residuals(fig: pd.DataFrame) -> pd.Series:

@@ -28,8 +28,8 @@ import pandas as pd
 from orchestrator.data import frame_records
 from orchestrator.report.findings import Kind
 from orchestrator.report.names import as_text, column_name
-from orchestrator.report.spread import ratio
 from orchestrator.report.tables import Table, empty, group_positions
+from orchestrator.stats.spread import ratio
 
 
 def _flop(shape: str) -> float | None:

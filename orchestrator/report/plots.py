@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from orchestrator import programs, vocabulary
+from orchestrator.report import plot_style, sizes_plot
 from orchestrator.report.names import group_name
 from orchestrator.report.tables import (
     column_name,
@@ -33,17 +33,16 @@ from orchestrator.report.tables import (
 from orchestrator.report.timing_tables import cpu_rows
 
 SampleSets = dict[str, np.ndarray]
-COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"]
 DPI = 120
 # A plot that cannot be drawn: its file name and why, for report.md.
 Skipped = tuple[str, str]
 # a plot drawn from its section's rows, or why it cannot be
 Drawer = Callable[[pd.DataFrame, SampleSets], Figure | str]
-# Caps, as compare.png's (compare_output.PLOT_ROWS): a plot with a bar group per process was
-# 87,900 px wide at 500 runs (2 GB of pixels at 5000), a title naming every shape 155 in;
-# below them nothing changes. Every figure stays in the section's table and CSV.
+# Caps, as compare.png's (compare/output.PLOT_ROWS): a plot with a bar group per process was
+# 87,900 px wide at 500 runs (2 GB of pixels at 5000), a title naming every shape 155 in
+# (plot_style.TITLE_SHAPES); below them nothing changes. Every figure stays in the section's
+# table and CSV.
 PLOT_GROUPS = 100  # first-call bar groups (processes) drawn, the first in the table's order
-TITLE_SHAPES = 20  # shapes named in a title; above: their count and range
 
 
 def write_plots(wanted: list[tuple[str, Drawer, pd.DataFrame]], sets: SampleSets,
@@ -53,8 +52,6 @@ def write_plots(wanted: list[tuple[str, Drawer, pd.DataFrame]], sets: SampleSets
 
     Returns the files and the plots skipped, with why, in a fixed order (report.md lists them).
     """
-    from orchestrator.report import sizes_plot  # it draws with this module's pieces
-
     order = [draw_methods, draw_cpu, draw_first_call, draw_warmup, sizes_plot.draw]
     written, skipped = [], []
     for name, draw, rows in sorted(wanted, key=lambda w: order.index(w[1])
@@ -75,69 +72,6 @@ def save(figure: Figure, path: Path, dpi: int = DPI, software: str | None = None
     return path
 
 
-# ---- shared pieces --------------------------------------------------------------------------
-
-
-def _tick(seconds: float, _pos: object = None) -> str:
-    """Axis ticks in the unit a reader expects: '10 µs', '1 ms', '2 s'."""
-    if seconds <= 0:
-        return "0"
-    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
-        if seconds >= scale * 0.999:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds:g} s"
-
-
-def _time_axis(ax: Axes, values: list[float], log_above: float = 20.0) -> None:
-    """A time y axis: logarithmic when the values span more than `log_above`, else linear.
-
-    Bars on a log axis exaggerate small differences (36 µs against 44 µs looks like a factor
-    of ten), so a narrow range keeps a linear axis that starts at zero.
-    """
-    positive = [v for v in values if v > 0]
-    wide = bool(positive) and max(positive) / min(positive) > log_above
-    if wide:
-        ax.set_yscale("log")
-        ax.yaxis.set_major_locator(LogLocator(base=10))
-        ax.yaxis.set_minor_formatter(NullFormatter())  # 2..9 × each decade: unlabelled
-    else:
-        ax.set_ylim(bottom=0)
-    ax.yaxis.set_major_formatter(FuncFormatter(_tick))
-    ax.grid(True, axis="y", which="major", alpha=0.35)
-
-
-def _legend(ax: Axes, title: str | None = None) -> None:
-    """Outside the axes, right: a legend never hides a point or a bar label."""
-    ax.legend(title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9)
-
-
-def _headroom(ax: Axes) -> None:
-    """Room above the tallest bar for its value label."""
-    top = ax.get_ylim()[1]
-    ax.set_ylim(top=top * 3 if ax.get_yscale() == "log" else top * 1.12)
-
-
-def _scale_word(ax: Axes) -> str:
-    return " (log scale)" if ax.get_yscale() == "log" else ""
-
-
-def _figure(width: float, height: float) -> tuple[Figure, Axes]:
-    figure = Figure(figsize=(width, height), layout="constrained")
-    return figure, figure.add_subplot()
-
-
-def _bar_labels(ax: Axes, bars: object, values: list[float]) -> None:
-    ax.bar_label(bars, labels=[duration(v) for v in values], fontsize=8, padding=2,
-                 rotation=90 if len(values) > 6 else 0)
-
-
-def _shape_text(rows: pd.DataFrame) -> str:
-    shapes = sorted({s for s in rows["shape"] if s})
-    if len(shapes) > TITLE_SHAPES:  # a title of every shape was 155 in wide at 166 shapes
-        return f"{len(shapes)} shapes ({shapes[0]} … {shapes[-1]}) f32 matmul"
-    return f"{', '.join(shapes)} f32 matmul" if shapes else "matmul"
-
-
 # ---- 1. timing methods ----------------------------------------------------------------------
 
 
@@ -152,12 +86,12 @@ def draw_methods(rows: pd.DataFrame, sets: SampleSets) -> Figure | str:
     seen = set(timed["method"]) | set(counted)
     methods = [m for m in vocabulary.method_keys(table1=True) if m in seen]
     targets = ordered(timed, ["framework", "label"])
-    figure, ax = _figure(max(7.0, 1.9 * len(methods) + 1.5), 5.0)
+    figure, ax = plot_style.figure(max(7.0, 1.9 * len(methods) + 1.5), 5.0)
     width = 0.8 / len(targets)
     used_samples = False
     for t, (framework, label) in enumerate(targets):
         mine = timed[(timed["framework"] == framework) & (timed["label"] == label)]
-        color = COLORS[t % len(COLORS)]
+        color = plot_style.COLORS[t % len(plot_style.COLORS)]
         for m, method in enumerate(methods):
             x = m - 0.4 + width * (t + 0.5)
             used_samples |= _method_points(ax, mine[mine["method"] == method], sets, x, width,
@@ -167,11 +101,11 @@ def draw_methods(rows: pd.DataFrame, sets: SampleSets) -> Figure | str:
     ax.set_xticks(range(len(methods)), [vocabulary.words(m).replace(" without", "\nwithout")
                                         for m in methods])
     ax.set_xlim(-0.6, len(methods) - 0.4)
-    _time_axis(ax, timed["value_s"].tolist())
-    ax.set_ylabel("time per matmul call" + _scale_word(ax))
+    plot_style.time_axis(ax, timed["value_s"].tolist())
+    ax.set_ylabel("time per matmul call" + plot_style.scale_word(ax))
     how = "each run a point, bar = median" if used_samples else "▼ min, ● median"
-    ax.set_title(f"Timing methods on the accelerator: {_shape_text(timed)}\n({how})")
-    _legend(ax, title="framework, device")
+    ax.set_title(f"Timing methods on the accelerator: {plot_style.shape_text(timed)}\n({how})")
+    plot_style.legend(ax, title="framework, device")
     return figure
 
 
@@ -220,7 +154,7 @@ def draw_cpu(cpu: pd.DataFrame, sets: SampleSets) -> Figure | str:
         return "no CPU timing figures in this data"
     builds = ordered(rows, ["framework", "label"])
     counts = sorted(int(t) for t in rows["threads_key"].unique())
-    figure, ax = _figure(max(7.0, 2.0 * len(builds) + 1.0), 5.0)
+    figure, ax = plot_style.figure(max(7.0, 2.0 * len(builds) + 1.0), 5.0)
     width = 0.8 / len(counts)
     for c, threads in enumerate(counts):
         values, xs = [], []
@@ -234,16 +168,16 @@ def draw_cpu(cpu: pd.DataFrame, sets: SampleSets) -> Figure | str:
             elif label in programs.one_thread_labels():  # the missing bar is by design: say so
                 ax.annotate("single\nthread\nonly", (x, 0.02), xycoords=("data", "axes fraction"),
                             ha="center", va="bottom", fontsize=8, color="dimgray")
-        bars = ax.bar(xs, values, width * 0.95, color=COLORS[c % len(COLORS)],
+        bars = ax.bar(xs, values, width * 0.95, color=plot_style.COLORS[c % len(plot_style.COLORS)],
                       label=threads_column(threads))
-        _bar_labels(ax, bars, values)
+        plot_style.bar_labels(ax, bars, values)
     ax.set_xticks(range(len(builds)), [cpu_build_name(f, lab).replace(", ", ",\n")
                                        .replace(" + ", "\n+ ") for f, lab in builds])
-    _time_axis(ax, rows["value_s"].tolist())
-    _headroom(ax)
-    ax.set_ylabel("min time per matmul" + _scale_word(ax))
-    ax.set_title(f"CPU builds × threads: {_shape_text(rows)}, min of the timed runs")
-    _legend(ax, title="threads")
+    plot_style.time_axis(ax, rows["value_s"].tolist())
+    plot_style.headroom(ax)
+    ax.set_ylabel("min time per matmul" + plot_style.scale_word(ax))
+    ax.set_title(f"CPU builds × threads: {plot_style.shape_text(rows)}, min of the timed runs")
+    plot_style.legend(ax, title="threads")
     return figure
 
 
@@ -262,7 +196,7 @@ def draw_first_call(section_rows: pd.DataFrame, sets: SampleSets) -> Figure | st
     if every > PLOT_GROUPS:  # the rows of the groups drawn: masks per group over fewer rows
         groups = groups[:PLOT_GROUPS]
         rows = rows[rows["unit"].isin({g[0] for g in groups})]
-    figure, ax = _figure(max(8.0, 2.2 * len(groups) + 2.0), 5.0)
+    figure, ax = plot_style.figure(max(8.0, 2.2 * len(groups) + 2.0), 5.0)
     for k, (method, name) in enumerate(FIRST_BARS.items()):
         values, xs = [], []
         for g, (unit, _framework, label, process, cache) in enumerate(groups):
@@ -272,22 +206,22 @@ def draw_first_call(section_rows: pd.DataFrame, sets: SampleSets) -> Figure | st
             if not found.empty:
                 values.append(float(found["value_s"].iloc[0]))
                 xs.append(g - 0.2 + 0.4 * k)
-        bars = ax.bar(xs, values, 0.38, color=COLORS[k], label=name)
-        _bar_labels(ax, bars, values)
+        bars = ax.bar(xs, values, 0.38, color=plot_style.COLORS[k], label=name)
+        plot_style.bar_labels(ax, bars, values)
     # the same run in two experiments (methods and first-call both start a process) would get
     # two identical ticks: those name their experiment
     seen = Counter(tuple(g[1:]) for g in groups)
     ticks = [group_name(*g[1:]) + (f"\n({g[0].split('|', 1)[1]})" if seen[tuple(g[1:])] > 1
                                      else "") for g in groups]
     ax.set_xticks(range(len(groups)), ticks, fontsize=9)
-    _time_axis(ax, rows["value_s"].tolist())
-    _headroom(ax)
-    ax.set_ylabel("time of the first matmul" + _scale_word(ax))
+    plot_style.time_axis(ax, rows["value_s"].tolist())
+    plot_style.headroom(ax)
+    ax.set_ylabel("time of the first matmul" + plot_style.scale_word(ax))
     shown = (f"\n(the first {len(groups)} of {every} processes; table 2, first_call.csv, "
              "has them all)" if every > len(groups) else "")
     ax.set_title("First call in each process: when the call returned, and after sync\n"
                  "(cold cache: autotune runs; warm cache: tuned kernels are read back)" + shown)
-    _legend(ax)
+    plot_style.legend(ax)
     return figure
 
 
@@ -299,7 +233,7 @@ def draw_warmup(section_rows: pd.DataFrame, sets: SampleSets) -> Figure | str:
     rows = section_rows.dropna(subset=["iteration"])
     if rows.empty:
         return "no warm-up puzzle runs in this data"
-    figure, ax = _figure(10.0, 5.0)
+    figure, ax = plot_style.figure(10.0, 5.0)
     for k, (unit, label, cache, warmup) in enumerate(
             ordered(rows, ["unit", "label", "cache", "warmup"])):
         mine = rows[(rows["unit"] == unit) & (rows["label"] == label) &
@@ -310,13 +244,13 @@ def draw_warmup(section_rows: pd.DataFrame, sets: SampleSets) -> Figure | str:
         # The run the lesson is about gets its value in the legend (labels on points collide).
         name += f" (run {int(mine['iteration'].iloc[0])}: {duration(mine['value_s'].iloc[0])})"
         ax.plot(mine["iteration"].astype(int), mine["value_s"], marker="o", lw=1.5,
-                color=COLORS[k % len(COLORS)], label=name)
+                color=plot_style.COLORS[k % len(plot_style.COLORS)], label=name)
     runs = sorted(int(i) for i in rows["iteration"].unique())
     ax.set_xticks(runs, [f"run {i}" for i in runs])
-    _time_axis(ax, rows["value_s"].tolist())
+    plot_style.time_axis(ax, rows["value_s"].tolist())
     ax.set_xlabel("timed run (each ends with a sync)")
-    ax.set_ylabel("time after sync" + _scale_word(ax))
+    ax.set_ylabel("time after sync" + plot_style.scale_word(ax))
     ax.set_title("The warm-up puzzle: one warm-up without sync, then timed runs\n"
                  "(run 0 still pays autotune / compilation)")
-    _legend(ax)
+    plot_style.legend(ax)
     return figure

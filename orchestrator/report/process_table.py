@@ -1,6 +1,6 @@
 """Beyond the chapter: every time figure over its processes, median [95% interval].
 
-The process is the unit of replication (report/intervals.py): a figure of a target is the
+The process is the unit of replication (stats/intervals.py): a figure of a target is the
 geometric mean of its processes' medians (or single figures: a first call, a device init), its
 interval from the processes: a t interval on their logs with p-1 degrees of freedom, a
 two-level bootstrap from 10 processes with raw samples, none from one process (said so). A
@@ -18,9 +18,9 @@ import pandas as pd
 
 from orchestrator import vocabulary
 from orchestrator.data import frame_records
-from orchestrator.report import intervals
 from orchestrator.report.names import run_name
 from orchestrator.report.tables import Table, duration, empty, group_positions
+from orchestrator.stats import intervals
 
 SampleSets = dict[str, np.ndarray]
 # a profiler's kernel time is a figure of its own: ncu with L2 warm and with L2 flushed (or

@@ -18,9 +18,8 @@ import pandas as pd
 
 from orchestrator import programs, vocabulary
 from orchestrator.data import frame_records
-from orchestrator.report import arithmetic, intervals, process_table
+from orchestrator.report import arithmetic, process_table
 from orchestrator.report.names import run_name
-from orchestrator.report.spread import LEVEL, ratio, ratio_ci, summaries
 from orchestrator.report.tables import (
     Table,
     duration,
@@ -30,6 +29,8 @@ from orchestrator.report.tables import (
     ordered,
 )
 from orchestrator.report.timing_tables import cpu_rows, methods_rows
+from orchestrator.stats import intervals
+from orchestrator.stats.spread import LEVEL, ratio, ratio_ci, summaries
 
 SampleSets = dict[str, np.ndarray]
 # Accelerators that PyTorch and burn reach under different labels, by platform.

@@ -4,9 +4,10 @@ A section is one module of report/sections/ whose function is registered by `@se
 the registration names its row selection (`select`, run ONCE per report), its plot (the PNG's
 file name and its drawer in plots.py), the tables `report A B` joins across sides and how
 `compare` shows it; the function turns the selected rows into its tables and findings.
-`report` (writer.py), `report A B` (side_by_side.py) and `compare` read this one registry, and
-Markdown, CSV and PNG are exporters over the sections it builds. The registry's order is the
-report's: the order in which report/sections/ registers its modules (a test's stand-in, last).
+`report` (writer.py), `report A B` (compare/side_by_side.py) and `compare` read this one
+registry, and Markdown, CSV and PNG are exporters over the sections it builds. The
+registry's order is the report's: the order in which report/sections/ registers its modules
+(a test's stand-in, last).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from orchestrator import vocabulary
 from orchestrator.data.dataset import Dataset
 from orchestrator.report import checks, plots
 from orchestrator.report.checks import Thresholds
-from orchestrator.report.spread import sample_sets
+from orchestrator.report.sample_sets import sample_sets
 from orchestrator.report.tables import Table
 
 
@@ -78,11 +79,11 @@ class CompareSection:
     in compare's order (not the report's: compare's rows sort by it), which matched figures it
     takes (a figure goes to the last section, in compare's order, that takes it: the more
     specific sections come later), whether its rows get a verdict table, and the table its
-    rows with a verdict make (None: compare's verdict table, report/compare_tables.py)."""
+    rows with a verdict make (None: compare's verdict table, report/compare/tables.py)."""
 
     words: str
     rank: int
-    takes: Callable[[dict[str, Any]], bool]  # a matched row (report/compare_rows.py)
+    takes: Callable[[dict[str, Any]], bool]  # a matched row (report/compare/rows.py)
     verdicts: bool = True
     # (its words, its rows: compare.Row with a verdict) -> its table
     table: Callable[[str, list[Any]], Table] | None = None

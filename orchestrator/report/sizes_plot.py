@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from orchestrator.report import sizes
-from orchestrator.report.plots import COLORS, _tick
+from orchestrator.report.plot_style import COLORS, tick
 
 SampleSets = dict[str, np.ndarray]
 TICK_SIZES = 32  # sizes labelled on a panel's x axis; above: 32 of them, evenly on the log axis
@@ -45,7 +45,7 @@ def _panel(ax: object, rows: pd.DataFrame, device: str) -> None:
                 label=f"{sizes.target_name(group.iloc[0])} ({basis})")
     floor = rows["with_sync"].min()
     if pd.notna(floor):
-        ax.axhline(floor, color="gray", ls=":", label=f"launch floor {_tick(floor)} "
+        ax.axhline(floor, color="gray", ls=":", label=f"launch floor {tick(floor)} "
                    "(smallest with sync)")
     drawn: set[tuple[str, float]] = set()
     peaks = rows.dropna(subset=["peak_flops"]).drop_duplicates(["peak_name", "peak_flops"])
@@ -65,7 +65,7 @@ def _panel(ax: object, rows: pd.DataFrame, device: str) -> None:
     ax.set_yscale("log")
     ticks = _ticks(n_all)
     ax.set_xticks(ticks, [f"{n:.0f}" for n in ticks], rotation=45)
-    ax.yaxis.set_major_formatter(FuncFormatter(_tick))
+    ax.yaxis.set_major_formatter(FuncFormatter(tick))
     ax.yaxis.set_minor_formatter(NullFormatter())
     ax.grid(True, which="major", alpha=0.35)
     ax.set_xlabel("matmul size n (n×n f32, log scale" + (

@@ -29,7 +29,7 @@ from orchestrator.report.names import (  # re-exported: tables, plots and ratios
     framework_name,
     threads_column,
 )
-from orchestrator.report.spread import summary_keys
+from orchestrator.report.sample_sets import summary_keys
 
 __all__ = [
     "Table",

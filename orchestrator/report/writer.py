@@ -21,8 +21,8 @@ from orchestrator.data.dataset import Dataset
 from orchestrator.errors import OrchestratorError
 from orchestrator.report import plots, tables
 from orchestrator.report.checks import Thresholds
+from orchestrator.report.sample_sets import sample_sets
 from orchestrator.report.sections import Section, build_sections
-from orchestrator.report.spread import sample_sets
 from orchestrator.report.tables import Table
 
 REPORT_NAME = "report.md"

@@ -5,6 +5,6 @@ record), `process` (spawn, wait, kill a process group), `cache` (burn's on-disk 
 cache), `machine` (capabilities, host facts, load), `progress` (what a person watching
 sees), `carry` (binaries and wheels for a GPU machine without cargo).
 
-May import: `experiments`, `records`, `data`, `programs`, `vocabulary`, `errors`, `signals`.
-Not `report` or `cli`.
+May import: `experiments`, `records`, `data`, `programs`, `stats`, `vocabulary`, `errors`,
+`signals`. Not `report` or `cli`.
 """

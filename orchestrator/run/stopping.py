@@ -4,8 +4,8 @@ A series (one target at one shape and thread count, planned with max_processes p
 in interleaved rounds: spec/order.py) is looked at before each of its processes from the pilot
 on. Its steady-state figures (each method's median of a mm run; first calls are one value per
 process and another question) get their 95% interval from the processes measured so far, by
-the report's own method (report/intervals.estimate: one home; the run layer may not import
-the report, so the sweep is handed that module by its caller: `Statistics`). The series
+the report's own method (stats/intervals.estimate: one home, a leaf every layer may import).
+The series
 stops when every figure has a reason:
 
 - `target met`: half-width ≤ target with at least min_processes;
@@ -37,32 +37,20 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
 
 import numpy as np
 
 from orchestrator import vocabulary
 from orchestrator.data.store import Store
-from orchestrator.errors import InputError
 from orchestrator.experiments.config import ExperimentsFile, PrecisionTarget
 from orchestrator.experiments.plan import PlannedRun
 from orchestrator.records import CacheAction, CacheState, RunDef
+from orchestrator.stats import intervals
 
 NOISE_ROUNDS = 3  # no narrower than this many looks ago: the interval stopped shrinking
 MET, NOISE, BUDGET, MAX, NONE = ("target met", "noise floor", "time budget", "max processes",
                                  "no figure")
 Figure = tuple[str, str]  # (label, method)
-
-
-class Statistics(Protocol):
-    """What the rule needs of report/intervals (handed in: the layers keep run from report)."""
-
-    LEVEL: float
-
-    def estimate(self, values: Sequence[float],
-                 samples: Sequence[np.ndarray | None] | None = None) -> Any: ...
-
-    def t_quantile(self, p: float, df: float) -> float: ...
 
 
 def series_of(run: RunDef) -> str:
@@ -101,19 +89,18 @@ def _values(store: Store, sweep_id: str, series: str,
     return out
 
 
-def looks(stats: Statistics, points: list[tuple[int, float, np.ndarray | None]],
+def looks(points: list[tuple[int, float, np.ndarray | None]],
           first: int) -> list[Look]:
     """The figure's half-width over its first k processes, for every k from `first`."""
     points = sorted(points, key=lambda point: point[0])
     out = []
     for k in range(first, len(points) + 1):
-        e = stats.estimate([v for _, v, _ in points[:k]], [s for _, _, s in points[:k]])
+        e = intervals.estimate([v for _, v, _ in points[:k]], [s for _, _, s in points[:k]])
         out.append(Look(None, k) if e is None else Look(e.half_width, k, e.log_sd))
     return out
 
 
-def reason(stats: Statistics, history: list[Look], rule: PrecisionTarget,
-           planned: int) -> str | None:
+def reason(history: list[Look], rule: PrecisionTarget, planned: int) -> str | None:
     """Why a figure stops now, or None to go on (module docstring)."""
     now = history[-1]
     if now.half_width is not None and now.half_width <= rule.target \
@@ -125,17 +112,17 @@ def reason(stats: Statistics, history: list[Look], rule: PrecisionTarget,
         return None
     earlier = history[-1 - NOISE_ROUNDS].half_width if len(history) > NOISE_ROUNDS else None
     stuck = earlier is not None and now.half_width >= earlier
-    if stuck or not reachable(stats, now.log_sd, rule):
+    if stuck or not reachable(now.log_sd, rule):
         return NOISE
     return None
 
 
-def reachable(stats: Statistics, log_sd: float, rule: PrecisionTarget) -> bool:
+def reachable(log_sd: float, rule: PrecisionTarget) -> bool:
     """Whether the spread seen so far could give ±target within max_processes: the t
     interval's half-width exp(t(p-1)·sd/√p) − 1 at p = max_processes (the t quantile shrinks
     with p as much as √p does at first: a projection without it stops far too early)."""
     p = rule.max_processes
-    return math.expm1(stats.t_quantile(0.5 + stats.LEVEL / 2, p - 1) * log_sd
+    return math.expm1(intervals.t_quantile(0.5 + intervals.LEVEL / 2, p - 1) * log_sd
                       / math.sqrt(p)) <= rule.target
 
 
@@ -145,8 +132,8 @@ class Stopping:
     and the scope whose runs share the rule's time budget."""
 
     def __init__(self, store: Store, sweep_id: str, config: ExperimentsFile,
-                 stats: Statistics | None, planned: Sequence[PlannedRun] = ()) -> None:
-        self.store, self.sweep_id, self.config, self.stats = store, sweep_id, config, stats
+                 planned: Sequence[PlannedRun] = ()) -> None:
+        self.store, self.sweep_id, self.config = store, sweep_id, config
         self.stopped: set[str] = set()
         # run id -> the budget scope of its rule; a warm series' priming run (stored as its
         # own definition's id + '-prime', in the state it started in) counts with its run
@@ -159,10 +146,6 @@ class Stopping:
                 for state in (CacheState.COLD, CacheState.WARM):
                     prime = replace(p.run, cache=state, cache_action=CacheAction.NONE)
                     self.scope[prime.run_id + "-prime"] = p.rule_scope
-        targeted = sorted({p.run.experiment for p in planned if p.rule is not None})
-        if targeted and stats is None:  # a programming error of the caller, said plainly
-            raise InputError(f"experiments {', '.join(targeted)} stop at a precision target, "
-                             "but this sweep was started without the statistics to judge it")
 
     def not_needed(self, planned: PlannedRun, pending: list[PlannedRun]) -> str | None:
         """None while this run is needed; else why not: a series that stops here has its
@@ -211,9 +194,8 @@ class Stopping:
         over = spent + per_round > rule.budget_s
         records: list[tuple[object, ...]] = []
         for (label, method), points in figures.items():
-            assert self.stats is not None  # __init__ refused a targeted sweep without them
-            history = looks(self.stats, points, min(rule.first_look, len(points)))
-            why = reason(self.stats, history, rule, run.processes) if history else None
+            history = looks(points, min(rule.first_look, len(points)))
+            why = reason(history, rule, run.processes) if history else None
             why = why or (BUDGET if over else MAX if final else None)
             if why is None:
                 return None

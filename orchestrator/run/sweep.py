@@ -124,11 +124,8 @@ def _priming_state(planned: PlannedRun, project: Path,
 
 class Sweep:
     def __init__(self, project: Path, results: Path, python: str = sys.executable,
-                 show: bool = True, on_partial: PartialReport | None = None,
-                 statistics: stopping.Statistics | None = None) -> None:
+                 show: bool = True, on_partial: PartialReport | None = None) -> None:
         self.project = project
-        # report/intervals, handed in by the caller: a precision target's rule (run/stopping)
-        self.statistics = statistics
         # while builds go on and runs have finished: a first report (cli writes it)
         self.on_partial = on_partial
         self.store = Store(results)
@@ -201,7 +198,7 @@ class Sweep:
         for name, build in background.builds.items():
             self.progress.note(f"build {name} ({' '.join([build.crate, *build.features])}) "
                                "in the background")
-        stops = stopping.Stopping(store, sweep_id, config, self.statistics, planned)
+        stops = stopping.Stopping(store, sweep_id, config, planned)
         try:
             background.start()
             self._run_staged(todo, background, builds, ctx, config, summary, stops)

@@ -21,11 +21,12 @@ from orchestrator import programs
 from orchestrator.data import dataset
 from orchestrator.data.parse import parse_text
 from orchestrator.programs import Program
-from orchestrator.report import clocks, ratios, side_by_side, tables
-from orchestrator.report.compare import compare
-from orchestrator.report.compare_output import render_markdown
-from orchestrator.report.compare_sides import load_side, machine_facts
-from orchestrator.report.spread import sample_sets
+from orchestrator.report import clocks, ratios, tables
+from orchestrator.report.compare import side_by_side
+from orchestrator.report.compare.output import render_markdown
+from orchestrator.report.compare.sides import load_side, machine_facts
+from orchestrator.report.compare.verdicts import compare
+from orchestrator.report.sample_sets import sample_sets
 
 from ..conftest import PROJECT
 

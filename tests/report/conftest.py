@@ -1,5 +1,5 @@
 """Fixtures of the report layer's tests: the real CPU sweeps that compare's A/A and A/B tests
-judge (tests/report/test_aa.py, tests/report/test_compare.py), made once per session."""
+judge (tests/report/compare/test_aa.py and test_verdicts.py), made once per session."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ..conftest import facts_once, write
 
 # torch at 6 processes a side (with 3, and once in 10 runs with 4, a real 3.7x change was
 # `inconclusive` in one of six figures: t on few degrees of freedom, Holm over six), burn's
-# template build at 3 (test_compare judges burn at 60% only: EFFECT there)
+# template build at 3 (test_verdicts judges burn at 60% only: EFFECT there)
 AA = """\
 version: 1
 defaults: {shape: [128, 128], reps: 20, timeout_s: 300}
@@ -48,7 +48,7 @@ def cpu_sweeps(tmp_path_factory: pytest.TempPathFactory, burn_builds) -> dict[st
     same with MKL slowed on purpose (an A/B whose answer is known). Their runs interleaved (a,
     b, slow for torch, then for burn) so that the machine's drift between the sides is
     seconds, not a whole sweep. Shared by the A/A bound (test_aa) and compare's real-sweep
-    tests (test_compare): one set of 27 processes where each made its own. What is judged is
+    tests (test_verdicts): one set of 27 processes where each made its own. What is judged is
     the programs' figures: torch's and JAX's facts are probed once, not in each of the six
     sweeps (conftest.facts_probed_once)."""
     tmp = tmp_path_factory.mktemp("cpu-sweeps")

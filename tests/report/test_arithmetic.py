@@ -18,7 +18,7 @@ from orchestrator.data.store import Store
 from orchestrator.records import RunDef, RunRecord
 from orchestrator.report import ratios, tables
 from orchestrator.report import writer as report
-from orchestrator.report.spread import sample_sets
+from orchestrator.report.sample_sets import sample_sets
 
 from ..conftest import PROJECT
 

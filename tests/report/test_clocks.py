@@ -157,7 +157,8 @@ def test_failures_table_names_a_skipped_profile_run(tmp_path: Path) -> None:
 
 
 def test_compare_leaves_out_profile_runs(results: Path) -> None:
-    from orchestrator.report import compare_rows, compare_sides
+    from orchestrator.report.compare import rows as compare_rows
+    from orchestrator.report.compare import sides as compare_sides
 
     side = compare_sides.load_side(str(results))
     rows = compare_rows.measurements(side)

@@ -17,7 +17,8 @@ import pytest
 from matplotlib.figure import Figure
 
 from orchestrator.data.dataset import Dataset
-from orchestrator.report import sections, side_by_side, writer
+from orchestrator.report import sections, writer
+from orchestrator.report.compare import side_by_side
 from orchestrator.report.sections import Context, Section, SideTable, section
 from orchestrator.report.tables import Table
 
@@ -106,8 +107,9 @@ def test_plot_file_names_live_in_the_registry_alone() -> None:
 def test_contract_section_compare_reads_the_registry() -> None:
     """A section registered with `compare=` is one of compare's sections, in its rank's place:
     the figures it takes leave the section that held them (the chapter's log against itself)."""
-    from orchestrator.report import compare, compare_output
-    from orchestrator.report.compare_sides import load_side
+    from orchestrator.report.compare import output as compare_output
+    from orchestrator.report.compare import verdicts as compare
+    from orchestrator.report.compare.sides import load_side
     from orchestrator.report.sections import CompareSection
 
     before = list(sections.REGISTRY)
@@ -132,8 +134,9 @@ def test_contract_section_compare_reads_the_registry() -> None:
 def test_contract_section_owns_its_compare_table() -> None:
     """compare.md is the report's Markdown exporter over compare's sections: a registered
     section's own compare table (`CompareSection.table`) is the table under its heading."""
-    from orchestrator.report import compare, compare_output
-    from orchestrator.report.compare_sides import load_side
+    from orchestrator.report.compare import output as compare_output
+    from orchestrator.report.compare import verdicts as compare
+    from orchestrator.report.compare.sides import load_side
     from orchestrator.report.sections import CompareSection
 
     def _counted(words: str, rows: list) -> Table:

@@ -10,8 +10,8 @@ import re
 from orchestrator.report import findings, tables
 from orchestrator.report.checks import Thresholds
 from orchestrator.report.findings import Finding, Kind
+from orchestrator.report.sample_sets import sample_sets
 from orchestrator.report.sections import build_sections
-from orchestrator.report.spread import sample_sets
 
 from ..conftest import PROJECT
 from .test_writer import chapter_dataset

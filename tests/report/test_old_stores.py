@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.report import compare, compare_sides
+from orchestrator.report.compare import sides as compare_sides
+from orchestrator.report.compare import verdicts as compare
 
 from ..conftest import PROJECT
 

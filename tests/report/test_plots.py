@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 from orchestrator.data.dataset import Dataset
-from orchestrator.report import plots, tables
+from orchestrator.report import plot_style, plots, tables
 from orchestrator.report.checks import Thresholds
+from orchestrator.report.sample_sets import sample_sets
 from orchestrator.report.sections import build_sections
-from orchestrator.report.spread import sample_sets
 from tests.report.test_writer import chapter_dataset, synthetic_dataset
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -63,5 +63,5 @@ def test_plots_the_data_lacks_are_skipped_with_a_reason(tmp_path: Path) -> None:
 
 
 def test_tick_labels_use_time_units() -> None:
-    assert [plots._tick(v) for v in (2.0, 1e-3, 1e-4, 1e-6, 5e-9)] == [
+    assert [plot_style.tick(v) for v in (2.0, 1e-3, 1e-4, 1e-6, 5e-9)] == [
         "2 s", "1 ms", "100 µs", "1 µs", "5 ns"]

@@ -238,7 +238,7 @@ def test_compare_and_side_by_side_carry_tflops(tmp_path: Path) -> None:
 
 
 def test_a_compare_csv_from_before_the_throughput_columns_is_still_ours(tmp_path: Path) -> None:
-    from orchestrator.report import compare_output
+    from orchestrator.report.compare import output as compare_output
     old = tmp_path / "compare.csv"
     old.write_text(",".join(compare_output.LEGACY_FIELDS) + "\n", encoding="utf-8")
     assert compare_output._ours(old)

@@ -18,8 +18,8 @@ from orchestrator.data import dataset
 from orchestrator.data.durations import format_duration
 from orchestrator.report import writer
 from orchestrator.report.checks import Thresholds
+from orchestrator.report.sample_sets import sample_sets
 from orchestrator.report.sections import Section, build_sections
-from orchestrator.report.spread import sample_sets
 from orchestrator.report.tables import Table, prepare
 
 from ..conftest import PROJECT

@@ -1,7 +1,7 @@
 """A/B measured interleaved in one sweep (`variants:`): each target runs once per variant, the
 processes of both in the same shuffled rounds (so drift hits both alike), and compare reads
 RESULTS#a and RESULTS#b as the two sides. Real torch cpu runs (MKL_CBWR=COMPATIBLE makes
-MKL's steady figures several times slower on this box: tests/report/test_aa.py).
+MKL's steady figures several times slower on this box: tests/report/compare/test_aa.py).
 
 Five processes per variant: with three, a 2.8x change on CI's 2-core box came out
 `inconclusive` (95% interval 1.77-4.37x, but Holm over the four steady figures gave p 0.068:
@@ -18,11 +18,11 @@ from orchestrator.cli import main
 from orchestrator.data import dataset
 from orchestrator.errors import ConfigError, InputError
 from orchestrator.experiments import config
-from orchestrator.report import compare
-from orchestrator.report.compare import load_side
+from orchestrator.report.compare import verdicts as compare
+from orchestrator.report.compare.verdicts import load_side
 
 from ..conftest import facts_once, write
-from .test_aa import STEADY
+from .compare.test_aa import STEADY
 
 AB = """\
 version: 1

@@ -22,7 +22,7 @@ from orchestrator.data.durations import format_duration
 from orchestrator.data.parse import parse_text
 from orchestrator.report import writer as report
 from orchestrator.report.checks import Thresholds
-from orchestrator.report.spread import median_ci
+from orchestrator.stats.spread import median_ci
 from tests.data.test_accuracy import chapter_inputs, reversed_sum
 
 from ..conftest import PROJECT

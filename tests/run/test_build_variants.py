@@ -17,8 +17,8 @@ from orchestrator.data.store import Store
 from orchestrator.experiments.config import Build
 from orchestrator.programs.burn.cargo import Builder, build_key
 from orchestrator.records import RunDef
-from orchestrator.report import compare
-from orchestrator.report.compare import load_side
+from orchestrator.report.compare import verdicts as compare
+from orchestrator.report.compare.verdicts import load_side
 
 from ..conftest import PROJECT, USER_BUILD_CACHE, facts_once, write
 
@@ -83,7 +83,7 @@ def test_compare_judges_the_two_builds_over_their_processes(swept: Path) -> None
     assert steady and not c.only_a and not c.only_b
     assert {r.basis for r in steady} == {"processes 3/3, reps 20/20"}
     assert {r.verdict for r in steady} <= {"same", "inconclusive", "slower", "faster"}
-    # the same code on both sides: at a 60% minimum effect (tests/report/test_compare.py's
+    # the same code on both sides: at a 60% minimum effect (tests/report/compare/test_verdicts.py's
     # bound for this box), nothing may read as changed
     loose = compare.compare(load_side(f"{swept}#a"), load_side(f"{swept}#b"), 0.6)
     assert not {r.verdict for r in loose.rows if ", reps " in r.basis} & {"slower", "faster"}

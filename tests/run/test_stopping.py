@@ -16,8 +16,9 @@ from orchestrator.cli import main
 from orchestrator.data import dataset
 from orchestrator.data.store import Store
 from orchestrator.records import RunDef, RunRecord
-from orchestrator.report import intervals, process_table, tables
+from orchestrator.report import process_table, tables
 from orchestrator.run.sweep import Sweep
+from orchestrator.stats import intervals
 
 from ..conftest import PROJECT, facts_probed_once, write
 from ..report.fake_stores import lines
@@ -54,7 +55,7 @@ def _fake(monkeypatch: pytest.MonkeyPatch, medians: dict[int, list[float]],
 
 def _sweep(tmp_path: Path, target: str, budget: str = "300") -> tuple[Path, int]:
     exp = write(tmp_path / "e.yaml", FILE % (target, budget))
-    sweep = Sweep(PROJECT, tmp_path / "results", show=False, statistics=intervals)
+    sweep = Sweep(PROJECT, tmp_path / "results", show=False)
     code = sweep.run(exp).exit_code
     return exp, code
 
@@ -106,7 +107,7 @@ def test_a_series_goes_on_until_met_and_a_resume_continues_the_rule(
     assert 3 < len(first) < 8 and first == list(range(1, len(first) + 1))
     assert {reason for reason, _ in _stops(tmp_path / "results").values()} == {"target met"}
     ran.clear()
-    again = Sweep(PROJECT, tmp_path / "results", show=False, statistics=intervals)
+    again = Sweep(PROJECT, tmp_path / "results", show=False)
     assert again.run(exp).exit_code == 0
     assert ran == []  # the same looks from the stored figures: the same stop, nothing new
     assert dataset.load(tmp_path / "results").sweep.complete

@@ -14,7 +14,6 @@ import pytest
 from orchestrator.cli import main
 from orchestrator.data.store import Store
 from orchestrator.records import RunDef
-from orchestrator.report import intervals
 from orchestrator.run.sweep import Sweep
 
 from ..conftest import PROJECT, facts_probed_once, needs_jax, write
@@ -53,8 +52,7 @@ def _stored(results: Path) -> tuple[dict[int, list[int]], dict[int, set[tuple[st
 
 def _run(tmp_path: Path, processes: int, target: str, budget: str) -> int:
     exp = write(tmp_path / "e.yaml", FILE % (processes, target, budget))
-    return Sweep(PROJECT, tmp_path / "results", show=False,
-                 statistics=intervals).run(exp).exit_code
+    return Sweep(PROJECT, tmp_path / "results", show=False).run(exp).exit_code
 
 
 def test_a_target_stops_at_its_own_rule_and_the_other_keeps_its_count(
@@ -148,8 +146,7 @@ def test_a_pilot_of_one_stops_at_the_budget_with_its_reason_named(
         "min_processes: 3, max_processes: 8", "min_processes: 3, max_processes: 3, pilot: 1"
     ).replace("      - {program: torch, device: cpu, threads: [2]}\n", "")
     exp = write(tmp_path / "e.yaml", text)
-    assert Sweep(PROJECT, tmp_path / "results", show=False,
-                 statistics=intervals).run(exp).exit_code == 0
+    assert Sweep(PROJECT, tmp_path / "results", show=False).run(exp).exit_code == 0
     assert [r.process for r in ran] == [1]
     _ran, stops = _stored(tmp_path / "results")
     assert stops == {1: {("time budget", 1)}}

@@ -10,8 +10,8 @@ from orchestrator.report.checks import Thresholds, cpu_target, per_run
 from orchestrator.report.findings import Kind
 from orchestrator.report.names import column_name, cpu_build_name
 from orchestrator.report.registry import CompareSection, Context, Section, SideTable, section
-from orchestrator.report.spread import ratio
 from orchestrator.report.tables import duration, ordered
+from orchestrator.stats.spread import ratio
 
 
 @section("cpu", lambda ctx: timing_tables.cpu_figures(ctx.fig),

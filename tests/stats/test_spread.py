@@ -1,4 +1,4 @@
-"""report.spread: the one ratio of the report, and intervals that survive zeros and many samples."""
+"""stats/spread.py: the one ratio of the report, intervals that survive zeros and many samples."""
 
 from __future__ import annotations
 
@@ -8,8 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from orchestrator.report import checks, energy, spread
-from orchestrator.report.spread import (
+from orchestrator.report import checks, energy
+from orchestrator.report.sample_sets import sample_sets
+from orchestrator.report.tables import duration
+from orchestrator.stats import spread
+from orchestrator.stats.spread import (
     BOOTSTRAP_RESAMPLES,
     LEVEL,
     SEED,
@@ -18,9 +21,7 @@ from orchestrator.report.spread import (
     median_ci,
     ratio,
     ratio_ci,
-    sample_sets,
 )
-from orchestrator.report.tables import duration
 
 
 @pytest.mark.parametrize(("num", "den", "want"), [

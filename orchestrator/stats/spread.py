@@ -1,29 +1,27 @@
-"""How sure are the medians? Distribution-free statistics of the raw samples.
+"""How sure are the medians? Distribution-free statistics of raw sample sets.
 
 A timing's median moves with the machine's load (the chapter's PyTorch MPS median doubled its
 minimum at load 24), so the report gives each median a 95% confidence interval and each
 burn/PyTorch ratio a bootstrap interval. Both assume nothing about the shape of the timing
 distribution, which is skewed and often bimodal. The bootstrap uses a fixed seed so that the
-same data always gives the same report.
+same data always gives the same report. Plain arrays in, numbers out: which sample set belongs
+to which figure is the report's (report/sample_sets.py).
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from typing import NamedTuple
+from collections.abc import Hashable
+from typing import NamedTuple, TypeVar
 
 import numpy as np
-import pandas as pd
 
 LEVEL = 0.95
 BOOTSTRAP_RESAMPLES = 4000
 SEED = 20250101
 
-# One raw-sample set: its run_id and summary line number joined in one string (a string
-# compares cleanly inside a DataFrame column, a tuple would not).
-SampleKey = str
-_SEP = "\x1f"
+Key = TypeVar("Key", bound=Hashable)  # a sample set's name: the report's SampleKey
 
 
 def ratio(num: float | None, den: float | None) -> float | None:
@@ -76,16 +74,16 @@ class Summary(NamedTuple):
     iqr: float
 
 
-def summaries(sets: dict[SampleKey, np.ndarray]) -> dict[SampleKey, Summary]:
+def summaries(sets: dict[Key, np.ndarray]) -> dict[Key, Summary]:
     """min, median, median_ci and iqr of each set, the sets of one size sorted as one array
     (a 5000-run report has 28,000 sets: a sort, a median and two percentiles each were
     seconds). The same numbers as those functions give one set at a time: np.median's (a + b)
     / 2, the order statistics, np.percentile's interpolation row by row (each set finite, as
-    `sample_sets` keeps them)."""
-    by_size: dict[int, list[SampleKey]] = {}
+    report/sample_sets keeps them)."""
+    by_size: dict[int, list[Key]] = {}
     for key, values in sets.items():
         by_size.setdefault(len(values), []).append(key)
-    out: dict[SampleKey, Summary] = {}
+    out: dict[Key, Summary] = {}
     for n, keys in by_size.items():
         if n == 0:
             out.update((k, Summary(0, math.nan, math.nan, None, math.nan)) for k in keys)
@@ -153,7 +151,7 @@ def _medians_of_resamples(rng: np.random.Generator, values: np.ndarray, resample
                           finite: bool) -> np.ndarray:
     """np.median(rng.choice(values, (resamples, n)), axis=1), drawn a block of rows at a time:
     the generator draws the same positions in blocks as in one call (its draws depend on the
-    size of the set alone; tests/report/test_spread.py holds it to the one call)."""
+    size of the set alone; tests/stats/test_spread.py holds it to the one call)."""
     n = len(values)
     rows = max(1, _BLOCK // n)
     median = _row_medians if finite else (lambda v: np.median(v, axis=1))
@@ -176,46 +174,3 @@ def _middle(ordered: np.ndarray) -> np.ndarray:
     if n % 2:
         return ordered[:, n // 2]
     return (ordered[:, n // 2 - 1] + ordered[:, n // 2]) / 2
-
-
-def sample_sets(samples: pd.DataFrame) -> dict[SampleKey, np.ndarray]:
-    """The raw samples, one array per `# samples` line, keyed like `summary_keys` keys figures.
-
-    Each sample carries the line number of its summary line (`summary_line`, linked by the
-    parser, or for a version-1 store by its migration); a set that belongs to no summary line
-    is left out, and so are values that cannot be a time (negative, nan, inf: a store parsed
-    before the parser refused them), a set left with none among them.
-    """
-    if samples is None or samples.empty:
-        return {}
-    linked = samples.dropna(subset=["summary_line"])
-    values = pd.to_numeric(linked["value_s"], errors="coerce")
-    linked = linked[np.isfinite(values) & (values >= 0)]
-    if linked.empty:
-        return {}
-    # groupby(["run_id", "summary_line"], sort=False) without a frame per group (28,000 at
-    # 5000 runs): each pair's code in order of first appearance, a stable sort by it, then
-    # the values cut at the groups' ends; each set its values in their order, as before
-    runs, lines = (pd.factorize(linked[c])[0] for c in ("run_id", "summary_line"))
-    codes, _ = pd.factorize(runs.astype(np.int64) * (int(lines.max()) + 1) + lines)
-    order = np.argsort(codes, kind="stable")
-    ends = np.cumsum(np.bincount(codes))
-    firsts = order[np.concatenate(([0], ends[:-1]))]
-    numbers = linked["value_s"].to_numpy(dtype=float)[order]
-    run_ids = linked["run_id"].to_numpy()[firsts]
-    line_nos = linked["summary_line"].to_numpy()[firsts]
-    return {_key(run_id, line): part for run_id, line, part in
-            zip(run_ids, line_nos, np.split(numbers, ends[:-1]), strict=True)}
-
-
-def summary_keys(figures: pd.DataFrame) -> pd.Series:
-    """For each figure row, the key of the sample set behind its summary line (or None):
-    its run and line number, for the `min` and `median` of a summary line."""
-    keys = [_key(run_id, line) if stat in ("min", "median") and pd.notna(line) else None
-            for run_id, stat, line in zip(figures["run_id"], figures["stat"], figures["line_no"],
-                                          strict=True)]
-    return pd.Series(keys, index=figures.index, dtype=object)
-
-
-def _key(run_id: object, line: object) -> str:
-    return f"{run_id}{_SEP}{int(line)}"  # type: ignore[call-overload]

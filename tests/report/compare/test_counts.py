@@ -7,10 +7,11 @@ start event waited in 20 of 20 runs, blocked ones in 0 of 20), compared with its
 
 from __future__ import annotations
 
-from orchestrator.report import compare, compare_output
-from orchestrator.report.compare import load_side
+from orchestrator.report.compare import output as compare_output
+from orchestrator.report.compare import verdicts as compare
+from orchestrator.report.compare.verdicts import load_side
 
-from ..conftest import PROJECT
+from ...conftest import PROJECT
 
 EVIDENCE = PROJECT / "docs" / "results" / "h200-2026-12-02" / "evidence"
 

@@ -9,7 +9,7 @@ import pytest
 
 from orchestrator.cli import main
 
-from ..conftest import PROJECT
+from ...conftest import PROJECT
 
 CHAPTER = PROJECT / "tests" / "data" / "chapter_listings.log"
 H200 = PROJECT / "docs" / "results" / "h200-2026-11-30"

@@ -17,11 +17,12 @@ import pytest
 
 from orchestrator.cli import main
 from orchestrator.data.durations import format_duration
-from orchestrator.report import compare, compare_output
-from orchestrator.report.compare import ONE_VALUE, load_side, verdict
+from orchestrator.report.compare import output as compare_output
+from orchestrator.report.compare import verdicts as compare
+from orchestrator.report.compare.verdicts import ONE_VALUE, load_side, verdict
 
-from ..conftest import PROJECT, write
-from . import fake_stores
+from ...conftest import PROJECT, write
+from .. import fake_stores
 
 CHAPTER = PROJECT / "tests" / "data" / "chapter_listings.log"
 H200 = PROJECT / "docs" / "results" / "h200-2026-11-30"
@@ -162,7 +163,7 @@ def _verdicts(tmp_path: Path, a: dict[str, np.ndarray | float],
 
 def test_one_process_a_side_gives_the_ratio_and_no_verdict(tmp_path: Path) -> None:
     # a log is one process: however tight its samples, they know nothing of the spread between
-    # processes, so far apart or alike, no verdict (tests/report/test_intervals.py: processes)
+    # processes, so far apart or alike, no verdict (tests/stats/test_intervals.py: processes)
     rows = _verdicts(tmp_path, {"with sync": BASE, "no sync": BASE * 2},
                      {"with sync": BASE * 2, "no sync": BASE.copy()})
     for name, quotient in (("with sync", 2.0), ("no sync", 0.5)):
@@ -309,7 +310,7 @@ def test_a_sweep_slowed_on_purpose_is_slower_exactly_where_it_was_slowed(
     assert len(torch_rows) == 4
     # only torch may slow down, nothing is faster; on this shared box 3 processes a side are
     # often too few for a verdict at all (seen: intervals 1.07-147x), so the torch ratios are
-    # held to their point value here; tests/report/test_aa.py finds the change as `slower`
+    # held to their point value here; tests/report/compare/test_aa.py finds the change as `slower`
     seen = {f: (r.verdict, r.ratio, r.lo, r.hi) for f, r in rows.items()}
     assert slower <= torch_rows and "faster" not in {r.verdict for r in rows.values()}, seen
     assert all(rows[f].ratio > 1.3 for f in torch_rows), seen

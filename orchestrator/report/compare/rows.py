@@ -1,13 +1,13 @@
 """A side of `compare` as rows: one per figure it measured, its processes pooled.
 
 Each side becomes one row per figure (the process is the unit of replication,
-report/intervals.py): every run of an experiment that measured the same thing gives one value
+stats/intervals.py): every run of an experiment that measured the same thing gives one value
 (a summary line's median, or a single figure), and the row carries them all, its cold repeats
 included. A store's rows are pooled over every process: the cache label already tells a cold
 first process from the warm ones after it. A captured log records no cache, so there the
 process number stays part of what a figure is (`process`). A row's key is what it measures
 (`key_fields`: framework, label, device, the sweep axes' fields, method, stat, iteration),
-never the run id; which row of A is which of B is `compare_match`'s.
+never the run id; which row of A is which of B is `match`'s.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import pandas as pd
 
 from orchestrator import axes, programs, vocabulary
 from orchestrator.data import frame_records
-from orchestrator.report import intervals
-from orchestrator.report.compare_sides import Side
-from orchestrator.report.spread import sample_sets, summary_keys
+from orchestrator.report.compare.sides import Side
+from orchestrator.report.sample_sets import sample_sets, summary_keys
+from orchestrator.stats import intervals
 
 
 def key_fields() -> tuple[str, ...]:

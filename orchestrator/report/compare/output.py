@@ -1,7 +1,7 @@
 """What `compare` writes: compare.md, compare.csv, compare.png, and a rich table on the terminal.
 
 The files are the report's exporters (report/writer.py, plots.py) over compare's sections and
-tables (report/compare_tables.py): compare.md lists the differences between the two machines
+tables (report/compare/tables.py): compare.md lists the differences between the two machines
 and settings first, then one table per section `compare` shows (methods, first call, CPU,
 warm-up), the figures set apart (different arithmetic or thread count: no verdict), the plain
 A/B values (counts, accuracy) and what only one side measured. compare.csv has one row per
@@ -19,9 +19,9 @@ from rich.table import Table
 from rich.text import Text
 
 from orchestrator.data import outputs
-from orchestrator.report import compare_tables, plots, writer
-from orchestrator.report.compare import ONE_VALUE, Comparison
-from orchestrator.report.compare_tables import (  # re-exported: what tests and users read here
+from orchestrator.report import plots, writer
+from orchestrator.report.compare import tables as compare_tables
+from orchestrator.report.compare.tables import (  # re-exported: what tests and users read here
     CSV_FIELDS,
     EARLIER_FIELDS,
     LEGACY_FIELDS,
@@ -33,6 +33,7 @@ from orchestrator.report.compare_tables import (  # re-exported: what tests and 
     ratio_cell,
     value_cell,
 )
+from orchestrator.report.compare.verdicts import ONE_VALUE, Comparison
 
 __all__ = ["CSV_FIELDS", "EARLIER_FIELDS", "LEGACY_FIELDS", "PLOT_ROWS", "TERMINAL_ROWS",
            "draw", "notable", "plot_note", "plotted", "render_markdown", "show", "value_cell",
@@ -52,7 +53,7 @@ PLOT_COLOURS = {"same": "tab:green", "faster": "tab:blue", "slower": "tab:red",
 
 
 def render_markdown(c: Comparison) -> str:
-    """compare.md: what the ratios and verdicts are, then the sections (compare_tables)."""
+    """compare.md: what the ratios and verdicts are, then the sections (compare/tables.py)."""
     e = c.min_effect
     out = [MARK, f"# compare: A = {c.a.name}, B = {c.b.name}", "",
            f"Ratio B/A of the figures over their processes (geometric mean of the process "

@@ -1,5 +1,5 @@
 """Which figure of A is which figure of B: `compare`'s matching of two sides' rows
-(report/compare_rows.py: one row per figure, processes pooled, keyed on what it measures).
+(report/compare/rows.py: one row per figure, processes pooled, keyed on what it measures).
 
 A log's process 1 is matched with a store's cold figure, a later one with a warm figure. A
 precision one side did not record is taken as the default FP32: it is paired with the FP32
@@ -20,7 +20,7 @@ import pandas as pd
 from orchestrator import programs, vocabulary
 from orchestrator.data import frame_records
 from orchestrator.report import sections as report_sections
-from orchestrator.report.compare_rows import key_fields, wildcard_fields
+from orchestrator.report.compare.rows import key_fields, wildcard_fields
 
 
 def sections() -> tuple[str, ...]:

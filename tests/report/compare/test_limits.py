@@ -12,10 +12,10 @@ import pytest
 from PIL import Image
 
 from orchestrator import cli
-from orchestrator.report import compare_output
+from orchestrator.report.compare import output as compare_output
 
 pytestmark = pytest.mark.slow  # two logs of a few thousand figures: about 20 s here
-CHAPTER = Path(__file__).resolve().parents[1] / "data" / "chapter_listings.log"
+CHAPTER = Path(__file__).resolve().parents[2] / "data" / "chapter_listings.log"
 _TIME = re.compile(r"(\d+\.\d+)(ns|µs|ms|s)\b")
 
 

@@ -18,9 +18,10 @@ import pandas as pd
 
 from orchestrator.data import outputs
 from orchestrator.errors import InputError
-from orchestrator.report import compare_sides, tables, writer
-from orchestrator.report.compare_rows import accuracy_label
-from orchestrator.report.compare_sides import NOT_RECORDED, Side, load_side, program_rows
+from orchestrator.report import tables, writer
+from orchestrator.report.compare import sides as compare_sides
+from orchestrator.report.compare.rows import accuracy_label
+from orchestrator.report.compare.sides import NOT_RECORDED, Side, load_side, program_rows
 from orchestrator.report.sections import REGISTRY, Context, Registered, SideTable
 from orchestrator.report.tables import Table
 from orchestrator.report.writer import markdown_table, note_lines

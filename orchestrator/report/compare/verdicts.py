@@ -1,11 +1,11 @@
 """`python -m orchestrator compare A B`: a verdict per figure between two result sets.
 
 A side is a results folder (its latest sweep), `folder@sweep`, or a captured log (`parse`'s
-input, such as the chapter's listings): `compare_sides`. Figures are matched on what they
-measure, never on run ids: `compare_rows` and `compare_match`. This module gives each matched
-time figure its verdict; `compare_output` writes the result.
+input, such as the chapter's listings): `sides`. Figures are matched on what they measure,
+never on run ids: `rows` and `match`. This module gives each matched time figure its verdict;
+`output` writes the result.
 
-The process is the unit (report/intervals.py): each side's figure pools all its processes
+The process is the unit (stats/intervals.py): each side's figure pools all its processes
 (cold repeats included), one value per process. r = B/A of the geometric means of the process
 values, with a 95% interval from Welch's t on the log process values, and a minimum effect e
 (default 5%). Each figure's test "the change is beyond ±e" gets a p-value, and the p-values of
@@ -36,8 +36,8 @@ from typing import Any
 
 from orchestrator import vocabulary
 from orchestrator.errors import InputError
-from orchestrator.report import intervals, peaks, sizes
-from orchestrator.report.compare_match import (
+from orchestrator.report import peaks, sizes
+from orchestrator.report.compare.match import (
     describe,
     match,
     pair_labels,
@@ -45,9 +45,10 @@ from orchestrator.report.compare_match import (
     sections,
     verdict_sections,
 )
-from orchestrator.report.compare_rows import measurements
-from orchestrator.report.compare_sides import Fact, Side, load_side, machine_facts
-from orchestrator.report.spread import ratio
+from orchestrator.report.compare.rows import measurements
+from orchestrator.report.compare.sides import Fact, Side, load_side, machine_facts
+from orchestrator.stats import intervals
+from orchestrator.stats.spread import ratio
 
 __all__ = ["Comparison", "InputError", "Row", "Side", "compare", "judge", "load_side",
            "sections", "verdict", "verdict_sections"]

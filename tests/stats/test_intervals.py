@@ -15,11 +15,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from orchestrator.report import compare, intervals
-from orchestrator.report.compare import ONE_VALUE, load_side
+from orchestrator.report.compare import verdicts as compare
+from orchestrator.report.compare.verdicts import ONE_VALUE, load_side
+from orchestrator.stats import intervals
 
-from . import fake_stores
-from .fake_stores import spread
+from ..report import fake_stores
+from ..report.fake_stores import spread
 
 
 def test_t_quantiles_are_the_textbook_ones() -> None:

@@ -1,9 +1,9 @@
 """A/A and a real change, measured here: the same small CPU experiments file run twice, then
 once with a knob that slows MKL (MKL_CBWR=COMPATIBLE): tests/report/conftest.py's
-`cpu_sweeps`, shared with test_compare. torch's figures are judged here, 6 processes of 20
+`cpu_sweeps`, shared with test_verdicts. torch's figures are judged here, 6 processes of 20
 reps a side (with 3, and once in 10 runs with 4, a real 3.7x change was `inconclusive` in
 one of six figures: t on few degrees of freedom, Holm over six); burn's, at 3 processes, are
-test_compare's.
+test_verdicts's.
 
 The issue's bar: at most 5% of compare's verdicts `faster`/`slower` for the same file on the
 same machine (the honest answer on this noisy 2-core box is `inconclusive`), and the real
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.report import compare
-from orchestrator.report.compare import load_side
+from orchestrator.report.compare import verdicts as compare
+from orchestrator.report.compare.verdicts import load_side
 
 STEADY = ("no sync", "with sync", "read-back", "benchmark.Timer")
 
