@@ -112,10 +112,10 @@ class Decision:
     why_not: str  # why not, when not
 
 
-def decide(dry_run: bool) -> Decision:
+def decide() -> Decision:
     lacking = [part for part in PARTS if find(part.tool) is None]
-    if not lacking or dry_run:
-        return Decision(lacking, False, "a dry run" if lacking else "")
+    if not lacking:
+        return Decision(lacking, False, "")
     if os.geteuid() != 0:
         return Decision(lacking, False, "not root")
     if find("apt-get") is None:
@@ -146,24 +146,26 @@ def main(argv: list[str] | None = None) -> int:
                                      description="install the tests' outside programs")
     parser.add_argument("--dry-run", action="store_true", help="say what, install nothing")
     args = parser.parse_args(argv)
-    decision = decide(args.dry_run or os.environ.get(DRY_RUN_ENV, "") not in ("", "0"))
+    dry_run = args.dry_run or os.environ.get(DRY_RUN_ENV, "") not in ("", "0")
+    decision = decide()
+    lacking = decision.missing
     if decision.install:
-        names = packages(decision.missing)
-        say(f"installing {' '.join(names)} (apt-get)")
-        if apt_install(names):
-            say(f"installed {' '.join(names)}")
-        lacking = [part for part in decision.missing if find(part.tool) is None]
-    else:
-        lacking = decision.missing
-        if lacking and decision.why_not == "a dry run":
-            say(f"would install {' '.join(packages(lacking))} (dry run)")
+        names = " ".join(packages(lacking))
+        if dry_run:
+            say(f"would install {names} (apt-get; a dry run installs nothing)")
+            lacking = []
+        else:
+            say(f"installing {names} (apt-get)")
+            if apt_install(packages(lacking)):
+                say(f"installed {names}")
+            lacking = [part for part in lacking if find(part.tool) is None]
+    outcome = "FAIL (CI=true)" if in_ci() else "be skipped"
     for part in lacking:
         say(f"{part.tool} missing ({decision.why_not or 'not installed'}): {part.tests} will "
-            f"{'FAIL (CI=true)' if in_ci() else 'be skipped'} ({install_hint([part.package])})")
+            f"{outcome} ({install_hint([part.package])})")
     if os.geteuid() != 0:
-        say(f"not root: the Slurm tests (they start munged and slurmd) will "
-            f"{'FAIL (CI=true)' if in_ci() else 'be skipped'}")
-    if not lacking:
+        say(f"not root: the Slurm tests (they start munged and slurmd) will {outcome}")
+    if not decision.missing:
         say(f"found {', '.join(part.tool for part in PARTS)}")
     return 1 if in_ci() and (lacking or os.geteuid() != 0) else 0
 

@@ -5,6 +5,7 @@ Chromium's command line, run for real on a small page."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -68,20 +69,19 @@ def test_a_part_found_is_its_path(bare_path: Path) -> None:
     assert parts.require_part("sbatch") == str(sbatch)
 
 
-@pytest.mark.parametrize(("euid", "apt", "dry_run", "install", "why_not"), [
-    (0, True, False, True, ""),
-    (0, True, True, False, "a dry run"),
-    (0, False, False, False, "no apt-get here"),
-    (1000, True, False, False, "not root"),
+@pytest.mark.parametrize(("euid", "apt", "install", "why_not"), [
+    (0, True, True, ""),
+    (0, False, False, "no apt-get here"),
+    (1000, True, False, "not root"),
 ])
 def test_setup_installs_only_as_root_with_apt_get(
-        bare_path: Path, monkeypatch: pytest.MonkeyPatch, euid: int, apt: bool, dry_run: bool,
-        install: bool, why_not: str) -> None:
+        bare_path: Path, monkeypatch: pytest.MonkeyPatch, euid: int, apt: bool, install: bool,
+        why_not: str) -> None:
     monkeypatch.setattr(parts.os, "geteuid", lambda: euid)
     executable(bare_path / "rsync")
     if apt:
         executable(bare_path / "apt-get")
-    decision = parts.decide(dry_run)
+    decision = parts.decide()
     assert [part.tool for part in decision.missing] == [
         "sshd", "ssh", "slurmctld", "slurmd", "sbatch", "munged", "chromium"]
     assert (decision.install, decision.why_not) == (install, why_not)
@@ -92,23 +92,39 @@ def test_setup_installs_only_as_root_with_apt_get(
 def test_nothing_missing_nothing_to_install(bare_path: Path) -> None:
     for part in parts.PARTS:
         executable(bare_path / part.tool)
-    assert parts.decide(dry_run=False) == parts.Decision([], False, "")
+    assert parts.decide() == parts.Decision([], False, "")
 
 
-def test_a_dry_run_says_what_it_would_install_and_what_is_skipped(
+def test_a_dry_run_says_what_it_would_install_and_installs_nothing(
         bare_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(parts.os, "geteuid", lambda: 0)
     for tool in ("sshd", "ssh", "rsync", "slurmd", "sbatch", "munged"):
         executable(bare_path / tool)
+    apt = bare_path / "apt-get"
+    apt.write_text(f"#!/bin/sh\ntouch {bare_path / 'apt-ran'}\nexit 1\n", encoding="utf-8")
+    apt.chmod(0o755)
+    monkeypatch.setenv("CI", "true")  # what it would install is no failure
     assert parts.main(["--dry-run"]) == 0
     err = capsys.readouterr().err
-    assert "setup.sh --tests: would install slurm-wlm chromium (dry run)" in err
-    assert ("slurmctld missing (a dry run): the Slurm tests (tests/hosts) will be skipped "
+    assert err == ("setup.sh --tests: would install slurm-wlm chromium (apt-get; a dry run "
+                   "installs nothing)\n")
+    assert not (bare_path / "apt-ran").exists()
+
+
+def test_what_cannot_be_installed_is_said_skipped_or_failed_in_ci(
+        bare_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(parts.os, "geteuid", lambda: 0)  # root, but no apt-get
+    for tool in ("sshd", "ssh", "rsync", "slurmd", "sbatch", "munged"):
+        executable(bare_path / tool)
+    assert parts.main([]) == 0
+    err = capsys.readouterr().err
+    assert ("slurmctld missing (no apt-get here): the Slurm tests (tests/hosts) will be skipped "
             "(install with: apt-get install -y slurm-wlm, or ./setup.sh --tests as root)") in err
-    assert "chromium missing (a dry run): the report's browser tests will be skipped" in err
+    assert "chromium missing (no apt-get here): the report's browser tests will be skipped" in err
     monkeypatch.setenv("CI", "true")
-    assert parts.main(["--dry-run"]) == 1
+    assert parts.main([]) == 1
     assert "the report's browser tests will FAIL (CI=true)" in capsys.readouterr().err
 
 
@@ -146,3 +162,50 @@ def test_headless_chromium_runs_a_pages_script(chromium: list[str], tmp_path: Pa
                           text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "<body>sum=5</body>" in done.stdout
+
+
+def test_as_root_the_missing_parts_are_installed_with_one_update_and_one_install(
+        bare_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """apt-get here is a stand-in that logs its arguments and 'installs' by making the tools
+    (the real apt-get is the set-up's on a fresh machine, .ci/run's)."""
+    monkeypatch.setattr(parts.os, "geteuid", lambda: 0)
+    monkeypatch.setenv("CI", "true")
+    for tool in ("sshd", "ssh", "rsync", "munged"):
+        executable(bare_path / tool)
+    log = bare_path.parent / "apt.log"
+    made = [str(bare_path / tool) for tool in ("slurmctld", "slurmd", "sbatch", "chromium")]
+    apt = bare_path / "apt-get"
+    apt.write_text(f"""#!{sys.executable}
+import os, sys
+with open({str(log)!r}, "a") as log:
+    log.write(os.environ.get("DEBIAN_FRONTEND", "") + " " + " ".join(sys.argv[1:]) + "\\n")
+if sys.argv[1] == "install":
+    for path in {made!r}:
+        with open(path, "w") as tool:
+            tool.write("#!/bin/sh\\n")
+        os.chmod(path, 0o755)
+""", encoding="utf-8")
+    apt.chmod(0o755)
+    assert parts.main([]) == 0
+    assert log.read_text(encoding="utf-8").splitlines() == [
+        "noninteractive update -qq", "noninteractive install -y -qq slurm-wlm chromium"]
+    assert capsys.readouterr().err == ("setup.sh --tests: installing slurm-wlm chromium (apt-get)\n"
+                                       "setup.sh --tests: installed slurm-wlm chromium\n")
+    assert parts.require_part("chromium") == str(bare_path / "chromium")
+
+
+def test_an_install_that_fails_is_said_and_its_parts_skipped(
+        bare_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(parts.os, "geteuid", lambda: 0)
+    for part in parts.PARTS:
+        if part.tool != "chromium":
+            executable(bare_path / part.tool)
+    apt = bare_path / "apt-get"
+    apt.write_text("#!/bin/sh\nexit 100\n", encoding="utf-8")  # no network, say
+    apt.chmod(0o755)
+    assert parts.main([]) == 0  # README command 2 goes on: the browser tests are skipped
+    err = capsys.readouterr().err
+    assert "'apt-get update -qq' failed (exit 100)" in err
+    assert "chromium missing (not installed): the report's browser tests will be skipped" in err

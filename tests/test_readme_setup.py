@@ -96,7 +96,8 @@ def test_set_up_as_root_says_what_it_would_install(scratch) -> None:
     finally:
         apt.unlink()
     assert done.returncode == 0, done.stderr
-    assert "setup.sh --tests: would install slurm-wlm chromium (dry run)" in done.stderr
+    assert ("setup.sh --tests: would install slurm-wlm chromium (apt-get; a dry run installs "
+            "nothing)") in done.stderr
     assert "apt-get ran" not in done.stderr
 
 
