@@ -8,8 +8,19 @@
 # cannot be installed, pip does the same install.
 # The burn crates are built by the orchestrator itself (`run` and `build`), with cargo; their
 # crates are downloaded here, in the background while pip installs.
+# `./setup.sh --tests` (README command 2) also sets up the outside programs the tests drive
+# (sshd, rsync, Slurm, munge, Chromium): installed where it can (root with apt-get), else it says
+# which tests will be skipped; with CI=true a part it cannot install fails it (tests/parts.py).
 set -euo pipefail
 cd "$(dirname "$0")"
+
+tests=
+for arg in "$@"; do
+    case "$arg" in
+        --tests) tests=1 ;;
+        *) echo "usage: ./setup.sh [--tests]   (unknown argument '$arg')" >&2; exit 2 ;;
+    esac
+done
 
 PYTHON=${PYTHON:-python3}
 if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
@@ -55,5 +66,8 @@ if [ -z "$fetch" ]; then
          "unless binaries built elsewhere are in build/bin (docs/gpu.md)" >&2
 elif ! wait "$fetch"; then  # no failure of setup: the builds fetch again and say why they fail
     echo "setup.sh: cargo fetch failed (build/cargo-fetch.log); the builds will try again" >&2
+fi
+if [ -n "$tests" ]; then
+    .venv/bin/python -m tests.parts  # SETUP_TESTS_DRY_RUN=1: says what it would install
 fi
 echo "setup.sh: ready (.venv/bin/python -m orchestrator --help)"

@@ -22,6 +22,8 @@ from orchestrator.programs.burn.cargo import CACHE_ENV, Builder, cache_root
 from orchestrator.records import BuildResult
 from orchestrator.run import cache_lock
 
+from .parts import chromium_command
+
 PROJECT = Path(__file__).resolve().parent.parent
 # the tests of the real JAX program, where this Python cannot import JAX: one probe a session
 # (an xdist worker's), not one in each module that has such tests (about 1 s each)
@@ -135,6 +137,13 @@ def burn_builds() -> dict[str, BuildResult]:
     failed = {n: r.error for n, r in results.items() if r.status != "ok"}
     assert not failed, f"cargo builds failed: {failed}"
     return results
+
+
+@pytest.fixture
+def chromium(tmp_path: Path) -> list[str]:
+    """Headless Chromium's command line with a profile of this test's (tests/parts.py); the test
+    is skipped (failed with CI=true) where Chromium is missing. Append the action and the URL."""
+    return chromium_command(tmp_path / "chromium-profile")
 
 
 @pytest.fixture(scope="session")

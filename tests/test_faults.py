@@ -18,7 +18,6 @@ import io
 import json
 import os
 import random
-import resource
 import shutil
 import signal
 import sqlite3
@@ -140,23 +139,32 @@ RESUMABLE = {
 
 
 # helpers --------------------------------------------------------------------------------------
-def _as_a_terminal_starts_it(memory_mib: int | None) -> Callable[[], None]:
-    def start() -> None:  # in the child, before exec
-        # Ctrl-C as in a terminal's foreground job: pytest started in the background by a
-        # shell without job control ignores SIGINT, and an ignored signal is inherited, so
-        # the orchestrator would never see the Ctrl-C these tests send
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        if memory_mib is not None:  # a runaway fails there, not this machine
-            resource.setrlimit(resource.RLIMIT_AS, (memory_mib * 2**20, memory_mib * 2**20))
-    return start
+# The orchestrator started as a terminal's foreground job is: pytest started in the background by
+# a shell without job control ignores SIGINT, and an ignored signal is inherited, so the
+# orchestrator would never see the Ctrl-C these tests send. SIGINT's default and any rlimits are
+# set by a tiny Python that then execs the orchestrator (the same pid and command line), not by
+# a preexec_fn: that runs Python in a child forked from this process, threaded once a test
+# before has imported JAX (which warns of the deadlock it risks, a warning per start).
+_LAUNCH = """import os, resource, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+for name, value in (item.split("=") for item in sys.argv[1].split(",") if item):
+    resource.setrlimit(getattr(resource, "RLIMIT_" + name), (int(value), int(value)))
+os.execv(sys.argv[2], sys.argv[2:])
+"""
 
 
 def orchestrator(*args: str | Path, cwd: Path = PROJECT, env: dict[str, str] | None = None,
-                 memory_mib: int | None = None, **popen: Any) -> subprocess.Popen[str]:
+                 memory_mib: int | None = None, rlimits: dict[str, int] | None = None,
+                 **popen: Any) -> subprocess.Popen[str]:
     """`python -m orchestrator ARGS` started in the background, stdout and stderr piped;
-    `memory_mib` caps its address space (for the cases that provoke unbounded work)."""
-    argv = [sys.executable, "-m", "orchestrator", *map(str, args)]
-    popen.setdefault("preexec_fn", _as_a_terminal_starts_it(memory_mib))
+    `memory_mib` caps its address space (for the cases that provoke unbounded work), `rlimits`
+    sets others (resource's names without RLIMIT_: {"FSIZE": bytes})."""
+    limits = dict(rlimits or {})
+    if memory_mib is not None:  # a runaway fails there, not this machine
+        limits["AS"] = memory_mib * 2**20
+    argv = [sys.executable, "-I", "-S", "-c", _LAUNCH,
+            ",".join(f"{name}={value}" for name, value in limits.items()),
+            sys.executable, "-m", "orchestrator", *map(str, args)]
     return subprocess.Popen(argv, cwd=cwd, env=env, text=True, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, **popen)
 
@@ -736,14 +744,9 @@ def test_full_disk_keeps_earlier_runs_and_resumes_after(tmp_path: Path, fake: Fa
 
 def test_file_size_limit_is_a_clear_error(tmp_path: Path, fake: Fake) -> None:
     """Without mount rights: RLIMIT_FSIZE makes the store's writes fail as a full disk would."""
-    import resource
-
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (1_000_000, 1_000_000))
-
     exp, results = fill_disk_sweep(tmp_path), tmp_path / "results"
     code, err = cli("run", exp, "--python", fake.path, "--results", results,
-                    preexec_fn=limit)
+                    rlimits={"FSIZE": 1_000_000})
     assert code == 1
     assert err.splitlines()[-1].startswith(f"error: cannot write {results / 'results.sqlite'}: ")
     assert err.endswith("(earlier results are intact)\n")

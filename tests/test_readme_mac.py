@@ -25,6 +25,7 @@ SECTION = "# Running on a Mac"
 # command as the README writes it -> where its Linux form runs
 LINUX_FORM = {
     "./setup.sh": ".ci/run (CI)",
+    "./setup.sh --tests": ".ci/run (CI); what it decides: tests/test_readme_setup.py",
     ".venv/bin/python -m pytest": ".ci/run (CI)",
     ".venv/bin/python -m orchestrator run experiments.yaml": "tests/run/test_sweep.py",
     ".venv/bin/python -m orchestrator report": "test_report_of_a_store",

@@ -120,7 +120,9 @@ def ratio_ci(num: np.ndarray, den: np.ndarray, level: float = LEVEL,
         rng = np.random.default_rng(SEED)
         top, bottom = (_medians_of_resamples(rng, values, resamples, finite)
                        for values in (num, den))
-    with np.errstate(divide="ignore", invalid="ignore"):  # a zero median: no ratio, left out
+    # a zero median, or a quotient past a float's range (1e300 / 1e-300, an absurd log): no
+    # ratio, left out below as ratio() leaves it out (inf), not a RuntimeWarning
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         ratios = top / bottom
     ratios = ratios[np.isfinite(ratios)]
     if len(ratios) < resamples / 2:  # most resamples had a zero median: no interval to give

@@ -21,6 +21,17 @@ from ..report.fake_stores import store
 READERS, READS = 4, 25
 
 
+def _context() -> multiprocessing.context.BaseContext:
+    """Readers forked from a forkserver (started once, with this module imported), not from
+    this process: an xdist worker that ran a JAX test has JAX's threads, and a fork of it may
+    deadlock (JAX warns at every fork). macOS has no forkserver worth it: spawn there."""
+    if sys.platform != "linux":
+        return multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload([__name__])
+    return ctx
+
+
 def _read_many(folder: str) -> None:
     for _ in range(READS):
         with Store(Path(folder)).reading() as s:
@@ -31,7 +42,7 @@ def test_overlapping_readers_leave_no_wal_or_shm(tmp_path: Path) -> None:
     folder = store(tmp_path / "r", [{"with sync": np.full(20, 1e-3)}])
     found = sorted(p.name for p in folder.iterdir())
     assert "results.sqlite-wal" not in found  # the writer's last close removed them
-    ctx = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+    ctx = _context()
     procs = [ctx.Process(target=_read_many, args=(str(folder),)) for _ in range(READERS)]
     for proc in procs:
         proc.start()
@@ -107,7 +118,7 @@ def test_readers_enter_and_leave_one_at_a_time(tmp_path: Path) -> None:
     while another process holds it."""
     import time
     folder = store(tmp_path / "r", [{"with sync": np.full(20, 1e-3)}])
-    ctx = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+    ctx = _context()
     held = ctx.Event()
     holder = ctx.Process(target=_hold_turn, args=(str(folder), held, 1.0))
     holder.start()

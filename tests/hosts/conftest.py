@@ -1,8 +1,9 @@
 """A real OpenSSH server for the user running the tests (its own keys, config and port, in a
 temporary folder) and a real single-node Slurm (munged, slurmctld, slurmd on localhost).
 
-Where sshd or Slurm is missing the tests FAIL, naming what to install (`.ci/run` installs
-them): a test of the hosts' flow that passes without a host would prove nothing.
+Where sshd or Slurm is missing (or, for Slurm, the tests are not root) the tests are skipped,
+naming what to install (`./setup.sh --tests` installs them as root); with CI=true they FAIL: CI
+must run them for real (tests/parts.py).
 """
 
 from __future__ import annotations
@@ -22,18 +23,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import PROJECT
+from tests.parts import missing, require_part
 
-APT = "apt-get install -y openssh-server openssh-client rsync slurm-wlm munge"
 
-
-def need(tool: str, package: str) -> str:
-    found = shutil.which(tool) or next((str(p) for p in (Path("/usr/sbin") / tool,
-                                                          Path("/usr/bin") / tool)
-                                        if p.exists()), None)
-    if found is None:
-        pytest.fail(f"{tool} is missing: the hosts tests need a real {package} "
-                    f"(Debian: {APT}; .ci/run installs it)", pytrace=False)
-    return found
+def need(tool: str) -> str:
+    return require_part(tool)
 
 
 def runs_in(store: Path) -> int:
@@ -85,8 +79,9 @@ def _keygen(path: Path) -> None:
 
 @pytest.fixture(scope="session")
 def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
-    daemon = need("sshd", "OpenSSH server")
-    need("ssh", "OpenSSH client")
+    daemon = need("sshd")
+    need("ssh")
+    need("rsync")  # the hosts' pushes
     d = tmp_path_factory.mktemp("sshd")
     _keygen(d / "hostkey")
     _keygen(d / "id")
@@ -168,7 +163,7 @@ class SlurmCluster:
 
 def _munge() -> int | None:
     """munged running (the one already there, or one started here: its pid)."""
-    need("munged", "munge (Slurm's authentication)")
+    need("munged")
     if subprocess.run("munge -n | unmunge", shell=True, capture_output=True).returncode == 0:
         return None
     key = Path("/etc/munge/munge.key")
@@ -214,11 +209,10 @@ PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP
 @pytest.fixture(scope="session")
 def slurm(tmp_path_factory: pytest.TempPathFactory, sshd: SshServer) -> Iterator[SlurmCluster]:
     """slurmctld + slurmd on localhost; its slurm.conf where the test sshd's SetEnv points."""
-    ctld, slurmd = need("slurmctld", "Slurm (slurm-wlm)"), need("slurmd", "Slurm (slurm-wlm)")
+    ctld, slurmd = need("slurmctld"), need("slurmd")
     if os.geteuid() != 0:
-        pytest.fail("the Slurm tests start slurmd and munged, which need root (as CI runs)",
-                    pytrace=False)
-    need("sbatch", "Slurm (slurm-wlm)")
+        missing("the Slurm tests start slurmd and munged, which need root (as CI runs them)")
+    need("sbatch")
     munged = _munge()
     d = tmp_path_factory.getbasetemp() / "slurm"
     for sub in ("state", "spool"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -49,6 +50,14 @@ def test_ratio_ci_of_zero_medians_is_none_not_an_index_error() -> None:
     assert ratio_ci(some, zeros) is None
     assert ratio_ci(zeros, some) == (0.0, 0.0)
     assert math.isnan(iqr(np.array([])))
+
+
+def test_ratio_ci_past_a_floats_range_is_none_without_a_warning() -> None:
+    """1e300 / 1e-300 overflows to inf: no ratio, as `ratio` says, and no RuntimeWarning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert ratio_ci(np.full(5, 1e300), np.full(5, 1e-300)) is None
+        assert ratio_ci(np.full(5, 1e300), np.full(5, 1e-300), resamples=10) is None
 
 
 def _bootstrap_by_np_median(num: np.ndarray, den: np.ndarray) -> tuple[float, float] | None:
