@@ -43,11 +43,11 @@ def started(argv: list[str], **popen: object) -> subprocess.Popen[str]:
     return proc
 
 
-def stdout_of(argv: list[str], timeout: float) -> str | None:
+def stdout_of(argv: list[str], timeout: float, **popen: object) -> str | None:
     """The command's stdout when it exits 0 within `timeout` s; None when it cannot start,
-    fails or hangs (its whole process group killed)."""
+    fails or hangs (its whole process group killed). `popen`: Popen's cwd, env."""
     try:
-        proc = started(argv)
+        proc = started(argv, **popen)
     except OSError:
         return None
     with proc:
