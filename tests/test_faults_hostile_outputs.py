@@ -214,3 +214,37 @@ def test_build_and_run_onto_a_full_build_folder_are_one_line(tmp_path: Path) -> 
             "No space left on device")
     assert said in out, out
     assert (tmp_path / "results" / "results.sqlite").exists()
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+def test_an_export_removes_what_a_killed_export_left_and_nothing_else(tmp_path: Path) -> None:
+    """SIGKILL during `export` left full-size `.e.csv.*` temporaries that no later export
+    removed. Each now carries its writer's pid; the next export removes those whose writer
+    is dead, of this user, plain files, and nothing else beside them."""
+    results = store(tmp_path / "s", ONE)
+    out = tmp_path / "out"
+    out.mkdir()
+    dead = _dead_pid()
+    precious = tmp_path / "precious"
+    precious.write_text("keep")
+    left = [f".e.csv.{dead}-abcd1234", f".e.samples.csv.{dead}-abcd1234"]
+    kept = [f".e.csv.{os.getpid()}-abcd1234",  # a live writer's (this process)
+            ".e.csv.abcd1234",  # an older name: whose it was cannot be told
+            f".e.csv.{dead}-abcd1234x", f".other.csv.{dead}-abcd1234"]
+    for name in left + kept:
+        (out / name).write_bytes(b"x" * 1000)
+    os.symlink(precious, out / f".e.csv.{dead}-link1234")
+    kept.append(f".e.csv.{dead}-link1234")
+    assert main(["export", str(results), "--csv", str(out / "e.csv")]) == 0
+    names = {p.name for p in out.iterdir()}
+    assert not set(left) & names and set(kept) <= names
+    assert {"e.csv", "e.samples.csv"} <= names
+    assert precious.read_text() == "keep"
+    # an export in progress names its temporaries with its own pid
+    assert outputs.stage_file(out / "x.csv", "--csv", lambda p: p.write_text("1")).name \
+        .startswith(f".x.csv.{os.getpid()}-")

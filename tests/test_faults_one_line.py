@@ -123,3 +123,13 @@ def test_a_format_6_store_lacking_a_table_is_one_line_from_every_command(
     assert store.read_bytes() == before
     # nothing written by the readers (merge's output store is data/merge.py's: all or nothing)
     assert not {"report", "out.csv", "cmp"} & {p.name for p in tmp_path.iterdir()}
+
+
+def test_export_of_a_file_says_it_is_not_a_results_folder(tmp_path: Path) -> None:
+    """`export notadir` said `cannot open notadir/results.sqlite-wal: Not a directory`."""
+    plain = tmp_path / "notadir"
+    plain.write_text("a file")
+    assert in_process("export", plain, "--csv", tmp_path / "o.csv") == (
+        2, f"error: {plain} is a file, not a results folder: name the folder a sweep wrote "
+           "(it holds results.sqlite)\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notadir"]

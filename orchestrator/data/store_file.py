@@ -82,6 +82,9 @@ class StoreFile(StoreGuard):
 
     @contextmanager
     def reading(self) -> Iterator[Self]:
+        if self.folder.exists() and not self.folder.is_dir():  # said before any file beside
+            raise InputError(f"{self.folder} is a file, not a results folder: name the folder "
+                             "a sweep wrote (it holds results.sqlite)")
         self._refuse_foreign()  # before SQLite's WAL switch writes the file's header
         if not self.path.exists():
             # a wrong folder name is the user's input, like a wrong file name: exit 2
