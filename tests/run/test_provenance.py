@@ -43,3 +43,27 @@ def test_each_gpu_is_recorded_with_its_uuid(monkeypatch: pytest.MonkeyPatch) -> 
     assert gpus == [{"name": "NVIDIA H200", "driver": "580.159.04", "memory": "143771 MiB",
                      "uuid": "GPU-7aba5ac9-2401-2b88-636d-b31b67fba35e"},
                     {"name": "NVIDIA H200", "driver": "580.159.04", "memory": "143771 MiB"}]
+
+
+def test_a_hanging_fact_command_is_said_not_waited_on_unsaid(
+        tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `cargo --version` that hangs stalled every sweep start ~20 s without a word. It is
+    killed (its process group) at the timeout, recorded as unknown, and named in the line a
+    sweep says as it begins; the other facts are still read."""
+    import time
+    from pathlib import Path
+    tools = Path(tmp_path) / "tools"
+    tools.mkdir()
+    (tools / "cargo").write_text("#!/bin/sh\nsleep 300 &\nwait\n")
+    (tools / "cargo").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:{__import__('os').environ['PATH']}")
+    monkeypatch.setattr(machine, "FACT_TIMEOUT_S", 1.0)
+    started = time.monotonic()
+    facts = machine.host_facts(PROJECT)
+    assert time.monotonic() - started < 15
+    assert facts["cargo"] is None and facts[machine.HUNG] == ["cargo --version"]
+    assert facts["rustc"] is None or facts["rustc"].startswith("rustc ")
+    assert machine.hung_note(facts) == (
+        "cargo --version did not answer in 1 s (killed; recorded as unknown): every sweep "
+        "start waits that long for it; mend it or take it off PATH")
+    assert machine.hung_note({"cargo": "cargo 1.95.0"}) is None
