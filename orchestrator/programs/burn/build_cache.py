@@ -17,6 +17,8 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from orchestrator.errors import CacheSafetyError
@@ -109,3 +111,17 @@ def read_text(path: Path) -> str:
     if len(data) > READ_LIMIT:
         raise CacheSafetyError(f"{path} in the build cache is over {READ_LIMIT >> 20} MiB")
     return data.decode("utf-8", "replace")
+
+
+def replace_file(path: Path, write: Callable[[Path], object]) -> None:
+    """Write a new file of our own beside `path` (mkstemp: exclusive, never a name a link was
+    planted at), then rename it over `path`: nothing is ever written through a symlink."""
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        write(tmp)
+        os.chmod(tmp, 0o755 if path.suffix != ".json" else 0o644)
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -15,7 +15,8 @@ without cargo, one at another commit or with other RUSTFLAGS never sees it. Ever
 file of the cache is checked before use (`build_cache`: ours, writable by nobody else, no
 links) and written new beside its name, then renamed. cubecl's autotune cache
 (bench_rust/target/environment, deleted by cold runs: run/cache.py) is never the target folder.
-cargo runs in its own process group, killed whole if the build is stopped (`run_group`).
+cargo runs in its own process group, killed whole if the build is stopped
+(`cargo_process.run_group`).
 """
 
 from __future__ import annotations
@@ -25,17 +26,13 @@ import hashlib
 import json
 import os
 import shutil
-import signal
-import subprocess
-import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
 from orchestrator.errors import CacheSafetyError
-from orchestrator.programs import probe
 from orchestrator.programs.burn import build_cache, build_env
+from orchestrator.programs.burn.cargo_process import Watch, error_summary, executable, run_group
 from orchestrator.records import BuildResult, Status
 
 
@@ -51,18 +48,7 @@ class Build(Protocol):
     @property
     def expect_failure(self) -> bool: ...
 
-class Watch(Protocol):
-    """What a sweep does around each process it starts (run/leftovers.Watch): a mark for its
-    environment, the process written down once started, and once it is done, what it left
-    running ended and the entry crossed out."""
-
-    def env(self) -> dict[str, str]: ...
-    def started(self, pid: int) -> None: ...
-    def ended(self) -> None: ...
-
-
 STAMP_VERSION = 1
-ERROR_LINES = 30
 CACHE_ENV = "ORCHESTRATOR_BUILD_CACHE"  # the build cache's folder (cargo-target/, bin/)
 
 
@@ -216,15 +202,15 @@ class Builder:
         except (OSError, ValueError) as exc:
             return self._failed(name, build, start, f"cannot start cargo: {exc}")
         log = f"$ {' '.join(argv)}\n{done.stderr}"
-        executable = _executable(done.stdout, build.crate)
-        if done.returncode != 0 or executable is None:
+        built = executable(done.stdout, build.crate)
+        if done.returncode != 0 or built is None:
             failed = self._failed(name, build, start,
-                                  _error_summary(done.stderr, done.returncode), log)
+                                  error_summary(done.stderr, done.returncode), log)
             if build.expect_failure:
                 self._keep_failure(build, failed)
             return failed
         try:
-            self._install(build, Path(executable))
+            self._install(build, Path(built))
         except OSError as exc:  # build/ on a full disk, or not writable
             return self._failed(name, build, start, f"cannot install the binary into "
                                 f"{self.binary_path(build).parent}: {_why(exc)}", log)
@@ -284,7 +270,7 @@ class Builder:
         if self.cache_problem() is not None:
             return
         with contextlib.suppress(OSError, CacheSafetyError):
-            _replace(self._cache_folder(build) / "failed.json",
+            build_cache.replace_file(self._cache_folder(build) / "failed.json",
                      lambda tmp: tmp.write_text(json.dumps(kept)))
 
     def _kept_failure(self, name: str, build: Build) -> BuildResult | None:
@@ -347,8 +333,8 @@ class Builder:
                 while chunk := os.read(source, 1 << 20):
                     out.write(chunk)
 
-        _replace(binary, write)
-        _replace(binary.parent / "stamp.json",
+        build_cache.replace_file(binary, write)
+        build_cache.replace_file(binary.parent / "stamp.json",
                  lambda tmp: tmp.write_text(json.dumps(self._stamp(build), indent=2)))
 
     def _failed(self, name: str, build: Build, start: float, error: str,
@@ -362,66 +348,5 @@ def _why(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-def run_group(argv: list[str], cwd: Path, env: dict[str, str],
-              watch: Watch | None = None) -> subprocess.CompletedProcess[str]:
-    """`subprocess.run` with cargo in its own process group, and the whole group killed when
-    this process stops (Ctrl-C, SIGTERM, any exception): `subprocess.run` kills only cargo,
-    which leaves its rustc and build-script children running. `watch`: a sweep's (a build
-    that outlives a killed orchestrator is then ended by the next sweep, like a run)."""
-    if watch is not None:
-        env = {**env, **watch.env()}
-    with probe.started(argv, cwd=cwd, env=env) as proc:  # a Ctrl-C as it starts: none left
-        try:
-            if watch is not None:
-                watch.started(proc.pid)
-            stdout, stderr = proc.communicate()
-        except BaseException:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            raise
-        finally:  # a child cargo left behind after it exited is ended too
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            if watch is not None:
-                watch.ended()
-    return subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
-
-
-def _executable(stdout: str, crate: str) -> str | None:
-    """The binary cargo reported for `crate` in its JSON messages."""
-    found = None
-    for line in stdout.splitlines():
-        if not line.startswith("{"):
-            continue
-        try:
-            msg = json.loads(line)
-        except ValueError:
-            continue
-        if msg.get("reason") == "compiler-artifact" and msg.get("executable") and \
-                msg.get("target", {}).get("name") == crate:
-            found = msg["executable"]
-    return found
-
-
-def _error_summary(stderr: str, returncode: int) -> str:
-    """cargo's first error and what follows it, short enough for a table cell."""
-    lines = stderr.splitlines()
-    first = next((i for i, line in enumerate(lines) if line.lstrip().startswith("error")), None)
-    chosen = lines[first:first + ERROR_LINES] if first is not None else lines[-ERROR_LINES:]
-    text = "\n".join(chosen).strip()
-    return text or f"cargo exited with status {returncode} and printed no error"
-
-
-def _replace(path: Path, write: Callable[[Path], object]) -> None:
-    """Write a new file of our own beside `path` (mkstemp: exclusive, never a name a link was
-    planted at), then rename it over `path`: nothing is ever written through a symlink."""
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp = Path(name)
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o755 if path.suffix != ".json" else 0o644)
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
+__all__ = ["CACHE_ENV", "Build", "Builder", "Watch", "build_key", "cache_root", "run_group",
+           "source_hash", "target_dir_problem"]
