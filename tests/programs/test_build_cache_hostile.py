@@ -194,3 +194,18 @@ def test_without_cargo_a_binary_built_elsewhere_is_still_taken(
     no_cargo = Builder(project, cargo=None)
     no_cargo.cargo = None
     assert no_cargo.build("t", CPU).fresh
+
+
+def test_group_write_is_refused_unless_the_group_is_the_users_alone(fake_project) -> None:  # noqa: F811
+    """A umask of 002 makes the cache group-writable for the user's own private group: that
+    is still the user's alone. A group another user is in (nobody's `nogroup`) is not."""
+    project, cargo = fake_project
+    builder = Builder(project, cargo=str(cargo))
+    assert builder.build("t", CPU).status == "ok"
+    entry = builder.cached_path(CPU).parent
+    entry.chmod(0o770)  # root's own group: no other member here
+    fd = builder._cached_fd(CPU)
+    assert fd is not None
+    os.close(fd)
+    subprocess.run(["chgrp", "nogroup", str(entry)], check=True)
+    assert builder._cached_fd(CPU) is None

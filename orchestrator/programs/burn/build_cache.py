@@ -15,7 +15,9 @@ renamed over it. What fails these checks is refused with the reason, never follo
 from __future__ import annotations
 
 import contextlib
+import grp
 import os
+import pwd
 import stat
 import tempfile
 from collections.abc import Callable
@@ -24,13 +26,31 @@ from pathlib import Path
 from orchestrator.errors import CacheSafetyError
 
 READ_LIMIT = 8 << 20  # a stamp or a kept failure (cargo's error and log): far below this
-_OTHERS_WRITE = stat.S_IWGRP | stat.S_IWOTH
+
+
+def _others_may_write(seen: os.stat_result) -> bool:
+    """Whether another user may write there: anyone, or a group that is not this user's own
+    private group (a umask of 002 makes folders group-writable for the user's own group)."""
+    if seen.st_mode & stat.S_IWOTH:
+        return True
+    return bool(seen.st_mode & stat.S_IWGRP) and not _private_group(seen.st_gid)
+
+
+def _private_group(gid: int) -> bool:
+    """The group is this user's alone: no other member, no other user's primary group."""
+    try:
+        me = pwd.getpwuid(os.getuid()).pw_name
+        members = set(grp.getgrgid(gid).gr_mem) - {me}
+    except KeyError:
+        return False
+    return not members and all(u.pw_gid != gid or u.pw_uid == os.getuid()
+                               for u in pwd.getpwall())
 
 
 def _mine(seen: os.stat_result, what: Path, kind: str) -> None:
     if seen.st_uid != os.getuid():
         raise CacheSafetyError(f"{what} is not a {kind} of this user (owner uid {seen.st_uid})")
-    if seen.st_mode & _OTHERS_WRITE:
+    if _others_may_write(seen):
         raise CacheSafetyError(f"{what} is writable by other users (mode "
                                f"{stat.S_IMODE(seen.st_mode):o})")
 
@@ -51,7 +71,7 @@ def check_root(root: Path) -> None:
             if seen.st_uid not in (0, os.getuid()):
                 raise CacheSafetyError(f"{folder} (above the build cache {root}) belongs to "
                                        f"another user (uid {seen.st_uid})")
-            if seen.st_mode & _OTHERS_WRITE and not seen.st_mode & stat.S_ISVTX:
+            if _others_may_write(seen) and not seen.st_mode & stat.S_ISVTX:
                 raise CacheSafetyError(
                     f"{folder} (above the build cache {root}) is writable by other users "
                     f"(mode {stat.S_IMODE(seen.st_mode):o}, no sticky bit): another user "
