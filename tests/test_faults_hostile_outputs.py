@@ -167,3 +167,84 @@ def test_a_full_tmpdir_while_reading_an_older_store_names_the_tmpdir(tmp_path: P
     assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
     assert f"the temporary folder {tmp}" in done.stderr and "set TMPDIR" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+FLEX_ONLY = """version: 1
+defaults: {shape: [8, 8], reps: 3, timeout_s: 60}
+builds:
+  template: {crate: exec-cpu}
+experiments:
+  cpu:
+    mode: mm
+    targets:
+      - {program: burn, build: template, device: flex, threads: [1]}
+"""
+
+
+def test_build_and_run_onto_a_full_build_folder_are_one_line(tmp_path: Path) -> None:
+    """`build/` on a full disk (a 64 KiB tmpfs, filled): installing the binary was an
+    `OSError: [Errno 28]` traceback from `build` and `run`; now the build fails in one line
+    that names the folder, and the sweep records its runs as failed (exit 1). A copy of the
+    project (its own build/) and a fake cargo on PATH: no real build."""
+    if shutil.which("unshare") is None or subprocess.run(
+            ["unshare", "-rm", "true"], capture_output=True, check=False).returncode != 0:
+        pytest.skip("needs unshare -rm (a private mount namespace) for a small tmpfs")
+    from .programs.test_cargo import FAKE_CARGO
+    project = tmp_path / "project"
+    shutil.copytree(PROJECT / "orchestrator", project / "orchestrator",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(PROJECT / "bench_rust", project / "bench_rust",
+                    ignore=shutil.ignore_patterns("target"))
+    (project / "build").mkdir()
+    (project / "exp.yaml").write_text(FLEX_ONLY)
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "cargo").write_text(FAKE_CARGO.format(python=sys.executable))
+    (tools / "cargo").chmod(0o755)
+    env = {**os.environ, "PATH": f"{tools}:{os.environ['PATH']}"}
+    script = ('mount -t tmpfs -o size=64k tmpfs build && (dd if=/dev/zero of=build/filler '
+              'bs=4k 2>/dev/null; true) && "$0" -m orchestrator build exp.yaml; echo "rc=$?"; '
+              '"$0" -m orchestrator run exp.yaml --results "$1" --quiet; echo "rc=$?"')
+    done = subprocess.run(["unshare", "-rm", "sh", "-c", script, sys.executable,
+                           str(tmp_path / "results")], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    out = done.stdout + done.stderr
+    assert "Traceback" not in out and "rc=1\n" in done.stdout and done.stdout.count("rc=1") == 2
+    said = (f"failed template: cannot install the binary into {project}/build/bin/exec-cpu: "
+            "No space left on device")
+    assert said in out, out
+    assert (tmp_path / "results" / "results.sqlite").exists()
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+def test_an_export_removes_what_a_killed_export_left_and_nothing_else(tmp_path: Path) -> None:
+    """SIGKILL during `export` left full-size `.e.csv.*` temporaries that no later export
+    removed. Each now carries its writer's pid; the next export removes those whose writer
+    is dead, of this user, plain files, and nothing else beside them."""
+    results = store(tmp_path / "s", ONE)
+    out = tmp_path / "out"
+    out.mkdir()
+    dead = _dead_pid()
+    precious = tmp_path / "precious"
+    precious.write_text("keep")
+    left = [f".e.csv.{dead}-abcd1234", f".e.samples.csv.{dead}-abcd1234"]
+    kept = [f".e.csv.{os.getpid()}-abcd1234",  # a live writer's (this process)
+            ".e.csv.abcd1234",  # an older name: whose it was cannot be told
+            f".e.csv.{dead}-abcd1234x", f".other.csv.{dead}-abcd1234"]
+    for name in left + kept:
+        (out / name).write_bytes(b"x" * 1000)
+    os.symlink(precious, out / f".e.csv.{dead}-link1234")
+    kept.append(f".e.csv.{dead}-link1234")
+    assert main(["export", str(results), "--csv", str(out / "e.csv")]) == 0
+    names = {p.name for p in out.iterdir()}
+    assert not set(left) & names and set(kept) <= names
+    assert {"e.csv", "e.samples.csv"} <= names
+    assert precious.read_text() == "keep"
+    # an export in progress names its temporaries with its own pid
+    assert outputs.stage_file(out / "x.csv", "--csv", lambda p: p.write_text("1")).name \
+        .startswith(f".x.csv.{os.getpid()}-")

@@ -33,7 +33,10 @@ _INF = float("inf")
 # the short forms (ESC, intermediates, a final byte: `ESC ( B`, `ESC =`). Removed before matching;
 # none of them spans a line.
 ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[ -/]*[0-~])")
-_LSO = r"(\S+) ([0-9]{1,9}(?:x[0-9]{1,9})*) (\S+) "  # LABEL SHAPE OP
+# a label or op: no white space and no U+FFFD, what bytes that were not UTF-8 decode to (a
+# label with them names no device and no run: the line is an unknown one, counted and shown)
+_WORD = r"([^\s\ufffd]+)"
+_LSO = _WORD + r" ([0-9]{1,9}(?:x[0-9]{1,9})*) " + _WORD + " "  # LABEL SHAPE OP
 
 SUMMARY = re.compile(_LSO + rf"(.+?), {_INT} runs: min {_DUR} median {_DUR}")
 NO_TIME = re.compile(
@@ -82,7 +85,7 @@ VALUE_FORMS = (
       ("first_call_compile", "first call: compile"),
       ("first_call_run", "first call: first run"))),
     (" first call: ", re.compile(_LSO + rf"first call: {_DUR}"), (("first_call", "first call"),)),
-    (": device init ", re.compile(rf"(\S+)()(): device init {_DUR}"),
+    (": device init ", re.compile(_WORD + rf"()(): device init {_DUR}"),
      (("device_init", "device init"),)),
 )
 

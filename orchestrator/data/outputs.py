@@ -140,8 +140,10 @@ def replace_file(path: Path, flag: str, write: Callable[[Path], None]) -> None:
 def stage_file(path: Path, flag: str, write: Callable[[Path], None]) -> Path:
     """`path`'s content written whole into a new temporary file beside it (the caller renames
     it over `path`, or removes it): a full disk fails here, before any name is replaced."""
+    _remove_dead_files(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        # the writer's pid in the name: what a SIGKILL leaves, the next write removes
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}-", dir=path.parent)
         os.fchmod(fd, 0o666 & ~_umask())  # mkstemp's 0600 would outlive the rename
         os.close(fd)
     except OSError as exc:
@@ -280,17 +282,34 @@ def _remove_dead_stages(out: Path) -> None:
     """Staging folders a killed report/compare left in `out`: only our own name, a real
     folder of this user, whose writer (the pid in its name) is gone; removed without
     following a link."""
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(out):
-            found = re.fullmatch(re.escape(_STAGE) + r"([0-9]{1,10})-[A-Za-z0-9_]{8}",
+    for entry in _dead_writers(out, _STAGE, folder=True):
+        shutil.rmtree(entry, ignore_errors=True)
+
+
+def _remove_dead_files(path: Path) -> None:
+    """Temporary files a killed export left beside `path` (`.e.csv.<pid>-XXXXXXXX`, full
+    size): only that name's, plain files of this user whose writer is gone."""
+    for entry in _dead_writers(path.parent, f".{path.name}.", folder=False):
+        with contextlib.suppress(OSError):
+            os.unlink(entry)
+
+
+def _dead_writers(place: Path, prefix: str, folder: bool) -> list[str]:
+    """Entries of `place` named `prefix<pid>-XXXXXXXX` (mkstemp's suffix), of the kind asked
+    (never a link), of this user, whose writer pid is not alive."""
+    found: list[str] = []
+    with contextlib.suppress(OSError), os.scandir(place) as listing:
+        for entry in listing:
+            named = re.fullmatch(re.escape(prefix) + r"([0-9]{1,10})-[A-Za-z0-9_]{8}",
                                  entry.name)
-            if found is None or not entry.is_dir(follow_symlinks=False):
+            if named is None or entry.is_symlink():
                 continue
-            if entry.stat(follow_symlinks=False).st_uid != os.getuid():
-                continue
-            if _alive(int(found.group(1))):
-                continue
-            shutil.rmtree(entry.path, ignore_errors=True)
+            kind = entry.is_dir(follow_symlinks=False) if folder else \
+                entry.is_file(follow_symlinks=False)
+            if kind and entry.stat(follow_symlinks=False).st_uid == os.getuid() and \
+                    not _alive(int(named.group(1))):
+                found.append(entry.path)
+    return found
 
 
 def _alive(pid: int) -> bool:

@@ -33,6 +33,7 @@ in place; one opened for reading migrates a temporary copy).
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, fields
@@ -107,6 +108,34 @@ CREATE TABLE IF NOT EXISTS samples(
   value REAL, summary_line INTEGER);
 CREATE INDEX IF NOT EXISTS samples_run ON samples(sweep_id, run_id);
 """
+
+
+# the tables every store of a format has, in the order a message names them: those of format 1,
+# then each with the format that added it (_v2_to_v3, _v4_to_v5)
+TABLES = ("sweeps", "runs", "figures", "samples", "builds", "artifacts", "meta")
+TABLES_SINCE = {"sweep_starts": 3, "stops": 5}
+
+
+def missing_parts(db: sqlite3.Connection, version: int) -> list[str]:
+    """What a store that says format `version` lacks of that format's shape: tables (any
+    format), then, for the current format, columns (`runs.state_json`); empty when whole. A
+    cut copy or a hand-made file is then one line, never 'no such table' from a query."""
+    have = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    wanted = [*TABLES, *(t for t, since in TABLES_SINCE.items() if version >= since)]
+    missing = [f"table {t}" for t in wanted if t not in have]
+    if missing or version != VERSION:
+        return missing
+    for table, columns in _current_columns().items():
+        missing += [f"column {table}.{c}" for c in columns if c not in column_names(db, table)]
+    return missing
+
+
+def _current_columns() -> dict[str, list[str]]:
+    """Each table's columns in the current format, from SCHEMA itself."""
+    with contextlib.closing(sqlite3.connect(":memory:")) as db:
+        db.executescript(SCHEMA)
+        return {table: [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+                for table in (*TABLES, *TABLES_SINCE)}
 
 
 def insert(table: str, columns: tuple[str, ...], verb: str = "INSERT") -> str:

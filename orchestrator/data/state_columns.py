@@ -89,14 +89,23 @@ def _gpu(state: dict[str, Any]) -> dict[str, Any]:
         "gpu_power_limit_w": before.get("power_limit_w"),
         "gpu_reasons_before": reasons_text(before.get("reason_names")),
         "gpu_reasons_after": reasons_text((after or {}).get("reason_names")),
-        "gpu_energy_j": delta.get("energy_j"),
+        "gpu_energy_j": _counted(delta.get("energy_j")),
         "gpu_throttle_s": delta.get("throttle_s"),
-        **{column: grown.get(name) for column, name in VIOLATION_COLUMNS.items()},
+        **{column: _counted(grown.get(name)) for column, name in VIOLATION_COLUMNS.items()},
         **_sampled(state.get("gpu_during") or {}),
         "gpu_other_processes": len(pids) if counted else None,
         "gpu_other_pids": " ".join(map(str, pids)),
-        "gpu_state_reason": ("not supported here: " + ", ".join(missing)) if missing else "",
+        "gpu_state_reason": "; ".join(
+            ([f"not supported here: {', '.join(missing)}"] if missing else [])
+            + ([f"NVML counter went backwards: {', '.join(map(str, delta['backwards']))}"]
+               if delta.get("backwards") else [])),
     }
+
+
+def _counted(value: Any) -> Any:
+    """A counter's growth: a negative one (an older store's, recorded before run/gpu_state
+    kept them out) measured nothing."""
+    return None if isinstance(value, int | float) and value < 0 else value
 
 
 def _sampled(during: dict[str, Any]) -> dict[str, Any]:

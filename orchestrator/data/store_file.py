@@ -82,6 +82,9 @@ class StoreFile(StoreGuard):
 
     @contextmanager
     def reading(self) -> Iterator[Self]:
+        if self.folder.exists() and not self.folder.is_dir():  # said before any file beside
+            raise InputError(f"{self.folder} is a file, not a results folder: name the folder "
+                             "a sweep wrote (it holds results.sqlite)")
         self._refuse_foreign()  # before SQLite's WAL switch writes the file's header
         if not self.path.exists():
             # a wrong folder name is the user's input, like a wrong file name: exit 2
@@ -164,16 +167,16 @@ class StoreFile(StoreGuard):
                 f"`python -m orchestrator reparse {self.folder}` (it writes the store)")
 
     def _refuse_tableless(self, db: sqlite3.Connection, version: int | None) -> None:
-        """A meta table that names a format, but not the tables every format has (a cut
-        copy, a hand-made file): one line, not 'no such table' from deep in a query."""
+        """A meta table that names a format, but not that format's tables (or, for the
+        current format, columns): a cut copy, a hand-made file. One line naming the store and
+        what it lacks, not 'no such table' from deep in a query of export, report, compare, run
+        or merge."""
         if version is None:
             return
-        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        missing = [t for t in ("sweeps", "runs", "figures") if t not in tables]
-        if missing:
+        if missing := schema.missing_parts(db, version):
             db.close()
             raise InputError(f"{self.path} is damaged: it says format {version} but has no "
-                             f"table {', '.join(missing)}; not a store this orchestrator can read")
+                             f"{', '.join(missing)}; not a store this orchestrator can read")
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:

@@ -66,9 +66,23 @@ def _env_value(value: str) -> str:
     return value
 
 
+def _env_read(env: dict[str, str]) -> dict[str, str]:
+    """A value the orchestrator itself reads (a program's `env_values`: JAX's cache rule) is
+    checked here, like every other key, not where a sweep would stop on it."""
+    from orchestrator import programs  # the registry, which a test may extend
+    parsers = programs.env_values()
+    for name, value in env.items():
+        if name in parsers:
+            try:
+                parsers[name](value)
+            except ValueError as exc:
+                raise ValueError(f"{name}: {exc}") from None
+    return env
+
+
 EnvName = Annotated[str, AfterValidator(_env_name)]
 EnvValue = Annotated[str, Strict(), AfterValidator(_env_value)]
-Env = dict[EnvName, EnvValue]
+Env = Annotated[dict[EnvName, EnvValue], AfterValidator(_env_read)]
 
 _SHAPE_TEXT = re.compile(r"([0-9]+)x([0-9]+)")  # ASCII digits: not '١x8' or '1_000x8'
 

@@ -25,8 +25,8 @@ from orchestrator.programs.burn import Burn
 from orchestrator.programs.jax import Jax
 from orchestrator.programs.torch import Torch
 
-__all__ = ["REGISTRY", "Paths", "Program", "candidates", "cpu_devices", "derived", "get", "names",
-           "one_thread_labels", "reference", "register", "unregister"]
+__all__ = ["REGISTRY", "Paths", "Program", "candidates", "cpu_devices", "derived", "env_values",
+           "get", "names", "one_thread_labels", "reference", "register", "unregister"]
 
 REGISTRY: dict[str, Program] = {}
 
@@ -49,6 +49,11 @@ def get(name: str) -> Program:
         return REGISTRY[name]
     except KeyError:
         raise KeyError(f"no program '{name}' (known: {', '.join(REGISTRY)})") from None
+
+
+def env_values() -> dict[str, Callable[[str], object]]:
+    """Every environment variable some program's orchestrator code reads, with its parser."""
+    return {name: parse for p in REGISTRY.values() for name, parse in p.env_values.items()}
 
 
 def names() -> tuple[str, ...]:

@@ -75,6 +75,10 @@ class Program(ABC):
     driver_cache_devices: ClassVar[tuple[str, ...]] = ()
     # environment variables that change what a cold or warm cache means (flagged when set)
     cache_env: ClassVar[tuple[str, ...]] = ()
+    # environment variables whose values the orchestrator reads for this program, each with
+    # its parser (ValueError: what was expected): the experiments file's `env` is checked
+    # with them, so a bad value is one line naming the variable, never a crash mid-sweep
+    env_values: ClassVar[dict[str, Callable[[str], object]]] = {}
     needs_build: ClassVar[bool] = False  # a target names one of the file's `builds`
     modes: ClassVar[tuple[str, ...]] = ("mm", "accuracy")
     thread_vars: ClassVar[tuple[str, ...]] = ()  # environment variables set to the count

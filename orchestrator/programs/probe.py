@@ -43,13 +43,18 @@ def started(argv: list[str], **popen: object) -> subprocess.Popen[str]:
     return proc
 
 
-def stdout_of(argv: list[str], timeout: float) -> str | None:
+def stdout_of(argv: list[str], timeout: float, **popen: object) -> str | None:
     """The command's stdout when it exits 0 within `timeout` s; None when it cannot start,
-    fails or hangs (its whole process group killed)."""
+    fails or hangs (its whole process group killed). `popen`: Popen's cwd, env."""
+    return answer(argv, timeout, **popen)[0]
+
+
+def answer(argv: list[str], timeout: float, **popen: object) -> tuple[str | None, bool]:
+    """(`stdout_of`'s answer, whether the command hung: killed at `timeout`)."""
     try:
-        proc = started(argv)
+        proc = started(argv, **popen)
     except OSError:
-        return None
+        return None, False
     with proc:
         try:
             stdout, _ = proc.communicate(timeout=timeout)
@@ -57,7 +62,7 @@ def stdout_of(argv: list[str], timeout: float) -> str | None:
             _kill_group(proc)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.communicate(timeout=_DRAIN_S)
-            return None
+            return None, True
         except BaseException:
             _kill_group(proc)
             raise
@@ -65,7 +70,7 @@ def stdout_of(argv: list[str], timeout: float) -> str | None:
             _kill_group(proc)  # a child left behind by a command that exited
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=_DRAIN_S)
-    return stdout if proc.returncode == 0 else None
+    return (stdout if proc.returncode == 0 else None), False
 
 
 def _kill_group(proc: subprocess.Popen[str]) -> None:

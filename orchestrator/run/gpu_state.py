@@ -236,10 +236,20 @@ def delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     grown = {name: (a["violations_ns"][name] - ns) / 1e9
              for name, ns in b.get("violations_ns", {}).items()
              if name in a.get("violations_ns", {})}
+    # NVML's counters only grow: one that went backwards (a driver reload, a reset GPU, a
+    # wrapped or bogus value) measured nothing, and is kept out with its name, never stored
+    # as a negative energy or time
+    backwards = [name for name, value in (("energy", energy), *grown.items())
+                 if value is not None and value < 0]
+    energy = None if "energy" in backwards else energy
+    grown = {name: value for name, value in grown.items() if name not in backwards}
     throttled = [grown[n] for n in THROTTLE_VIOLATIONS if n in grown]
     # the causes overlap in time (power and thermal at once): the largest, not the sum
-    return {"energy_j": energy, "throttle_s": max(throttled) if throttled else None,
-            "violations_s": grown}
+    found = {"energy_j": energy, "throttle_s": max(throttled) if throttled else None,
+             "violations_s": grown}
+    if backwards:
+        found["backwards"] = backwards
+    return found
 
 
 SAMPLE_INTERVAL_S = 0.2  # one NVML clock read per interval: a driver call, no GPU work

@@ -20,6 +20,7 @@ from typing import Any
 import psutil
 
 from orchestrator import programs
+from orchestrator.programs import probe
 from orchestrator.run import cpu_state, detect
 from orchestrator.run.detect import Host
 
@@ -99,10 +100,35 @@ def _gpus() -> list[dict[str, str]]:
     return gpus
 
 
-def git_commit(project: Path) -> str | None:
-    head = detect.quiet(["git", "-C", str(project), "rev-parse", "HEAD"])
-    dirty = detect.quiet(["git", "-C", str(project), "status", "--porcelain",
-                          "--untracked-files=no"])
+FACT_TIMEOUT_S = 20.0
+HUNG = "facts_hung"  # host facts' key: the fact commands that did not answer (said at start)
+
+
+def _fact(argv: list[str], hung: list[str]) -> str | None:
+    """A fact command's stripped stdout (detect.quiet's), noting in `hung` one that did not
+    answer within FACT_TIMEOUT_S: killed, recorded as unknown, and said, not waited on unsaid."""
+    if shutil.which(argv[0]) is None:
+        return None
+    out, timed_out = probe.answer(argv, FACT_TIMEOUT_S)
+    if timed_out:
+        hung.append(" ".join(argv))
+    return out.strip() if out is not None else None
+
+
+def hung_note(facts: dict[str, Any]) -> str | None:
+    """The line a sweep says when fact commands hung as it began (each cost its timeout)."""
+    hung = facts.get(HUNG) or []
+    if not hung:
+        return None
+    return (f"{', '.join(hung)} did not answer in {FACT_TIMEOUT_S:g} s (killed; recorded as "
+            "unknown): every sweep start waits that long for it; mend it or take it off PATH")
+
+
+def git_commit(project: Path, hung: list[str] | None = None) -> str | None:
+    hung = [] if hung is None else hung
+    head = _fact(["git", "-C", str(project), "rev-parse", "HEAD"], hung)
+    dirty = _fact(["git", "-C", str(project), "status", "--porcelain",
+                   "--untracked-files=no"], hung)
     if head and dirty:
         return head + "-dirty"
     return head
@@ -118,6 +144,7 @@ def ncu_version(text: str | None) -> str | None:
 def host_facts(project: Path, python: str = sys.executable) -> dict[str, Any]:
     """Facts recorded once per sweep."""
     mem = psutil.virtual_memory()
+    hung: list[str] = []
     return {
         "hostname": platform.node(),
         "os": f"{platform.system()} {platform.release()}",
@@ -132,14 +159,15 @@ def host_facts(project: Path, python: str = sys.executable) -> dict[str, Any]:
         "gpus": _gpus(),
         "python": platform.python_version(),
         "python_executable": python,
-        "rustc": detect.quiet(["rustc", "--version"]),
-        "cargo": detect.quiet(["cargo", "--version"]),
-        "git_commit": git_commit(project),  # the project's commit, '-dirty' if edited
-        "ncu": ncu_version(detect.quiet(["ncu", "--version"])),
+        "rustc": _fact(["rustc", "--version"], hung),
+        "cargo": _fact(["cargo", "--version"], hung),
+        "git_commit": git_commit(project, hung),  # the project's commit, '-dirty' if edited
+        "ncu": ncu_version(_fact(["ncu", "--version"], hung)),
         "load": asdict(Load.now()),
         "cpu_state": cpu_state.read(),  # governor, frequency, boost, SMT (and per run)
         # each program's own facts (torch: version, CUDA, BLAS; burn: the version it pins)
         **{name: program.facts(project, python) for name, program in programs.REGISTRY.items()},
+        **({HUNG: hung} if hung else {}),
     }
 
 

@@ -43,7 +43,7 @@ from orchestrator.run import driver_cache, leftovers, profile, results_place, re
 from orchestrator.run.background import BackgroundBuilds
 from orchestrator.run.cache import CacheContents, cache_home, config_override
 from orchestrator.run.detect import ARCHITECTURES, OPERATING_SYSTEMS, assumed
-from orchestrator.run.machine import capabilities, cpu_count, host_facts
+from orchestrator.run.machine import capabilities, cpu_count, host_facts, hung_note
 from orchestrator.run.progress import Progress
 from orchestrator.run.runner import RunContext, execute, program_cwd, wait_quiet
 
@@ -147,9 +147,11 @@ class Sweep:
             found = leftovers.end_leftovers(store.folder)
             leftovers.become_subreaper()  # a run's orphans become ours (Linux)
             # sweeps a dead orchestrator left running, the state resumed, an edited file
-            sweep_id, resumed = resume.begin(
-                store, config_path, config, planned, host_facts(self.project, self.python),
-                sys.argv, new, self._warn)
+            facts = host_facts(self.project, self.python)
+            if (slow := hung_note(facts)) is not None:
+                self._warn(slow)
+            sweep_id, resumed = resume.begin(store, config_path, config, planned, facts,
+                                             sys.argv, new, self._warn)
             if found or resumed:  # a resume says what it found
                 self.progress.note(found or "no leftover processes of an earlier sweep are "
                                    "running")

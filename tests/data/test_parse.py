@@ -516,3 +516,14 @@ def test_wrote_label_of_a_coloured_line() -> None:
     from orchestrator.data.parse import wrote_label
 
     assert wrote_label("\x1b[1mflex 256x256 matmul accuracy: wrote /tmp/x\x1b[0m") == "flex"
+
+
+def test_a_label_with_bytes_that_are_not_utf8_is_an_unknown_line() -> None:
+    """`\\xff\\xfecpu` decodes to `��cpu`: it was kept as a figure of a device named so. A
+    label (or op) holding U+FFFD names no device: the line is unknown, counted and shown."""
+    raw = b"\xff\xfecpu 8x8 matmul with sync, 20 runs: min 1.0ms median 1.1ms\n" \
+          b"cpu 8x8 matmul with sync, 20 runs: min 1.0ms median 1.1ms\n" \
+          b"cpu 8x8 mat\xffmul with sync, 20 runs: min 1.0ms median 1.1ms\n"
+    parsed = parse_text(raw.decode("utf-8", "replace"))
+    assert {f.label for f in parsed.figures} == {"cpu"}
+    assert [n for n, _line in parsed.unknown] == [1, 3]

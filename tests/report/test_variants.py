@@ -88,3 +88,48 @@ def test_compare_of_variant_sides_through_the_command(swept: Path, tmp_path: Pat
     # what a side reads, for the outputs' never-an-input check: the folder, not 'r#a'
     from orchestrator.cli import _sources
     assert _sources([f"{swept}#a", f"{swept}@x#a"]) == [swept, swept]
+
+
+def _ab_store(folder: Path) -> Path:
+    """One sweep of two variants (hand-made, torch cpu's printed lines): b sets three
+    variables, only one of which measure_env lists."""
+    import numpy as np
+
+    from orchestrator.data.store import Store
+    from orchestrator.records import RunDef, RunRecord
+    from orchestrator.run.sweep import parse_record
+
+    from .fake_stores import lines
+    envs = {"a": (), "b": (("LD_PRELOAD", "/opt/slow.so"), ("PYTHONPATH", "/opt/x"),
+                          ("SCALE", "3"))}
+    config = folder.parent / "ab.yaml"
+    config.write_text("version: 1\n", encoding="utf-8")
+    store = Store(folder)
+    with store.writing():
+        sweep, _ = store.begin_sweep(config, {"cores_usable": 2}, [], new=True)
+        for i in range(1, 4):
+            for variant, env in envs.items():
+                run = RunDef(experiment="cpu", program="torch", device="cpu", mode="mm",
+                             shape=(256, 256), reps=20, threads=1, process=i, processes=3,
+                             variant=variant, env=env)
+                scale = 3.0 if variant == "b" else 1.0
+                rec = RunRecord(run=run, stdout=lines({"with sync": np.full(20, 1e-3 * scale)
+                                                       }).encode(),
+                                load_before={"load1": 0.5}, load_after={"load1": 0.5})
+                store.record_run(sweep, rec, parse_record(rec))
+        store.end_sweep(sweep, "complete")
+    return folder
+
+
+def test_compare_of_variants_shows_every_variable_a_variant_sets(tmp_path: Path) -> None:
+    """`compare R#a R#b` said `experiment env: none | none | same` while b set LD_PRELOAD,
+    PYTHONPATH and SCALE (only measure_env's list was read for a variant); two folders with
+    the same difference showed it all. Now a variant side shows all of its own."""
+    from orchestrator.report.compare_sides import machine_facts
+    folder = _ab_store(tmp_path / "r")
+    facts = {f.what: f for f in machine_facts(load_side(f"{folder}#a"),
+                                              load_side(f"{folder}#b"))}
+    row = facts["experiment env"]
+    assert (row.a, row.differs) == ("none", True)
+    for pair in ("LD_PRELOAD=/opt/slow.so", "PYTHONPATH=/opt/x", "SCALE=3"):
+        assert pair in row.b

@@ -80,3 +80,29 @@ def test_a_store_holding_odd_nvml_values_exports_reports_and_compares(
     header, row = (tmp_path / "x.csv").read_text().splitlines()[:2]
     cells = dict(zip(header.split(","), row.split(","), strict=False))
     assert cells["gpu_sm_clock_mhz"] == "" and cells["gpu_pstate"] == ""
+
+
+def test_a_counter_that_went_backwards_is_not_energy(nvml: FakeNvml) -> None:
+    """A driver reload (or a reset GPU) between the snapshots: the energy counter read
+    9,000,000 mJ less after the run, stored as `gpu_energy_j = -9000`; a violation counter
+    likewise. Now neither is stored, and the row's reason names the counter."""
+    power = nvml.values["violation_POWER"]
+    nvml.values = {**nvml.values, "energy_mj": 20_000_000,
+                   "violation_POWER": {**power, "violation_time": 6_000_000_000}}
+    before = gpu_state.snapshot({})
+    nvml.values = {**nvml.values, "energy_mj": 11_000_000 - sum(nvml.values["energy_steps_mj"]),
+                   "violation_POWER": {**power, "violation_time": 1_000_000_000}}
+    nvml.phase = "load"
+    after = gpu_state.snapshot({})
+    assert after["gpu"]["energy_mj"] == 11_000_000
+    d = gpu_state.delta(before, after)
+    assert d["energy_j"] is None and d["backwards"] == ["energy", "power"]
+    assert "power" not in d["violations_s"] and d["violations_s"]["thermal"] == 0
+    state = json.dumps({"gpu_before": before, "gpu_after": after, "gpu_delta": d})
+    row = state_columns.columns(state)
+    assert row["gpu_energy_j"] is None
+    assert "NVML counter went backwards: energy, power" in row["gpu_state_reason"]
+    # an older store recorded the negative delta: read as no energy
+    old = json.dumps({"gpu_before": before, "gpu_delta": {"energy_j": -9000.0,
+                                                          "violations_s": {"power": -5.0}}})
+    assert state_columns.columns(old)["gpu_energy_j"] is None

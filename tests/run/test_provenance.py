@@ -43,3 +43,29 @@ def test_each_gpu_is_recorded_with_its_uuid(monkeypatch: pytest.MonkeyPatch) -> 
     assert gpus == [{"name": "NVIDIA H200", "driver": "580.159.04", "memory": "143771 MiB",
                      "uuid": "GPU-7aba5ac9-2401-2b88-636d-b31b67fba35e"},
                     {"name": "NVIDIA H200", "driver": "580.159.04", "memory": "143771 MiB"}]
+
+
+def test_a_hanging_fact_command_is_said_not_waited_on_unsaid(
+        tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `cargo --version` that hangs stalled every sweep start ~20 s without a word. It is
+    killed (its process group) at the timeout, recorded as unknown, and named in the line a
+    sweep says as it begins; the other facts are still read."""
+    import os
+    from pathlib import Path
+    tools = Path(tmp_path) / "tools"
+    tools.mkdir()
+    child = Path(tmp_path) / "child.pid"
+    (tools / "cargo").write_text(f"#!/bin/sh\nsleep 300 &\necho $! > {child}\nwait\n")
+    (tools / "cargo").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
+    monkeypatch.setattr(machine, "FACT_TIMEOUT_S", 1.0)
+    facts = machine.host_facts(PROJECT)
+    pid = int(child.read_text())
+    status = Path(f"/proc/{pid}/status")  # killed with its group (a zombie until reaped)
+    assert not status.exists() or "\nState:\tZ" in status.read_text()
+    assert facts["cargo"] is None and facts[machine.HUNG] == ["cargo --version"]
+    assert facts["rustc"] is None or facts["rustc"].startswith("rustc ")
+    assert machine.hung_note(facts) == (
+        "cargo --version did not answer in 1 s (killed; recorded as unknown): every sweep "
+        "start waits that long for it; mend it or take it off PATH")
+    assert machine.hung_note({"cargo": "cargo 1.95.0"}) is None

@@ -8,10 +8,15 @@ binary's path comes from cargo's JSON messages, and each build's binary is copie
 folder (`build/bin/<crate>[+features]/`) with a stamp of the sources it was built from, so two
 feature sets of one crate never overwrite each other, an up-to-date build costs a hash and no
 cargo, and a machine without cargo (the GPU box) can run binaries built elsewhere. A copy goes
-to the cache's `bin/<source hash>/`, keyed by that hash: a second clone of the same sources
-takes it without cargo, one at another commit never sees it. cubecl's autotune cache
+to the cache's `bin/<source hash>/<key>+build-<hash>/`, keyed by the sources and by everything
+of this process's environment that changes the binary (BUILD_VARIABLES, the cargo config files,
+the toolchain's `rustc -vV`): a second clone of the same sources and environment takes it
+without cargo, one at another commit or with other RUSTFLAGS never sees it. Every folder and
+file of the cache is checked before use (`build_cache`: ours, writable by nobody else, no
+links) and written new beside its name, then renamed. cubecl's autotune cache
 (bench_rust/target/environment, deleted by cold runs: run/cache.py) is never the target folder.
-cargo runs in its own process group, killed whole if the build is stopped (`run_group`).
+cargo runs in its own process group, killed whole if the build is stopped
+(`cargo_process.run_group`).
 """
 
 from __future__ import annotations
@@ -21,15 +26,13 @@ import hashlib
 import json
 import os
 import shutil
-import signal
-import subprocess
-import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from orchestrator.programs import probe
+from orchestrator.errors import CacheSafetyError
+from orchestrator.programs.burn import build_cache, build_env
+from orchestrator.programs.burn.cargo_process import Watch, error_summary, executable, run_group
 from orchestrator.records import BuildResult, Status
 
 
@@ -45,18 +48,7 @@ class Build(Protocol):
     @property
     def expect_failure(self) -> bool: ...
 
-class Watch(Protocol):
-    """What a sweep does around each process it starts (run/leftovers.Watch): a mark for its
-    environment, the process written down once started, and once it is done, what it left
-    running ended and the entry crossed out."""
-
-    def env(self) -> dict[str, str]: ...
-    def started(self, pid: int) -> None: ...
-    def ended(self) -> None: ...
-
-
 STAMP_VERSION = 1
-ERROR_LINES = 30
 CACHE_ENV = "ORCHESTRATOR_BUILD_CACHE"  # the build cache's folder (cargo-target/, bin/)
 
 
@@ -117,6 +109,7 @@ class Builder:
         self.bin_root = project / "build" / "bin"
         self.cargo = cargo or shutil.which("cargo")
         self._hash: str | None = None
+        self._environments: dict[str, dict[str, object]] = {}
 
     @property
     def sources(self) -> str:
@@ -127,42 +120,81 @@ class Builder:
     def binary_path(self, build: Build) -> Path:
         return self.bin_root / build_key(build) / build.crate
 
+    def cache_parts(self, build: Build) -> tuple[str, str]:
+        """The folders under the cache's `bin/` of this build: the sources' hash, then the
+        build's key with the hash of what of the environment changes the binary."""
+        return self.sources[:32], f"{build_key(build)}+build-{build_env.key(self._env(build))}"
+
     def cached_path(self, build: Build) -> Path:
         """Where the build cache keeps this build's binary for these sources."""
-        return self.cache / "bin" / self.sources[:32] / build_key(build) / build.crate
+        return self.cache.joinpath("bin", *self.cache_parts(build), build.crate)
+
+    def _env(self, build: Build) -> dict[str, object]:
+        """What of cargo's environment for this build changes the binary (once per env)."""
+        blob = json.dumps(sorted(build.env.items()))
+        if blob not in self._environments:
+            self._environments[blob] = build_env.describe(self.rust_dir,
+                                                          {**os.environ, **build.env})
+        return self._environments[blob]
 
     def _stamp(self, build: Build) -> dict[str, object]:
         return {"version": STAMP_VERSION, "crate": build.crate,
                 "features": sorted(build.features), "sources": self.sources,
-                "env": dict(sorted(build.env.items()))}
+                "env": dict(sorted(build.env.items())), "built_with": self._env(build)}
 
-    def is_fresh(self, build: Build, binary: Path | None = None) -> bool:
-        binary = binary or self.binary_path(build)
+    def _matches(self, text: str, build: Build) -> bool:
+        """A stamp's text says this build. Without cargo here (a GPU box running binaries
+        built elsewhere) nothing can be rebuilt, and its toolchain is not ours to compare: the
+        build's own part (sources, crate, features, env) decides."""
+        try:
+            stamp = json.loads(text)
+        except ValueError:
+            return False
+        want = self._stamp(build)
+        if self.cargo is None and isinstance(stamp, dict):
+            stamp.pop("built_with", None)
+            want.pop("built_with")
+        return stamp == want
+
+    def is_fresh(self, build: Build) -> bool:
+        """build/bin's binary is up to date (its stamp says these sources and environment)."""
+        binary = self.binary_path(build)
         stamp = binary.parent / "stamp.json"
         if not (binary.exists() and stamp.exists()):
             return False
         try:
-            return json.loads(stamp.read_text()) == self._stamp(build)
-        except ValueError:
+            return self._matches(stamp.read_text(), build)
+        except (OSError, UnicodeDecodeError):
             return False
+
+    def cache_problem(self) -> str | None:
+        """Why the build cache must not be used (another user could have put files there)."""
+        try:
+            build_cache.check_root(self.cache)
+        except CacheSafetyError as exc:
+            return f"{exc}: set {CACHE_ENV} to a folder of your own"
+        except OSError as exc:
+            return f"cannot check the build cache {self.cache}: {exc.strerror}"
+        return None
 
     def build(self, name: str, build: Build) -> BuildResult:
         """Build (or find up to date) one build; a failure is a result, not an exception."""
         key = build_key(build)
         start = time.perf_counter()
-        if self.is_fresh(build):
+        safe = self.cache_problem() is None
+        if self.is_fresh(build) and safe:
             self._seed_cache(build)
-        if self.is_fresh(build) or self._from_cache(build):
+        if self.is_fresh(build) or (safe and self._from_cache(build)):
             return BuildResult(name, key, Status.OK, self.binary_path(build),
                                time.perf_counter() - start, fresh=True,
                                expect_failure=build.expect_failure)
-        if build.expect_failure and (kept := self._kept_failure(name, build)) is not None:
+        if build.expect_failure and safe and (kept := self._kept_failure(name, build)):
             return kept
         if self.cargo is None:
             return self._failed(name, build, start, "cargo not found and no up-to-date binary in "
                                 f"{self.binary_path(build).parent}: build on a machine with cargo "
                                 "(`python -m orchestrator build`) and copy build/bin here")
-        if (problem := target_dir_problem(self.target_dir, self.rust_dir)) is not None:
+        if (problem := self._target_problem()) is not None:
             return self._failed(name, build, start, problem)
         argv = self.cargo_argv(build)
         try:
@@ -170,17 +202,38 @@ class Builder:
         except (OSError, ValueError) as exc:
             return self._failed(name, build, start, f"cannot start cargo: {exc}")
         log = f"$ {' '.join(argv)}\n{done.stderr}"
-        executable = _executable(done.stdout, build.crate)
-        if done.returncode != 0 or executable is None:
+        built = executable(done.stdout, build.crate)
+        if done.returncode != 0 or built is None:
             failed = self._failed(name, build, start,
-                                  _error_summary(done.stderr, done.returncode), log)
+                                  error_summary(done.stderr, done.returncode), log)
             if build.expect_failure:
                 self._keep_failure(build, failed)
             return failed
-        self._install(build, Path(executable))
+        try:
+            self._install(build, Path(built))
+        except OSError as exc:  # build/ on a full disk, or not writable
+            return self._failed(name, build, start, f"cannot install the binary into "
+                                f"{self.binary_path(build).parent}: {_why(exc)}", log)
         return BuildResult(name, key, Status.OK, self.binary_path(build),
                            time.perf_counter() - start, fresh=False, log=log,
                            expect_failure=build.expect_failure)
+
+    def _target_problem(self) -> str | None:
+        """Why cargo must not build in the cache's target folder (its build scripts and
+        compiled crates are code we run): a folder others could write, or cubecl's cache."""
+        if (problem := target_dir_problem(self.target_dir, self.rust_dir)) is not None:
+            return problem
+        if (problem := self.cache_problem()) is not None:
+            return problem
+        try:
+            self.cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+            build_cache.check_root(self.cache)
+            build_cache.folder(self.cache, "cargo-target", make=True)
+        except CacheSafetyError as exc:
+            return f"{exc}: set {CACHE_ENV} to a folder of your own"
+        except OSError as exc:
+            return f"cannot make the build cache {self.cache}: {_why(exc)}"
+        return None
 
     def cargo_argv(self, build: Build) -> list[str]:
         # --timings: cargo writes an HTML breakdown of every unit's time into the target
@@ -193,23 +246,38 @@ class Builder:
         return argv
 
     def _install(self, build: Build, executable: Path) -> None:
-        self._copy(build, executable, self.binary_path(build))
-        with contextlib.suppress(OSError):  # the cache is a convenience: a full disk is no error
-            self._copy(build, executable, self.cached_path(build))
+        with open(executable, "rb") as source:
+            self._copy(build, source.fileno(), self.binary_path(build))
+        if self.cache_problem() is None:
+            with open(executable, "rb") as source:
+                self._to_cache(build, source.fileno())
+
+    def _cache_folder(self, build: Build) -> Path:
+        """The cache's folder of this build, made and checked (build_cache.folder)."""
+        self.cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return build_cache.folder(self.cache, "bin", *self.cache_parts(build), make=True)
+
+    def _to_cache(self, build: Build, source: int) -> None:
+        """The cache is a convenience: a full disk, or a folder there that is not safely ours,
+        leaves it as it was (nothing is written into or through such a folder)."""
+        with contextlib.suppress(OSError, CacheSafetyError):
+            self._copy(build, source, self._cache_folder(build) / build.crate)
 
     def _keep_failure(self, build: Build, failed: BuildResult) -> None:
         """An expected failure (the chapter's accelerate build) is kept for these sources:
         the next clone records the same error without compiling the whole stack again."""
         kept = {"stamp": self._stamp(build), "error": failed.error, "log": failed.log}
-        path = self.cached_path(build).parent / "failed.json"
-        with contextlib.suppress(OSError):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(kept))
+        if self.cache_problem() is not None:
+            return
+        with contextlib.suppress(OSError, CacheSafetyError):
+            build_cache.replace_file(self._cache_folder(build) / "failed.json",
+                     lambda tmp: tmp.write_text(json.dumps(kept)))
 
     def _kept_failure(self, name: str, build: Build) -> BuildResult | None:
         try:
-            kept = json.loads((self.cached_path(build).parent / "failed.json").read_text())
-        except (OSError, ValueError):
+            kept = json.loads(build_cache.read_text(self.cached_path(build).parent /
+                                                    "failed.json"))
+        except (OSError, ValueError, CacheSafetyError):
             return None
         if not isinstance(kept, dict) or kept.get("stamp") != self._stamp(build):
             return None
@@ -219,30 +287,54 @@ class Builder:
                                f"{self.cached_path(build).parent})\n{kept.get('log', '')}",
                            expect_failure=True)
 
+    def _cached_fd(self, build: Build) -> int | None:
+        """A descriptor of the cache's binary of this build when it is intact and safely ours
+        (every folder on the way and both files checked; no link followed), else None."""
+        try:
+            place = build_cache.folder(self.cache, "bin", *self.cache_parts(build))
+            if not self._matches(build_cache.read_text(place / "stamp.json"), build):
+                return None
+            return build_cache.open_file(place / build.crate)
+        except (OSError, CacheSafetyError):
+            return None
+
     def _seed_cache(self, build: Build) -> None:
         """An up-to-date build/bin binary the cache lacks (built before the cache existed, or
         copied in) goes there too, so that the next clone finds it."""
-        if not self.is_fresh(build, self.cached_path(build)):
-            with contextlib.suppress(OSError):
-                self._copy(build, self.binary_path(build), self.cached_path(build))
+        fd = self._cached_fd(build)
+        if fd is not None:
+            os.close(fd)
+            return
+        with contextlib.suppress(OSError), open(self.binary_path(build), "rb") as source:
+            self._to_cache(build, source.fileno())
 
     def _from_cache(self, build: Build) -> bool:
-        """Install the cache's binary of these sources, if it has an intact one."""
-        cached = self.cached_path(build)
-        if not self.is_fresh(build, cached):
+        """Install the cache's binary of these sources, if it has an intact one of ours."""
+        fd = self._cached_fd(build)
+        if fd is None:
             return False
         try:
-            self._copy(build, cached, self.binary_path(build))
+            self._copy(build, fd, self.binary_path(build))
         except OSError:
             return False
+        finally:
+            os.close(fd)
         return True
 
-    def _copy(self, build: Build, executable: Path, binary: Path) -> None:
-        """Copy, then the stamp: a binary is fresh only once both are in place."""
+    def _copy(self, build: Build, source: int, binary: Path) -> None:
+        """Copy from the open `source`, then the stamp: a binary is fresh only once both are
+        in place (each a new file renamed over its name: a link there is replaced)."""
         binary.parent.mkdir(parents=True, exist_ok=True)
         (binary.parent / "stamp.json").unlink(missing_ok=True)
-        _replace(binary, lambda tmp: shutil.copy2(executable, tmp))
-        _replace(binary.parent / "stamp.json",
+
+        def write(tmp: Path) -> None:
+            os.lseek(source, 0, os.SEEK_SET)
+            with open(tmp, "wb") as out:
+                while chunk := os.read(source, 1 << 20):
+                    out.write(chunk)
+
+        build_cache.replace_file(binary, write)
+        build_cache.replace_file(binary.parent / "stamp.json",
                  lambda tmp: tmp.write_text(json.dumps(self._stamp(build), indent=2)))
 
     def _failed(self, name: str, build: Build, start: float, error: str,
@@ -252,66 +344,9 @@ class Builder:
                            expect_failure=build.expect_failure)
 
 
-def run_group(argv: list[str], cwd: Path, env: dict[str, str],
-              watch: Watch | None = None) -> subprocess.CompletedProcess[str]:
-    """`subprocess.run` with cargo in its own process group, and the whole group killed when
-    this process stops (Ctrl-C, SIGTERM, any exception): `subprocess.run` kills only cargo,
-    which leaves its rustc and build-script children running. `watch`: a sweep's (a build
-    that outlives a killed orchestrator is then ended by the next sweep, like a run)."""
-    if watch is not None:
-        env = {**env, **watch.env()}
-    with probe.started(argv, cwd=cwd, env=env) as proc:  # a Ctrl-C as it starts: none left
-        try:
-            if watch is not None:
-                watch.started(proc.pid)
-            stdout, stderr = proc.communicate()
-        except BaseException:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            raise
-        finally:  # a child cargo left behind after it exited is ended too
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            if watch is not None:
-                watch.ended()
-    return subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
+def _why(exc: OSError) -> str:
+    return exc.strerror or str(exc)
 
 
-def _executable(stdout: str, crate: str) -> str | None:
-    """The binary cargo reported for `crate` in its JSON messages."""
-    found = None
-    for line in stdout.splitlines():
-        if not line.startswith("{"):
-            continue
-        try:
-            msg = json.loads(line)
-        except ValueError:
-            continue
-        if msg.get("reason") == "compiler-artifact" and msg.get("executable") and \
-                msg.get("target", {}).get("name") == crate:
-            found = msg["executable"]
-    return found
-
-
-def _error_summary(stderr: str, returncode: int) -> str:
-    """cargo's first error and what follows it, short enough for a table cell."""
-    lines = stderr.splitlines()
-    first = next((i for i, line in enumerate(lines) if line.lstrip().startswith("error")), None)
-    chosen = lines[first:first + ERROR_LINES] if first is not None else lines[-ERROR_LINES:]
-    text = "\n".join(chosen).strip()
-    return text or f"cargo exited with status {returncode} and printed no error"
-
-
-def _replace(path: Path, write: Callable[[Path], object]) -> None:
-    """Write a new file of our own beside `path` (mkstemp: exclusive, never a name a link was
-    planted at), then rename it over `path`: nothing is ever written through a symlink."""
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp = Path(name)
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o755 if path.suffix != ".json" else 0o644)
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
+__all__ = ["CACHE_ENV", "Build", "Builder", "Watch", "build_key", "cache_root", "run_group",
+           "source_hash", "target_dir_problem"]

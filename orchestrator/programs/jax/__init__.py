@@ -37,6 +37,7 @@ class Jax(Program):
     # empty, as for torch: each series gets its own folder, recorded
     driver_cache_devices = ("cuda",)
     cache_env = cache.CACHE_ENV
+    env_values = cache.ENV_VALUES
     modes = ("mm", "warm", "accuracy")
     thread_flag = True
     provides = ("jax",)

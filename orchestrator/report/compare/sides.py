@@ -45,6 +45,8 @@ class Side:
     kind: str  # 'store' | 'log'
     sweep: str | None = None
     env: set[str] = field(default_factory=set)  # 'K=V' an experiment added to its runs
+    # the same per variant of an A/B (`variants:`): a variant side shows all its own env
+    variant_env: dict[str, set[str]] = field(default_factory=dict)
 
 
 def load_side(spec: str) -> Side:
@@ -78,9 +80,11 @@ def _variant(side: Side, variant: str, spec: str) -> Side:
     chosen = replace(data, figures=mine.reset_index(drop=True),
                      samples=data.samples[data.samples["run_id"].isin(ids)].reset_index(
                          drop=True), runs=runs.reset_index(drop=True))
-    env = {e for r in mine["measure_env"] for e in measure_env.pairs_text(r)}
-    return replace(side, spec=spec, name=f"{side.name}#{variant}", data=chosen,
-                   env=env if env else set())
+    # every variable the variant's runs were given (the store's definitions), not only the
+    # measurement-changing ones the dataset's measure_env column lists
+    env = side.variant_env.get(variant) or \
+        {e for r in mine["measure_env"] for e in measure_env.pairs_text(r)}
+    return replace(side, spec=spec, name=f"{side.name}#{variant}", data=chosen, env=env)
 
 
 def _log_side(spec: str, path: Path) -> Side:
@@ -112,10 +116,16 @@ def _store_side(spec: str, folder: Path, sweep: str | None) -> Side:
                 if run_problem(r) is None]  # a damaged row: dataset.load counts it
     headers = [h for r in runs
                for h in headers_of((r["stdout"] or b"").decode("utf-8", "replace"))]
-    env = {f"{k}={v}" for r in runs
-           for k, v in (json.loads(r["definition_json"] or "{}").get("env") or [])}
+    env: set[str] = set()
+    by_variant: dict[str, set[str]] = {}
+    for r in runs:
+        definition = json.loads(r["definition_json"] or "{}")
+        pairs = {f"{k}={v}" for k, v in (definition.get("env") or [])}
+        env |= pairs
+        if definition.get("variant"):
+            by_variant.setdefault(str(definition["variant"]), set()).update(pairs)
     return Side(spec, f"{folder.name}@{label or sweep}", dataset.load(folder, sweep), headers,
-                "store", sweep, env)
+                "store", sweep, env, by_variant)
 
 
 @dataclass

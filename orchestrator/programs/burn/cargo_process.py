@@ -1,0 +1,78 @@
+"""cargo run as a process: in its own process group, killed whole when the build is stopped;
+the binary it reports in its JSON messages; its first error, short enough for a table cell.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+from typing import Protocol
+
+from orchestrator.programs import probe
+
+ERROR_LINES = 30
+
+
+class Watch(Protocol):
+    """What a sweep does around each process it starts (run/leftovers.Watch): a mark for its
+    environment, the process written down once started, and once it is done, what it left
+    running ended and the entry crossed out."""
+
+    def env(self) -> dict[str, str]: ...
+    def started(self, pid: int) -> None: ...
+    def ended(self) -> None: ...
+
+
+def run_group(argv: list[str], cwd: Path, env: dict[str, str],
+              watch: Watch | None = None) -> subprocess.CompletedProcess[str]:
+    """`subprocess.run` with cargo in its own process group, and the whole group killed when
+    this process stops (Ctrl-C, SIGTERM, any exception): `subprocess.run` kills only cargo,
+    which leaves its rustc and build-script children running. `watch`: a sweep's (a build
+    that outlives a killed orchestrator is then ended by the next sweep, like a run)."""
+    if watch is not None:
+        env = {**env, **watch.env()}
+    with probe.started(argv, cwd=cwd, env=env) as proc:  # a Ctrl-C as it starts: none left
+        try:
+            if watch is not None:
+                watch.started(proc.pid)
+            stdout, stderr = proc.communicate()
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+        finally:  # a child cargo left behind after it exited is ended too
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            if watch is not None:
+                watch.ended()
+    return subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
+
+
+def executable(stdout: str, crate: str) -> str | None:
+    """The binary cargo reported for `crate` in its JSON messages."""
+    found = None
+    for line in stdout.splitlines():
+        if not line.startswith("{"):
+            continue
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if msg.get("reason") == "compiler-artifact" and msg.get("executable") and \
+                msg.get("target", {}).get("name") == crate:
+            found = msg["executable"]
+    return found
+
+
+def error_summary(stderr: str, returncode: int) -> str:
+    """cargo's first error and what follows it, short enough for a table cell."""
+    lines = stderr.splitlines()
+    first = next((i for i, line in enumerate(lines) if line.lstrip().startswith("error")), None)
+    chosen = lines[first:first + ERROR_LINES] if first is not None else lines[-ERROR_LINES:]
+    text = "\n".join(chosen).strip()
+    return text or f"cargo exited with status {returncode} and printed no error"
