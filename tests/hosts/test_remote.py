@@ -7,8 +7,8 @@ last good one (item 16); sbatch's answer is a job id only when it is one (item 1
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
