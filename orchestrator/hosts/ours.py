@@ -52,7 +52,8 @@ def job_name(token: str) -> str:
 def lstart(t: Transport, pid: str) -> str:
     """The start time of `pid` there, as recorded at the start ('' if it already ended)."""
     done = t.run(["ps", "-o", "lstart=", "-p", pid], check=False, what="ps")
-    return done.stdout.decode(errors="replace").strip() if done.returncode == 0 else ""
+    lines = done.stdout.decode(errors="replace").strip().splitlines()
+    return lines[0].strip()[:200] if done.returncode == 0 and lines else ""
 
 
 def running(t: Transport, workdir: str, s: Started) -> bool:

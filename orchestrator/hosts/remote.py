@@ -96,7 +96,8 @@ class Remote:
                                        f"{MARKER} of an earlier push: name an empty or new "
                                        "folder (nothing was written there)")
         fields = said[-1].split()
-        if len(fields) >= 4 and fields[3].isdigit() and int(fields[3]) // 1024 < MIN_FREE_MIB:
+        if len(fields) >= 4 and re.fullmatch(r"\d{1,20}", fields[3]) and \
+                int(fields[3]) // 1024 < MIN_FREE_MIB:
             raise HostError(self.name, f"its disk is full: {int(fields[3]) // 1024} MiB free in "
                                        f"{self.dir} (at least {MIN_FREE_MIB} MiB needed)")
 
@@ -180,7 +181,7 @@ class Remote:
             f"cd {q} && rm -f .hosts/rc && if command -v setsid >/dev/null; then s=setsid; "
             f"else s=; fi; $s nohup sh {shlex.quote(ours.run_sh(self.dir))} {token} "
             "> .hosts/run.log 2>&1 < /dev/null & echo $!", what="start").stdout.decode().split()
-        pid = out[-1] if out and out[-1].isdigit() else None
+        pid = out[-1] if out and re.fullmatch(r"[1-9]\d{0,9}", out[-1]) else None
         if pid is None:
             raise HostError(self.name, "the start printed no process id: look for "
                                        f"'{ours.command_line(self.dir, token)}' there")

@@ -85,8 +85,8 @@ class HostRun:
         if attached.token is None:
             raise HostError(self.name, f"{record} was written by an older orchestrator and has "
                                        "no token: its sweep cannot be proven ours, so it is "
-                                       "neither waited on nor stopped; once it has ended "
-                                       "there, remove that file and run again")
+                                       "neither waited on nor stopped; remove it once the "
+                                       f"sweep on {self.name} has ended, and run again")
         if attached.workdir != self.remote.dir:
             raise HostError(self.name, f"its sweep was started in {attached.workdir}, but the "
                                        f"hosts file now says workdir {self.remote.dir}: set "

@@ -87,6 +87,8 @@ def test_planted_links_for_attach_tmp_and_lock_are_never_written_through(
     ("x" * 100_000, "attach.json: not a record of a sweep (a plain file of at most 65536 "
                     "bytes expected)"),
     ("{not json", "attach.json: "),
+    ({"token": None}, "attach.json was written by an older orchestrator and has no token: "
+                      "its sweep cannot be proven ours, so it is neither waited on nor stopped"),
 ])
 def test_an_attach_json_of_the_wrong_shape_is_one_line_and_kept(
         tmp_path: Path, sshd: SshServer, record: dict[str, object] | str, said: str,

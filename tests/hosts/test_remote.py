@@ -17,7 +17,7 @@ from orchestrator.cli import main
 from orchestrator.hosts.faults import HostError
 from orchestrator.hosts.here import store_problem
 from orchestrator.hosts.model import HostsFile
-from orchestrator.hosts.remote import MARKER, Remote
+from orchestrator.hosts.remote import MARKER, RUN_SH, Remote
 from orchestrator.hosts.ssh import Transport
 
 from .conftest import PROJECT, SshServer, hosts_yaml, runs_in, tiny
@@ -51,8 +51,13 @@ def test_a_workdir_of_the_users_is_refused_and_nothing_in_it_overwritten(
 
 def test_a_marked_workdir_is_pushed_to_again_and_its_store_resumed(
         tmp_path: Path, sshd: SshServer, capfd: pytest.CaptureFixture[str]) -> None:
-    assert _run(tmp_path, sshd, {"box": {}}) == 0  # an empty (new) folder: marked
-    assert (tmp_path / "remote-box" / MARKER).is_file()
+    # a folder an orchestrator from before the marker pushed to: its run.sh says so
+    work = tmp_path / "remote-box"
+    (work / ".hosts").mkdir(parents=True)
+    (work / ".hosts" / "run.sh").write_text(RUN_SH)
+    (work / "setup.sh").write_text("pushed by an earlier orchestrator")
+    assert _run(tmp_path, sshd, {"box": {}}) == 0
+    assert (work / MARKER).is_file()
     assert _run(tmp_path, sshd, {"box": {}}) == 0  # marked by that push: ours
     with sqlite3.connect(tmp_path / "remote-box" / "results" / "results.sqlite") as db:
         assert db.execute("SELECT count(*) FROM sweeps").fetchone() == (1,)  # resumed
