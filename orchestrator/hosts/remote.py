@@ -63,7 +63,7 @@ MARKER = ".hosts/workdir"
 _LEGACY = "# written by the orchestrator: run one sweep, pass SIGTERM on, keep the exit code"
 _CLAIM = f"""mkdir -p "$1" && cd "$1" || exit 3
 if [ -d .hosts ] && [ ! -L .hosts ] && [ -f {MARKER} ] && [ ! -L {MARKER} ]; then echo ours
-elif [ ! -L .hosts ] && grep -qxF "$2" .hosts/run.sh 2>/dev/null; then
+elif [ ! -L .hosts ] && [ -f .hosts/run.sh ] && grep -qxF "$2" .hosts/run.sh; then
   echo "$3" > {MARKER} && echo ours
 elif [ -z "$(ls -A)" ]; then mkdir .hosts && echo "$3" > {MARKER} && echo new
 else echo "foreign $(ls -A | head -n 4 | tr '\\n' ' ')"; fi

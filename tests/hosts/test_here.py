@@ -7,6 +7,7 @@ while a sweep ran never drops that sweep's record (item 17)."""
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -155,6 +156,16 @@ def test_one_bad_host_is_one_line_while_the_others_are_merged(
     assert f"not merged into {tmp_path / 'results'}: " in lines[0]
     assert "host good: sweep complete; store fetched" in err
     assert "merged " in err and "Traceback" not in err
+    with sqlite3.connect(tmp_path / "results" / "results.sqlite") as db:
+        assert db.execute("SELECT host FROM sweeps").fetchall() == [("good",)]
+
+    # 'bad' now holds a copy of good's store: the same sweep id from another host
+    shutil.copy(tmp_path / "results" / "hosts" / "good" / "results.sqlite", bad)
+    assert _run(tmp_path, sshd, hosts=hosts) == 1
+    err = capfd.readouterr().err
+    assert "host good: sweep complete; store fetched" in err and "Traceback" not in err
+    (line,) = [line for line in err.splitlines() if line.startswith("host bad:")]
+    assert "not merged into" in line and "good" in line.split("not merged into")[1], err
     with sqlite3.connect(tmp_path / "results" / "results.sqlite") as db:
         assert db.execute("SELECT host FROM sweeps").fetchall() == [("good",)]
 
