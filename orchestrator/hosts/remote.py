@@ -62,7 +62,8 @@ def project_files(root: Path) -> list[str]:
 MARKER = ".hosts/workdir"
 _LEGACY = "# written by the orchestrator: run one sweep, pass SIGTERM on, keep the exit code"
 _CLAIM = f"""mkdir -p "$1" && cd "$1" || exit 3
-if [ -d .hosts ] && [ ! -L .hosts ] && [ -f {MARKER} ] && [ ! -L {MARKER} ]; then echo ours
+if [ ! -O . ] || [ -n "$(find . -maxdepth 0 -perm -0002)" ]; then echo unsafe
+elif [ -d .hosts ] && [ ! -L .hosts ] && [ -f {MARKER} ] && [ ! -L {MARKER} ]; then echo ours
 elif [ ! -L .hosts ] && [ -f .hosts/run.sh ] && grep -qxF "$2" .hosts/run.sh; then
   echo "$3" > {MARKER} && echo ours
 elif [ -z "$(ls -A)" ]; then mkdir .hosts && echo "$3" > {MARKER} && echo new
@@ -89,6 +90,10 @@ class Remote:
         self.t.run(["true"], what="connect", timeout=60)
         said = self.t.run(["sh", "-c", _CLAIM, "sh", self.dir, _LEGACY, _MARK_TEXT],
                           what="work folder").stdout.decode(errors="replace").splitlines()
+        if said[:1] == ["unsafe"]:
+            raise HostError(self.name, f"its workdir {self.dir} belongs to another user or is "
+                                       "writable by others: name a folder of your own that "
+                                       "only you can write (nothing was written there)")
         if not said or said[0].startswith("foreign"):
             found = said[0].removeprefix("foreign").strip() if said else ""
             raise HostError(self.name, f"its workdir {self.dir} holds files the orchestrator "

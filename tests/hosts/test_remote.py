@@ -49,6 +49,17 @@ def test_a_workdir_of_the_users_is_refused_and_nothing_in_it_overwritten(
     assert not (work / ".hosts").exists() and not (work / "orchestrator").exists()
 
 
+def test_a_workdir_others_may_write_is_refused(tmp_path: Path, sshd: SshServer,
+                                              capfd: pytest.CaptureFixture[str]) -> None:
+    work = tmp_path / "remote-box"
+    work.mkdir()
+    work.chmod(0o777)
+    assert _run(tmp_path, sshd, {"box": {}}) == 1
+    assert f"host box: its workdir {work} belongs to another user or is writable by others: " \
+           "name a folder of your own" in capfd.readouterr().err
+    assert list(work.iterdir()) == []
+
+
 def test_a_marked_workdir_is_pushed_to_again_and_its_store_resumed(
         tmp_path: Path, sshd: SshServer, capfd: pytest.CaptureFixture[str]) -> None:
     # a folder an orchestrator from before the marker pushed to: its run.sh says so
