@@ -94,8 +94,11 @@ class HostRun:
                                        f"fetch its results (or remove {record} to leave them "
                                        "there)")
         started = Started(attached.pid, attached.job, attached.lstart, attached.token)
-        self.say(f"host {self.name}: re-attached to its sweep ({_which(started)}, started "
-                 f"{attached.started_at})")
+        which = f"{_which(started)}, started {attached.started_at}"
+        # only a sweep proven ours is "re-attached": a process that merely has its pid is not
+        self.say(f"host {self.name}: re-attached to its sweep ({which})"
+                 if self.remote.running(started) else
+                 f"host {self.name}: its sweep ({which}) no longer runs there; fetching its store")
         return started
 
     def _run(self) -> Outcome:

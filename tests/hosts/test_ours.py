@@ -65,6 +65,8 @@ def test_an_unrelated_process_named_in_attach_json_is_never_stopped(
         err = capfd.readouterr().err
         assert code == 1, err
         assert "stopping" not in err and "no store there (the sweep never began)" in err
+        assert "re-attached" not in err
+        assert f"host box: its sweep (pid {pid}, started then) no longer runs there" in err
         assert _alive(pid)
     finally:
         if _alive(pid):
