@@ -168,9 +168,18 @@ def host_lock(results: Path, name: str) -> Iterator[Path]:
         except BlockingIOError:
             raise HostError(name, f"another orchestrator here is attached to it ({here})"
                             ) from None
+        _drop_leftovers(here)
         yield here
     finally:
         os.close(fd)
+
+
+def _drop_leftovers(here: Path) -> None:
+    """Temporaries of a fetch or record cut short (SIGKILL, power loss): under the lock no
+    other orchestrator writes here, so each is a dead writer's; unlinked, never followed."""
+    for pattern in (".fetch-*", ".attach-*.tmp"):
+        for path in here.glob(pattern):
+            path.unlink(missing_ok=True)
 
 
 def store_problem(path: Path) -> str | None:

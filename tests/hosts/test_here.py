@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.cli import main
+from orchestrator.hosts.here import host_lock
 
 from .conftest import SshServer, hosts_yaml, runs_in, tiny
 
@@ -106,6 +107,19 @@ def test_an_attach_json_of_the_wrong_shape_is_one_line_and_kept(
     assert "remove it once the sweep on box has ended" in err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert (here / "attach.json").read_text() == record  # kept as it was
+
+
+def test_temporaries_of_a_killed_fetch_are_removed_under_the_lock(tmp_path: Path) -> None:
+    here = tmp_path / "results" / "hosts" / "box"
+    here.mkdir(parents=True)
+    (here / ".fetch-x1y2").write_bytes(b"half a store" * 1000)
+    (here / ".attach-abc.tmp").write_text("{")
+    (here / ".fetch-link").symlink_to(tmp_path / "victim")
+    (tmp_path / "victim").write_text("the user's file")
+    (here / "results.sqlite").write_text("the last good copy")
+    with host_lock(tmp_path / "results", "box"):
+        assert sorted(p.name for p in here.iterdir()) == [".lock", "results.sqlite"]
+    assert (tmp_path / "victim").read_text() == "the user's file"
 
 
 def test_a_remote_rc_of_5000_digits_is_one_line_and_the_store_is_merged(
