@@ -33,6 +33,7 @@ from orchestrator.hosts.model import Host
 
 CONNECT_TIMEOUT_S = 10
 BANNER_MAX = 1 << 20  # more than this before the marker: not a banner, the command failed
+OUTPUT_MAX = 4 << 20  # of a command's stdout (banner included): ours print a few lines
 
 
 @dataclass
@@ -54,14 +55,20 @@ class Transport:
             stdin: bytes | None = None, what: str = "") -> subprocess.CompletedProcess[bytes]:
         """`argv` on the host (quoted: ssh hands the host's shell one string). A failure is a
         HostError of one line naming the host and why, when `check`. Its stdout is what the
-        command printed: a banner before the mark is cut off."""
-        try:
-            done = subprocess.run([*self.ssh_argv(), self._marked(argv)], input=stdin,
-                                  capture_output=True, timeout=timeout, check=False,
-                                  start_new_session=True)
-        except subprocess.TimeoutExpired:
-            raise HostError(self.name, f"no answer in {timeout:.0f} s ({what or argv[0]})"
-                            ) from None
+        command printed: a banner before the mark is cut off. Both outputs go to files and are
+        read bounded (OUTPUT_MAX, 64 KiB of stderr): a host that floods them costs no memory."""
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            try:
+                code = subprocess.run([*self.ssh_argv(), self._marked(argv)], input=stdin,
+                                      stdout=out, stderr=err, timeout=timeout, check=False,
+                                      start_new_session=True).returncode
+            except subprocess.TimeoutExpired:
+                raise HostError(self.name, f"no answer in {timeout:.0f} s ({what or argv[0]})"
+                                ) from None
+            out.seek(0)
+            err.seek(0)
+            done = subprocess.CompletedProcess(argv, code, out.read(OUTPUT_MAX),
+                                               err.read(1 << 16))
         before, found, after = done.stdout.partition(self.mark.encode() + b"\n")
         if found:
             self.banner = bool(self.banner or before.strip())

@@ -18,7 +18,7 @@ from orchestrator.hosts.faults import HostError
 from orchestrator.hosts.here import store_problem
 from orchestrator.hosts.model import HostsFile
 from orchestrator.hosts.remote import MARKER, RUN_SH, Remote
-from orchestrator.hosts.ssh import Transport
+from orchestrator.hosts.ssh import OUTPUT_MAX, Transport
 
 from .conftest import PROJECT, SshServer, hosts_yaml, runs_in, tiny
 
@@ -124,3 +124,12 @@ def test_only_a_job_id_from_sbatch_is_taken_as_one(said: str, job: str | None) -
     with pytest.raises(HostError, match=r"host c: sbatch printed no job id \(.*\): look for a "
                                         f"job named orchestrator-{'a' * 32} there"):
         remote._job_id(said, "a" * 32)
+
+
+def test_a_host_that_floods_its_output_is_read_bounded(tmp_path: Path, sshd: SshServer) -> None:
+    hosts = HostsFile.model_validate({"hosts": {"box": {
+        "ssh": "testhost", "ssh_options": sshd.options(), "workdir": str(tmp_path)}}})
+    done = Transport("box", hosts.hosts["box"]).run(
+        ["sh", "-c", "head -c 50000000 /dev/zero; head -c 5000000 /dev/zero >&2"])
+    assert done.returncode == 0
+    assert len(done.stdout) < OUTPUT_MAX and len(done.stderr) == 1 << 16
