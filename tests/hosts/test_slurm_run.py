@@ -72,7 +72,7 @@ def _transport(sshd: SshServer) -> Transport:
 
 def test_a_job_not_named_ours_is_never_cancelled(sshd: SshServer, slurm: SlurmCluster) -> None:
     # issue 46, item 1: attach.json naming another job of the user's
-    job = slurm.run("sbatch", "--parsable", "--wrap", "sleep 300").stdout.strip()
+    job = slurm.run("sbatch", "--parsable", "-o", "/dev/null", "--wrap", "sleep 300").stdout.strip()
     try:
         t = _transport(sshd)
         planted = ours.Started(None, job, "", "0" * 32)
