@@ -58,6 +58,10 @@ class Host(_Strict):
     def _destination(cls, value: str) -> str:
         if value.startswith("-") or any(c.isspace() for c in value):
             raise ValueError("expected an OpenSSH destination (user@host or a config alias)")
+        if "://" in value:  # ssh takes ssh://host:port, rsync reads it as a host named 'ssh'
+            raise ValueError("an ssh:// address is not taken (rsync would read it as a host "
+                             "named 'ssh'): write user@host, the port in ssh_options "
+                             "[\"-p\", \"PORT\"] or in ~/.ssh/config")
         return value
 
     @field_validator("workdir")

@@ -10,13 +10,15 @@ asks the host again.
 
 from __future__ import annotations
 
+import re
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.hosts import slurm
+from orchestrator.hosts import ours, slurm
 from orchestrator.hosts.faults import HostError, explain
+from orchestrator.hosts.here import store_problem
 from orchestrator.hosts.model import Host
+from orchestrator.hosts.ours import Started
 from orchestrator.hosts.ssh import Transport
 
 # what the host needs of the project: the package, the programs, the scripts, the crates
@@ -55,11 +57,21 @@ def project_files(root: Path) -> list[str]:
     return found
 
 
-@dataclass
-class Started:
-    pid: str | None  # the run.sh process on the host (direct)
-    job: str | None  # the Slurm job id
-    lstart: str  # the pid's start time as ps says it (a reused pid is not ours)
+# A work folder is ours when it holds this marker (written by the first push into an empty
+# folder), or run.sh of an orchestrator from before the marker: never a folder of the user's
+MARKER = ".hosts/workdir"
+_LEGACY = "# written by the orchestrator: run one sweep, pass SIGTERM on, keep the exit code"
+_CLAIM = f"""mkdir -p "$1" && cd "$1" || exit 3
+if [ ! -O . ] || [ -n "$(find . -maxdepth 0 -perm -0002)" ]; then echo unsafe
+elif [ -d .hosts ] && [ ! -L .hosts ] && [ -f {MARKER} ] && [ ! -L {MARKER} ]; then echo ours
+elif [ ! -L .hosts ] && [ -f .hosts/run.sh ] && grep -qxF "$2" .hosts/run.sh; then
+  echo "$3" > {MARKER} && echo ours
+elif [ -z "$(ls -A)" ]; then mkdir .hosts && echo "$3" > {MARKER} && echo new
+else echo "foreign $(ls -A | head -n 4 | tr '\\n' ' ')"; fi
+df -Pk . | tail -n 1
+"""
+_MARK_TEXT = "a work folder of the orchestrator (python -m orchestrator run --hosts)"
+RC_MAX = 32  # bytes of .hosts/rc read: an exit code is at most 3 digits
 
 
 class Remote:
@@ -73,12 +85,24 @@ class Remote:
 
     # before a sweep -----------------------------------------------------------------------
     def check(self) -> None:
-        """Reachable, key accepted, a work folder with room."""
+        """Reachable, key accepted, a work folder of ours (empty, or marked by an earlier
+        push: a folder of the user's is never written into), with room."""
         self.t.run(["true"], what="connect", timeout=60)
-        q = shlex.quote(self.dir)
-        df = self.t.shell(f"mkdir -p {q} && df -Pk {q} | tail -n 1", what="work folder").stdout
-        fields = df.decode().split()
-        if len(fields) >= 4 and fields[3].isdigit() and int(fields[3]) // 1024 < MIN_FREE_MIB:
+        said = self.t.run(["sh", "-c", _CLAIM, "sh", self.dir, _LEGACY, _MARK_TEXT],
+                          what="work folder").stdout.decode(errors="replace").splitlines()
+        if said[:1] == ["unsafe"]:
+            raise HostError(self.name, f"its workdir {self.dir} belongs to another user or is "
+                                       "writable by others: name a folder of your own that "
+                                       "only you can write (nothing was written there)")
+        if not said or said[0].startswith("foreign"):
+            found = said[0].removeprefix("foreign").strip() if said else ""
+            raise HostError(self.name, f"its workdir {self.dir} holds files the orchestrator "
+                                       f"did not put there ({found or 'unreadable'}) and no "
+                                       f"{MARKER} of an earlier push: name an empty or new "
+                                       "folder (nothing was written there)")
+        fields = said[-1].split()
+        if len(fields) >= 4 and re.fullmatch(r"\d{1,20}", fields[3]) and \
+                int(fields[3]) // 1024 < MIN_FREE_MIB:
             raise HostError(self.name, f"its disk is full: {int(fields[3]) // 1024} MiB free in "
                                        f"{self.dir} (at least {MIN_FREE_MIB} MiB needed)")
 
@@ -118,7 +142,7 @@ class Remote:
                             "(3, 11))"], check=False, what="python")
         if probe.returncode == 127 or (probe.returncode and b"not found" in probe.stderr):
             raise HostError(self.name, f"no Python {self.host.python!r} there (set 'python:')")
-        if probe.stdout.strip() != b"True":
+        if probe.stdout.strip().splitlines()[-1:] != [b"True"]:
             raise HostError(self.name, f"{self.host.python} there is older than Python 3.11")
         if self.host.setup == "none":
             deps = self.t.run([self.host.python, "-c", _NEEDS], check=False, what="python")
@@ -139,7 +163,8 @@ class Remote:
 
     # the sweep --------------------------------------------------------------------------
     def start(self, run_args: list[str]) -> Started:
-        """Write .hosts/run.sh and start it detached; its pid or job id."""
+        """Write .hosts/run.sh and start it detached: its pid or job id, and the token that
+        proves it ours later (ours.py)."""
         exp = ".hosts/experiments.yaml"
         if self.host.setup == "bundle":
             command = shlex.join(["env", f"PYTHON={self.host.python}", "scripts/run-offline.sh",
@@ -150,56 +175,59 @@ class Remote:
         q = shlex.quote(self.dir)  # absolute: Slurm runs a copy of run.sh from its spool
         self.t.shell(f"cat > {shlex.quote(self.path('.hosts/run.sh'))}",
                      stdin=RUN_SH.format(command=command, workdir=q).encode(), what="write run.sh")
+        token = ours.new_token()
         if self.host.place == "slurm":
             opts = slurm.measure_options(self.host.slurm_or_default())
-            argv = ["sbatch", "--parsable", *opts, "-D", self.dir, "-o",
-                    self.path(".hosts/run.log"), self.path(".hosts/run.sh")]
-            out = self.t.run(argv, what="sbatch").stdout.decode().strip()
-            return Started(None, out.split(";")[0], "")
+            argv = ["sbatch", "--parsable", *opts, f"--job-name={ours.job_name(token)}", "-D",
+                    self.dir, "-o", self.path(".hosts/run.log"), ours.run_sh(self.dir), token]
+            out = self.t.run(argv, what="sbatch").stdout.decode(errors="replace")
+            return Started(None, self._job_id(out, token), "", token)
         out = self.t.shell(
             f"cd {q} && rm -f .hosts/rc && if command -v setsid >/dev/null; then s=setsid; "
-            "else s=; fi; $s nohup sh .hosts/run.sh > .hosts/run.log 2>&1 < /dev/null & "
-            "echo $!", what="start").stdout.decode().split()
-        pid = out[-1]
-        return Started(pid, None, self.lstart(pid) or "")
+            f"else s=; fi; $s nohup sh {shlex.quote(ours.run_sh(self.dir))} {token} "
+            "> .hosts/run.log 2>&1 < /dev/null & echo $!", what="start").stdout.decode().split()
+        pid = out[-1] if out and re.fullmatch(r"[1-9]\d{0,9}", out[-1]) else None
+        if pid is None:
+            raise HostError(self.name, "the start printed no process id: look for "
+                                       f"'{ours.command_line(self.dir, token)}' there")
+        return Started(pid, None, ours.lstart(self.t, pid), token)
 
-    def lstart(self, pid: str) -> str | None:
-        done = self.t.run(["ps", "-o", "lstart=", "-p", pid], check=False, what="ps")
-        return done.stdout.decode().strip() or None if done.returncode == 0 else None
+    def _job_id(self, out: str, token: str) -> str:
+        """sbatch --parsable's `ID[;CLUSTER]` on its last line; anything else (nothing, a
+        sentence) is no job id, and is said with where to look for the job."""
+        lines = [line.strip() for line in out.splitlines() if line.strip()]
+        found = re.fullmatch(r"([1-9]\d{0,9})(;\S+)?", lines[-1]) if lines else None
+        if found is None:
+            shown = repr(lines[-1][:120]) if lines else "nothing"
+            raise HostError(self.name, f"sbatch printed no job id ({shown}): look for a job "
+                                       f"named {ours.job_name(token)} there (squeue --name)")
+        return found.group(1)
 
     def running(self, started: Started) -> bool:
-        """Whether the sweep still runs there (a connection that fails raises HostError)."""
-        if started.job:
-            out = self.t.run(["squeue", "-h", "-j", started.job, "-o", "%T"], check=False,
-                             what="squeue").stdout.decode().strip()
-            return out in slurm.ACTIVE
-        return started.pid is not None and self.lstart(started.pid) == started.lstart
+        """Whether our sweep still runs there (a connection that fails raises HostError)."""
+        return ours.running(self.t, self.dir, started)
 
     def stop(self, started: Started) -> None:
-        """Ask the sweep to stop as on Ctrl-C (it keeps every finished run)."""
-        if started.job:
-            state = self.t.run(["squeue", "-h", "-j", started.job, "-o", "%T"], check=False,
-                               what="squeue").stdout.decode().strip()
-            # a job still queued has no batch shell to signal: it is cancelled outright
-            argv = ["scancel", started.job] if state == "PENDING" else \
-                ["scancel", "--batch", "--signal=TERM", started.job]
-            self.t.run(argv, check=False, what="scancel")
-        elif started.pid and self.running(started):
-            self.t.run(["kill", "-TERM", started.pid], check=False, what="kill")
+        """Ask our sweep to stop as on Ctrl-C (it keeps every finished run)."""
+        ours.stop(self.t, self.dir, started)
 
     def outcome(self, started: Started) -> tuple[int | None, str | None]:
-        """(the sweep's exit code, or None; Slurm's reason when the job ended by its doing)."""
-        rc = self.t.run(["cat", self.path(".hosts/rc")], check=False, what="rc").stdout
-        code = int(rc.strip()) if rc.strip().isdigit() else None
-        why = None
+        """(the sweep's exit code, or None; a line when there is no exit code to read, or
+        Slurm's reason when the job ended by its doing). `.hosts/rc` is read bounded."""
+        rc = self.t.run(["head", "-c", str(RC_MAX), self.path(".hosts/rc")], check=False,
+                        what="rc").stdout
+        found = re.fullmatch(rb"\s*(\d{1,3})\s*", rc)
+        code = int(found.group(1)) if found else None
+        why = None if found or not rc.strip() else \
+            f"its .hosts/rc holds no exit code ({rc[:16].decode(errors='replace')!r}...)"
         if started.job:
             out = self.t.run(["scontrol", "show", "job", "-o", started.job], check=False,
                              what="scontrol").stdout.decode()
-            why = slurm.ended_why(started.job, slurm.parse_job(out))
+            why = slurm.ended_why(started.job, slurm.parse_job(out)) or why
         return code, why
 
     def last_log_line(self) -> str:
-        out = self.t.run(["tail", "-n", "5", self.path(".hosts/run.log")], check=False,
+        out = self.t.run(["tail", "-c", "4096", self.path(".hosts/run.log")], check=False,
                          what="log").stdout.decode(errors="replace")
         lines = [line.strip() for line in out.splitlines() if line.strip()]
         return lines[-1][:300] if lines else ""
@@ -219,7 +247,7 @@ class Remote:
             return False  # no store there yet: the sweep never began
         if made.returncode:
             raise HostError(self.name, explain(made.returncode, made.stderr, "store snapshot"))
-        self.t.fetch(snap, local)
+        self.t.fetch(snap, local, check=store_problem)
         return True
 
     def _fetch_python(self) -> str:

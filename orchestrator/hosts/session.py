@@ -7,26 +7,24 @@ instead of starting a second sweep. Each host's store comes to `RESULTS/hosts/NA
 (the host's own store is the truth: a fetch cut short keeps the previous copy), and all of them
 are merged into RESULTS's store, keyed by host (data/merge.py). One sweep per host at a time (a
 lock per host here, the orchestrator's lock there); hosts run in parallel, and one host's
-failure is its own line while the others go on.
+failure, its fetch's or its merge's, is its own line while the others go on and are merged.
 """
 
 from __future__ import annotations
 
-import fcntl
-import json
-import os
+import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator import signals
 from orchestrator.data import merge
-from orchestrator.errors import InputError
+from orchestrator.errors import OrchestratorError
 from orchestrator.hosts.faults import HostError
+from orchestrator.hosts.here import Attached, folder, host_lock, read_attached, write_attached
 from orchestrator.hosts.model import Host, HostsFile
 from orchestrator.hosts.remote import Remote, Started
 
@@ -39,6 +37,7 @@ class Outcome:
     code: int  # like `run`'s: 0 ok, 1 some failed or the host failed, 130 stopped
     line: str
     fetched: bool = False
+    store: Path | None = None  # the host's fetched store here, in a folder that passed checks
 
 
 @dataclass
@@ -47,45 +46,6 @@ class Options:
     run_args: list[str]  # passed on to `run` there (--only, --new, --retry-failed)
     detach: bool = False  # start (or find) the sweeps and return; `run` again attaches
     poll_s: float = 5.0
-
-
-def folder(results: Path, name: str) -> Path:
-    return results / "hosts" / name
-
-
-def read_attached(results: Path, name: str) -> dict[str, str | None] | None:
-    path = folder(results, name) / "attach.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except ValueError:
-        raise InputError(f"{path}: not JSON; remove it once the sweep on {name} "
-                         "has ended") from None
-    return data if isinstance(data, dict) else None
-
-
-def _write_attached(results: Path, name: str, data: dict[str, object] | None) -> None:
-    path = folder(results, name) / "attach.json"
-    if data is None:
-        path.unlink(missing_ok=True)
-        return
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-    os.replace(tmp, path)
-
-
-@contextmanager
-def _host_lock(results: Path, name: str) -> Iterator[None]:
-    here = folder(results, name)
-    here.mkdir(parents=True, exist_ok=True)
-    with open(here / ".lock", "a+", encoding="utf-8") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise HostError(name, f"another orchestrator here is attached to it ({here})"
-                            ) from None
-        yield
 
 
 class HostRun:
@@ -97,22 +57,53 @@ class HostRun:
         self.experiments = experiments
         self.remote = Remote(name, host, root)
         self.local = folder(opts.results, name)
+        self.checked = False  # RESULTS/hosts/NAME passed its checks (here.py)
 
     def run(self) -> Outcome:
+        outcome = self._guarded()
+        store = self.local / "results.sqlite"
+        if self.checked and store.is_file() and not store.is_symlink():
+            outcome.store = store  # fetched now or earlier: never removed, merged
+        return outcome
+
+    def _guarded(self) -> Outcome:
         try:
-            with _host_lock(self.opts.results, self.name):
+            with host_lock(self.opts.results, self.name):
+                self.checked = True
                 return self._run()
         except HostError as exc:
-            return Outcome(self.name, 1, str(exc), (self.local / "results.sqlite").exists())
+            return Outcome(self.name, 1, str(exc))
+        except (OrchestratorError, OSError, sqlite3.Error) as exc:  # one line, others go on
+            return Outcome(self.name, 1, f"host {self.name}: {exc}")
+
+    def _reattach(self) -> Started | None:
+        """The sweep attach.json records, if it can be proven ours and waited on here."""
+        attached = read_attached(self.opts.results, self.name)
+        if attached is None:
+            return None
+        record = self.local / "attach.json"
+        if attached.token is None:
+            raise HostError(self.name, f"{record} was written by an older orchestrator and has "
+                                       "no token: its sweep cannot be proven ours, so it is "
+                                       "neither waited on nor stopped; remove it once the "
+                                       f"sweep on {self.name} has ended, and run again")
+        if attached.workdir != self.remote.dir:
+            raise HostError(self.name, f"its sweep was started in {attached.workdir}, but the "
+                                       f"hosts file now says workdir {self.remote.dir}: set "
+                                       f"workdir back to {attached.workdir} to wait for it and "
+                                       f"fetch its results (or remove {record} to leave them "
+                                       "there)")
+        started = Started(attached.pid, attached.job, attached.lstart, attached.token)
+        which = f"{_which(started)}, started {attached.started_at}"
+        # only a sweep proven ours is "re-attached": a process that merely has its pid is not
+        self.say(f"host {self.name}: re-attached to its sweep ({which})"
+                 if self.remote.running(started) else
+                 f"host {self.name}: its sweep ({which}) no longer runs there; fetching its store")
+        return started
 
     def _run(self) -> Outcome:
-        attached = read_attached(self.opts.results, self.name)
-        started = Started(attached.get("pid"), attached.get("job"),
-                          attached.get("lstart") or "") if attached else None
-        if started is not None:
-            self.say(f"host {self.name}: re-attached to its sweep ({_which(started)}, started "
-                     f"{attached.get('started_at') if attached else ''})")
-        else:
+        started = self._reattach()
+        if started is None:
             self.remote.check()
             self.say(f"host {self.name}: pushed {self.remote.push(self.experiments)}")
             self.say(f"host {self.name}: set up ({self.remote.setup()})")
@@ -120,9 +111,10 @@ class HostRun:
                 return Outcome(self.name, 130, f"host {self.name}: interrupted before its sweep "
                                                "started")
             started = self.remote.start(self.opts.run_args)
-            _write_attached(self.opts.results, self.name, {
-                "host": self.name, "ssh": self.remote.host.ssh, "workdir": self.remote.dir,
-                **asdict(started), "started_at": time.strftime("%Y-%m-%d %H:%M:%S")})
+            write_attached(self.opts.results, self.name, Attached(
+                host=self.name, ssh=self.remote.host.ssh, workdir=self.remote.dir,
+                pid=started.pid, job=started.job, lstart=started.lstart, token=started.token,
+                started_at=time.strftime("%Y-%m-%d %H:%M:%S")))
             self.say(f"host {self.name}: sweep started ({_which(started)})")
         if self.opts.detach:
             return Outcome(self.name, 0, f"host {self.name}: running detached ({_which(started)})"
@@ -143,7 +135,7 @@ class HostRun:
                 time.sleep(min(self.opts.poll_s, 1.0))
         code, why = self.remote.outcome(started)
         fetched = self.remote.fetch(self.local / "results.sqlite")
-        _write_attached(self.opts.results, self.name, None)  # ended and fetched: done with it
+        write_attached(self.opts.results, self.name, None)  # ended and fetched: done with it
         return self._said(code, why, fetched, started)
 
     def _said(self, code: int | None, why: str | None, fetched: bool,
@@ -186,10 +178,22 @@ def run_hosts(hosts: HostsFile, root: Path, experiments: Path, opts: Options,
         outcomes = [f.result() for f in futures]
     interrupted = bool(noted)
     if interrupted:
-        outcomes = [o if o.code else Outcome(o.host, 130, o.line, o.fetched) for o in outcomes]
-    merged = [merge.Source(folder(opts.results, o.host), o.host) for o in outcomes
-              if (folder(opts.results, o.host) / "results.sqlite").exists()]
-    if merged:
-        for done in merge.merge(opts.results, merged):
-            say(f"merged {done.line()}")
+        for o in outcomes:
+            o.code = o.code or 130
+    for o in outcomes:
+        _merge(opts.results, o, say)
     return outcomes
+
+
+def _merge(results: Path, o: Outcome, say: Callable[[str], None]) -> None:
+    """The host's store merged into RESULTS's; a store that cannot be (another host's sweep
+    id, a foreign file, the local store busy) is said on the host's line, code 1, and the
+    other hosts are still merged."""
+    if o.store is None:
+        return
+    try:
+        for done in merge.merge(results, [merge.Source(o.store.parent, o.host)]):
+            say(f"merged {done.line()}")
+    except (OrchestratorError, OSError, sqlite3.Error) as exc:
+        o.line += f"; not merged into {results}: {exc}"
+        o.code = o.code if o.code == 130 else 1

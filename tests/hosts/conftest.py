@@ -87,13 +87,17 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
     _keygen(d / "id")
     _keygen(d / "other")  # a key sshd does not know: 'refused'
     shutil.copy(d / "id.pub", d / "authorized_keys")
-    port = free_port()
+    port, banner_port = free_port(), free_port()
+    # a second port whose sessions print a login banner before every command, as a shell's
+    # ~/.bashrc may on a cluster (ForceCommand runs in the user's shell, then the command)
     (d / "sshd_config").write_text(
-        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/hostkey\n"
+        f"Port {port}\nPort {banner_port}\nListenAddress 127.0.0.1\nHostKey {d}/hostkey\n"
         f"AuthorizedKeysFile {d}/authorized_keys\nPasswordAuthentication no\n"
         "KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
         f"PidFile {d}/sshd.pid\nPermitRootLogin prohibit-password\n"
-        f"SetEnv SLURM_CONF={d.parent}/slurm/slurm.conf\n")
+        f"SetEnv SLURM_CONF={d.parent}/slurm/slurm.conf\n"
+        f"Match LocalPort {banner_port}\n"
+        "  ForceCommand echo 'Welcome to the test cluster'; eval \"$SSH_ORIGINAL_COMMAND\"\n")
     (d / "ssh_config").write_text(
         f"Host testhost\n  HostName 127.0.0.1\n  Port {port}\n  User {getpass.getuser()}\n"
         f"  IdentityFile {d}/id\n  IdentitiesOnly yes\n  StrictHostKeyChecking no\n"
@@ -101,10 +105,14 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
         f"Host refused\n  HostName 127.0.0.1\n  Port {port}\n  User {getpass.getuser()}\n"
         f"  IdentityFile {d}/other\n  IdentitiesOnly yes\n  StrictHostKeyChecking no\n"
         f"  UserKnownHostsFile {d}/known_hosts\n  LogLevel ERROR\n"
+        f"Host bannerhost\n  HostName 127.0.0.1\n  Port {banner_port}\n  User {getpass.getuser()}\n"
+        f"  IdentityFile {d}/id\n  IdentitiesOnly yes\n  StrictHostKeyChecking no\n"
+        f"  UserKnownHostsFile {d}/known_hosts\n  LogLevel ERROR\n"
         f"Host unreachable\n  HostName 127.0.0.1\n  Port {free_port()}\n  LogLevel ERROR\n")
     Path("/run/sshd").mkdir(exist_ok=True)
     subprocess.run([daemon, "-f", str(d / "sshd_config"), "-E", str(d / "sshd.log")], check=True)
     _wait_port(port, d / "sshd.log")
+    _wait_port(banner_port, d / "sshd.log")
     try:
         yield SshServer(d, port, d / "ssh_config", d / "id")
     finally:

@@ -42,7 +42,8 @@ def test_detach_then_run_again_reattaches_and_fetches(tmp_path: Path, sshd: SshS
     hosts_yaml(tmp_path / "hosts.yaml", sshd, {"box": {}})
     assert main(argv) == 0
     err = capfd.readouterr().err
-    assert f"host box: re-attached to its sweep (pid {attached['pid']}" in err
+    # re-attached, or found ended if its three runs were done by now
+    assert f"(pid {attached['pid']}, started {attached['started_at']})" in err
     assert "host box: sweep complete; store fetched" in err
     assert not (results / "hosts" / "box" / "attach.json").exists()
     assert runs_in(results / "hosts" / "box" / "results.sqlite") == 3
