@@ -299,7 +299,7 @@ def cmd_parse(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
-    from orchestrator.data import dataset
+    from orchestrator.data import dataset, identity
     from orchestrator.report import side_by_side
     from orchestrator.report import writer as report
 
@@ -311,24 +311,50 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
         console.print(f"wrote {len(written)} files to {args.out}")
         return 0
     (results,) = args.results
-    hosts = _hosts_in(results) if not args.sweep else []
-    if len(hosts) > 1:  # a merged store: its hosts side by side
-        args.results = [f"{results}@{h}" for h in hosts]
-        return cmd_report(args, console)
     if results.exists() and not results.is_dir():  # a file, or a device or pipe: a log
         data = dataset.from_parse(parse_text(read_log(results)), results.name)
-    else:
-        data = dataset.load(results, args.sweep)
-        _warn_of_gaps(data, console)
-    written = report.write(data, args.out, inputs=outputs.Inputs.of([results]))
+        written = report.write(data, args.out, inputs=outputs.Inputs.of([results]))
+        console.print(f"wrote {len(written)} files to {args.out}")
+        return 0
+    parts = identity.parts(str(results), args.sweep)
+    if len(parts) > 1:  # hosts of a merged store, variants of a sweep: side by side, apart
+        console.print(f"{len(parts)} parts side by side: {', '.join(parts)}", markup=False)
+        heads = {p.split("#", 1)[0] if "#" in p else None for p in parts}
+        whole = None
+        if len(heads) == 1 and None not in heads:  # one sweep's variants: its tables too
+            named = identity.Spec.parse(parts[0])
+            whole = dataset.load(named.folder, named.at)
+        written = side_by_side.write_many(parts, args.out,
+                                          outputs.Inputs.of(_sources(parts)), whole)
+        console.print(f"wrote {len(written)} files to {args.out}")
+        return 0
+    named = identity.Spec.parse(parts[0])
+    data = dataset.load(named.folder, named.at)
+    if named.variant:
+        data = identity.select_variant(data, named.variant, str(named.folder))
+    _warn_of_gaps(data, console)
+    scope = _latest_alone(named, data)
+    if scope:
+        console.print(Text.assemble(("note: ", "yellow"), scope))
+    written = report.write(data, args.out, inputs=outputs.Inputs.of([named.folder]),
+                           scope=scope)
     console.print(f"wrote {len(written)} files to {args.out}")
     return 0
 
 
-def _hosts_in(results: Path) -> list[str]:
-    from orchestrator.data import merge
+def _latest_alone(named: Any, data: Any) -> str | None:
+    """Where a store holds other sweeps and none was named, the report says it shows the
+    latest (`identity.Spec`, `dataset.Dataset`)."""
+    from orchestrator.data.store import Store
 
-    return merge.hosts_of(results) if (results / "results.sqlite").is_file() else []
+    if named.at is not None or data.sweep is None:
+        return None
+    with Store(named.folder).reading() as store:
+        count = len(store.sweeps())
+    if count < 2:
+        return None
+    return (f"this report shows sweep {data.sweep.sweep_id}, the latest of the {count} sweeps "
+            f"in {named.folder}; name another with --sweep ID or {named.folder}@ID")
 
 
 def _sources(specs: list[Path] | list[str]) -> list[Path]:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator import programs
-from orchestrator.data import dataset, measure_env
+from orchestrator.data import dataset, identity, measure_env
 from orchestrator.data.damage import run_problem
 from orchestrator.data.dataset import Dataset
 from orchestrator.data.merge import latest_of_host
@@ -66,19 +66,10 @@ def load_side(spec: str) -> Side:
 
 
 def _variant(side: Side, variant: str, spec: str) -> Side:
-    """The side's runs of one variant: its figures, samples and runs, its environment."""
-    known = sorted({v for v in side.data.figures["variant"].astype(str) if v})
-    if variant not in known:
-        raise InputError(f"{spec}: no variant {variant!r} in {side.name} (variants: "
-                         f"{', '.join(known) or 'none: that sweep measured no variants'})")
-    data = side.data
-    mine = data.figures[data.figures["variant"] == variant]
-    ids = set(mine["run_id"])
-    runs = data.runs[data.runs["run_id"].isin(ids)] if "run_id" in data.runs else data.runs
-    chosen = replace(data, figures=mine.reset_index(drop=True),
-                     samples=data.samples[data.samples["run_id"].isin(ids)].reset_index(
-                         drop=True), runs=runs.reset_index(drop=True))
-    env = {e for r in mine["measure_env"] for e in measure_env.pairs_text(r)}
+    """The side's runs of one variant (data/identity.py): its figures, samples and runs, its
+    environment."""
+    chosen = identity.select_variant(side.data, variant, side.name)
+    env = {e for r in chosen.figures["measure_env"] for e in measure_env.pairs_text(r)}
     return replace(side, spec=spec, name=f"{side.name}#{variant}", data=chosen,
                    env=env if env else set())
 
