@@ -88,3 +88,38 @@ def test_compare_of_variant_sides_through_the_command(swept: Path, tmp_path: Pat
     # what a side reads, for the outputs' never-an-input check: the folder, not 'r#a'
     from orchestrator.cli import _sources
     assert _sources([f"{swept}#a", f"{swept}@x#a"]) == [swept, swept]
+
+
+@pytest.mark.torch
+def test_report_of_a_variant_sweep_keeps_each_variant_apart(swept: Path, tmp_path: Path
+                                                            ) -> None:
+    out = tmp_path / "rep"
+    assert main(["report", str(swept), "--out", str(out)]) == 0
+    text = (out / "report.md").read_text(encoding="utf-8")
+    header = [line for line in text.splitlines() if line.startswith("- **")]
+    assert header[0].startswith("- **A** = `r@") and header[0].endswith(
+        "#a`: " + header[0].split("#a`: ", 1)[1])
+    assert header[0].endswith("variant a: env no variables.")
+    assert header[1].endswith("variant slow: env MKL_CBWR=COMPATIBLE; note: MKL's conditional "
+                              "numerical reproducibility.")
+    # the column groups: one per variant, as `report A B` shows sides
+    assert "| build | A: 1 thread | A: BLAS | B: 1 thread | B: BLAS |" in text
+    # the figures table: each variant's own 5 processes, never the 10 of both
+    rows = [line for line in text.splitlines() if line.startswith("| torch-cpu | PyTorch cpu")
+            and "| with sync |" in line and " × " in line]
+    assert sorted(r.split(" | ")[1] for r in rows) == ["PyTorch cpu #a, 1 thread",
+                                                      "PyTorch cpu #slow, 1 thread"]
+    assert all("| 5 × 20 |" in r for r in rows), rows
+    figures = (out / "figures.csv").read_text(encoding="utf-8")
+    assert "10 × 20" not in figures and "#slow" in figures
+
+
+@pytest.mark.torch
+def test_report_of_one_variant(swept: Path, tmp_path: Path) -> None:
+    out = tmp_path / "rep"
+    assert main(["report", f"{swept}#slow", "--out", str(out)]) == 0
+    text = (out / "report.md").read_text(encoding="utf-8")
+    assert "Source: results store, 5 runs." in text
+    rows = [line for line in text.splitlines() if "| with sync |" in line and " × " in line]
+    assert rows and all("| 5 × 20 |" in r and "#" not in r for r in rows), rows
+    assert main(["report", f"{swept}#b", "--out", str(tmp_path / "no")]) == 2
