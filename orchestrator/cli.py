@@ -94,9 +94,11 @@ def _parser() -> argparse.ArgumentParser:
     bundle.add_argument("--python-version", default="3.12", help="the other machine's Python")
     bundle.add_argument("--platform", default="manylinux2014_x86_64", help="its wheel platform")
     export = sub.add_parser("export", help="the dataset as CSV")
-    export.add_argument("results", type=Path, nargs="?", default=DEFAULT_RESULTS)
+    export.add_argument("results", type=Path, nargs="?", default=DEFAULT_RESULTS,
+                        help="results folder; FOLDER@SWEEP, FOLDER@HOST, FOLDER#VARIANT narrow "
+                             "it (default: every host's latest sweep)")
     export.add_argument("--csv", type=Path, required=True, help="figures CSV (samples beside)")
-    export.add_argument("--sweep", help="sweep id (default: the latest)")
+    export.add_argument("--sweep", help="sweep id or host (default: every host's latest)")
     parse = sub.add_parser("parse", help="a captured stdout log into the same CSV")
     parse.add_argument("log", type=Path)
     parse.add_argument("--csv", type=Path, required=True)
@@ -267,14 +269,28 @@ def cmd_bundle(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_export(args: argparse.Namespace, console: Console) -> int:
     # pandas: a second per start-up that `run` and `plan` never need
-    from orchestrator.data import dataset
+    from orchestrator.data import dataset, identity
 
-    inputs = outputs.Inputs.of([args.results])
+    inputs = outputs.Inputs.of(_sources([args.results]))
     dataset.check_export(args.csv, inputs)  # before a second of loading
-    data = dataset.load(args.results, args.sweep)
-    _warn_of_gaps(data, console)
-    figures, samples = dataset.export_csv(data, args.csv, inputs)
-    console.print(f"wrote {figures} and {samples}")
+    # every host's latest sweep (a merged store), each with its host, sweep_id and variant
+    parts = [identity.Spec.parse(p) for p in
+             identity.parts(str(args.results), args.sweep, split_variants=False)]
+    loaded = []
+    for named in parts:
+        data = dataset.load(named.folder, named.at)
+        if named.variant:
+            data = identity.select_variant(data, named.variant, str(named.folder))
+        _warn_of_gaps(data, console)
+        loaded.append(data)
+    scope = _latest_alone(parts[0], loaded[0]) if len(parts) == 1 else None
+    if scope:
+        console.print(Text.assemble(("note: ", "yellow"), scope.replace("this report shows",
+                                                                         "exported")))
+    figures, samples = dataset.export_csv(loaded if len(loaded) > 1 else loaded[0], args.csv,
+                                          inputs)
+    told = f" ({len(parts)} hosts' latest sweeps)" if len(parts) > 1 else ""
+    console.print(f"wrote {figures} and {samples}{told}")
     return 0
 
 

@@ -161,11 +161,12 @@ def spec_text(folder: Path, at: str | None = None, variant: str | None = None) -
     return f"{folder}" + (f"@{at}" if at else "") + (f"#{variant}" if variant else "")
 
 
-def parts(spec: str, sweep: str | None = None) -> list[str]:
+def parts(spec: str, sweep: str | None = None, split_variants: bool = True) -> list[str]:
     """The parts a report or export of `spec` shows apart, each as a spec: a store of several
     hosts (a merge) gives each host's latest sweep, a sweep of several variants each variant;
-    `@`/`#`/`sweep` narrow it to what they name. A log, or a folder with no store, is itself
-    (its reader says what is wrong with it)."""
+    `@`/`#`/`sweep` narrow it to what they name (`split_variants=False`: a sweep's variants
+    stay one part, as export writes them, with their `variant` column). A log, or a folder
+    with no store, is itself (its reader says what is wrong with it)."""
     named = Spec.parse(spec)
     store = Store(named.folder)
     if (named.folder.exists() and not named.folder.is_dir()) or not store.path.is_file():
@@ -180,7 +181,7 @@ def parts(spec: str, sweep: str | None = None) -> list[str]:
         found = []
         for top in tops:
             sweep_id = sweep_runs.sweep_of(store, top)  # an unknown one: the user's input
-            names = [named.variant] if named.variant else \
+            names = [named.variant] if named.variant or not split_variants else \
                 list(variant_facts(store, sweep_id)) or [None]
             found += [spec_text(named.folder, top, v) for v in names]
     return found

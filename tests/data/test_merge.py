@@ -131,3 +131,30 @@ def test_one_store_under_two_names_is_refused_with_nothing_merged(tmp_path: Path
     with pytest.raises(InputError, match=r"is also given as host a .*nothing merged"):
         merge.merge(out, [merge.Source(source, "a"), merge.Source(source, "b")])
     assert merge.hosts_of(out) == []
+
+
+def test_export_of_a_merged_store_writes_every_hosts_rows(tmp_path: Path) -> None:
+    # issue 40: `export OUT` of a two-host merge wrote the latest host's rows alone
+    out = tmp_path / "merged"
+    assert main(["merge", str(out), f"new={EXAMPLES / 'h200-2026-12-01'}",
+                 f"old={EXAMPLES / 'h200-2026-11-30'}"]) == 0
+    each = {h: dataset.load(out, h).figures for h in ("new", "old")}
+    assert main(["export", str(out), "--csv", str(tmp_path / "all.csv")]) == 0
+    import pandas as pd
+
+    rows = pd.read_csv(tmp_path / "all.csv", low_memory=False)
+    assert len(rows) == sum(len(f) for f in each.values()) > 0
+    assert sorted(rows["host"].unique()) == ["new", "old"]
+    assert {h: int((rows["host"] == h).sum()) for h in each} == {h: len(f)
+                                                                 for h, f in each.items()}
+    assert rows.groupby("host")["sweep_id"].nunique().to_dict() == {"new": 1, "old": 1}
+    samples = pd.read_csv(tmp_path / "all.samples.csv")
+    assert samples["sweep_id"].nunique() == 2
+    import json
+
+    meta = json.loads((tmp_path / "all.schema.json").read_text())
+    assert [s["host"] for s in meta["sweeps"]] == ["old", "new"] and meta["sweep"] is None
+    # narrowed to one host, by name
+    assert main(["export", f"{out}@old", "--csv", str(tmp_path / "old.csv")]) == 0
+    old = pd.read_csv(tmp_path / "old.csv", low_memory=False)
+    assert set(old["host"]) == {"old"} and len(old) == len(each["old"])
