@@ -322,7 +322,9 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     if len(args.results) > 1:
         if args.sweep:
             raise InputError("--sweep names one sweep; with several sides write FOLDER@SWEEP")
-        written = side_by_side.write_many([str(p) for p in args.results], args.out,
+        # each side's own parts: a merged store's hosts, a sweep's variants, never pooled
+        sides = [part for p in args.results for part in identity.parts(str(p))]
+        written = side_by_side.write_many(sides, args.out,
                                           outputs.Inputs.of(_sources(args.results)))
         console.print(f"wrote {len(written)} files to {args.out}")
         return 0

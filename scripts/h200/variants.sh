@@ -45,7 +45,8 @@ from pathlib import Path
 out = Path(sys.argv[1])
 md = (out / "report" / "report.md").read_text() if (out / "report" / "report.md").is_file() \
     else ""
-print("variant lines:", *[l for l in md.splitlines() if l.startswith("- **")], sep="\n  ")
+print("variant lines:", *[l for l in md.splitlines() if l.startswith("- **")
+                          and "** = `" in l], sep="\n  ")
 # the figures table: processes x reps of each row; 4 processes a target, never 8 or 12
 fig = out / "report" / "figures.csv"
 rows = list(csv.DictReader(fig.open())) if fig.is_file() else []

@@ -123,3 +123,17 @@ def test_report_of_one_variant(swept: Path, tmp_path: Path) -> None:
     rows = [line for line in text.splitlines() if "| with sync |" in line and " × " in line]
     assert rows and all("| 5 × 20 |" in r and "#" not in r for r in rows), rows
     assert main(["report", f"{swept}#b", "--out", str(tmp_path / "no")]) == 2
+
+
+@pytest.mark.torch
+def test_export_of_a_variant_sweep_and_of_one_variant(swept: Path, tmp_path: Path) -> None:
+    import pandas as pd
+
+    assert main(["export", str(swept), "--csv", str(tmp_path / "all.csv")]) == 0
+    rows = pd.read_csv(tmp_path / "all.csv", low_memory=False)
+    assert set(rows["variant"]) == {"a", "slow"}
+    assert main(["export", f"{swept}#slow", "--csv", str(tmp_path / "slow.csv")]) == 0
+    slow = pd.read_csv(tmp_path / "slow.csv", low_memory=False)
+    assert set(slow["variant"]) == {"slow"} and len(slow) == (rows["variant"] == "slow").sum()
+    samples = pd.read_csv(tmp_path / "slow.samples.csv")
+    assert set(samples["run_id"]) <= set(slow["run_id"])
