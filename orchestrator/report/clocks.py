@@ -65,7 +65,7 @@ class Target(NamedTuple):
             return f"{self.breakers} was set, which defeats the held stream"
         if self.proof is None:
             return ("no proof that the stream was held was printed (a program from before "
-                    "the proof line; `reparse` reads it back where the stored output holds it)")
+                    "the proof line)")
         return None
 
 
