@@ -389,9 +389,9 @@ def _sources(specs: list[Path] | list[str]) -> list[Path]:
 
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
-    from orchestrator.report import compare, compare_output
+    from orchestrator.report import compare, compare_output, compare_sides
 
-    result = compare.compare(compare.load_side(args.a), compare.load_side(args.b),
+    result = compare.compare(compare_sides.one_part(args.a), compare_sides.one_part(args.b),
                              args.min_effect, args.correction)
     written = compare_output.write(result, args.out,
                                    outputs.Inputs.of(_sources([args.a, args.b])))

@@ -65,6 +65,17 @@ def load_side(spec: str) -> Side:
     return _store_side(spec, folder, sweep)
 
 
+def one_part(spec: str) -> Side:
+    """compare's side: `load_side` of a spec that names one part of a store; a store of
+    several hosts, or a sweep of several variants, named whole is refused in one line naming
+    its parts (data/identity.py: compare never pools them)."""
+    found = identity.parts(spec)
+    if len(found) > 1:
+        raise InputError(f"{spec}: holds {len(found)} parts compare never pools (hosts or "
+                         f"variants): {', '.join(found)}; name one of them as the side")
+    return load_side(spec)
+
+
 def _variant(side: Side, variant: str, spec: str) -> Side:
     """The side's runs of one variant (data/identity.py): its figures, samples and runs, its
     environment."""

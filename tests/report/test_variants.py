@@ -137,3 +137,14 @@ def test_export_of_a_variant_sweep_and_of_one_variant(swept: Path, tmp_path: Pat
     assert set(slow["variant"]) == {"slow"} and len(slow) == (rows["variant"] == "slow").sum()
     samples = pd.read_csv(tmp_path / "slow.samples.csv")
     assert set(samples["run_id"]) <= set(slow["run_id"])
+
+
+@pytest.mark.torch
+def test_compare_of_a_whole_variant_sweep_is_refused_naming_its_parts(swept: Path,
+                                                                      tmp_path: Path) -> None:
+    # compare never pools two variants into one side: the sweep named whole is one line
+    assert main(["compare", str(swept), f"{swept}#a", "--out", str(tmp_path / "c")]) == 2
+    assert not (tmp_path / "c").exists()
+    with pytest.raises(InputError, match=r"holds 2 parts compare never pools .*r#a, .*r#slow"):
+        from orchestrator.report.compare_sides import one_part
+        one_part(str(swept))
