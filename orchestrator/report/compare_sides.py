@@ -69,7 +69,10 @@ def one_part(spec: str) -> Side:
     """compare's side: `load_side` of a spec that names one part of a store; a store of
     several hosts, or a sweep of several variants, named whole is refused in one line naming
     its parts (data/identity.py: compare never pools them)."""
-    found = identity.parts(spec)
+    try:
+        found = identity.parts(spec)
+    except InputError:  # a sweep or host the store lacks: said in a side's own words
+        return load_side(spec)
     if len(found) > 1:
         raise InputError(f"{spec}: holds {len(found)} parts compare never pools (hosts or "
                          f"variants): {', '.join(found)}; name one of them as the side")
