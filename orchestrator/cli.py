@@ -337,11 +337,9 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     parts = identity.parts(str(results), args.sweep)
     if len(parts) > 1:  # hosts of a merged store, variants of a sweep: side by side, apart
         console.print(f"{len(parts)} parts side by side: {', '.join(parts)}", markup=False)
-        heads = {p.split("#", 1)[0] if "#" in p else None for p in parts}
-        whole = None
-        if len(heads) == 1 and None not in heads:  # one sweep's variants: its tables too
-            named = identity.Spec.parse(parts[0])
-            whole = dataset.load(named.folder, named.at)
+        named = [identity.Spec.parse(p) for p in parts]
+        # one sweep's variants: its every table follows, each variant's rows apart
+        whole = all(n.variant for n in named) and len({(n.folder, n.at) for n in named}) == 1
         written = side_by_side.write_many(parts, args.out,
                                           outputs.Inputs.of(_sources(parts)), whole)
         console.print(f"wrote {len(written)} files to {args.out}")

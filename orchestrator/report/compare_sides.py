@@ -55,7 +55,7 @@ def load_side(spec: str) -> Side:
         return _log_side(spec, path)
     if not path.exists() and "#" in spec:
         head, variant = spec.rsplit("#", 1)
-        return _variant(load_side(head), variant, spec)
+        return variant_side(load_side(head), variant, spec)
     folder, sweep = path, None
     if not path.exists() and "@" in spec:
         head, sweep = spec.rsplit("@", 1)
@@ -79,7 +79,7 @@ def one_part(spec: str) -> Side:
     return load_side(spec)
 
 
-def _variant(side: Side, variant: str, spec: str) -> Side:
+def variant_side(side: Side, variant: str, spec: str) -> Side:
     """The side's runs of one variant (data/identity.py): its figures, samples and runs, its
     environment."""
     chosen = identity.select_variant(side.data, variant, side.name)

@@ -22,7 +22,13 @@ from orchestrator.data.store import Store
 from orchestrator.errors import InputError
 from orchestrator.report import compare_sides, tables, writer
 from orchestrator.report.compare_rows import accuracy_label
-from orchestrator.report.compare_sides import NOT_RECORDED, Side, load_side, program_rows
+from orchestrator.report.compare_sides import (
+    NOT_RECORDED,
+    Side,
+    load_side,
+    program_rows,
+    variant_side,
+)
 from orchestrator.report.sections import REGISTRY, Context, Registered, SideTable
 from orchestrator.report.tables import Table
 from orchestrator.report.writer import markdown_table, note_lines
@@ -110,19 +116,33 @@ def tables_side_by_side() -> list[tuple[Registered, SideTable]]:
 
 
 def write_many(specs: list[str], out: Path, inputs: outputs.Inputs = outputs.NO_INPUTS,
-               whole: Dataset | None = None) -> list[Path]:
+               whole: bool = False) -> list[Path]:
     """report.md and one CSV per table, the sides' columns side by side; files in `out` an
     earlier report did not write, or an input, are refused (data/outputs.py). `whole`: the
-    sweep the sides are variants of, whose every table and plot follow, each variant's rows
-    apart (their labels end in `#VARIANT`: data/identity.py); the side-by-side tables' CSVs
-    are then `variants_NAME.csv`."""
+    sides are the variants of one sweep, whose every table and plot follow, each variant's
+    rows apart (their labels end in `#VARIANT`: data/identity.py); the side-by-side tables'
+    CSVs are then `variants_NAME.csv`. A sweep is read once for all its variants."""
     if len(specs) > len(LETTERS):
         raise InputError(f"report: at most {len(LETTERS)} sides side by side (one letter "
                          f"each), {len(specs)} given; report them in groups")
-    sides = [load_side(spec) for spec in specs]
+    heads: dict[str, Side] = {}
+    sides = [_side(spec, heads) for spec in specs]
+    sweep = next(iter(heads.values())).data if whole and len(heads) == 1 else None
     return outputs.write_folder(out, "--out", writer.WRITER, inputs,
-                                lambda stage: _render(sides, stage, whole),
+                                lambda stage: _render(sides, stage, sweep),
                                 writer.legacy_report)
+
+
+def _side(spec: str, heads: dict[str, Side]) -> Side:
+    """A side; a variant's from its sweep's side, read once (`heads`, by the spec before
+    `#`)."""
+    variant = identity.Spec.parse(spec).variant
+    if variant is None:
+        return load_side(spec)
+    head = spec.rsplit("#", 1)[0]
+    if head not in heads:
+        heads[head] = load_side(head)
+    return variant_side(heads[head], variant, spec)
 
 
 WHOLE = ("# Every table of the sweep, each variant apart",
