@@ -232,3 +232,35 @@ def test_no_proof_printed_gives_no_premise_explanation(tmp_path: Path) -> None:
     (excess,) = [w for w in clocks.device_time_excess(selected) if "device time queued" in w]
     assert "no proof that the stream was held was printed" in excess
     assert "so no launch gap is inside" not in excess
+
+
+def test_reparse_reads_back_an_old_proof_said_on_stderr(tmp_path: Path) -> None:
+    """Issue 40 item 4: the code of 2026-12-01 said a failed queued proof on stderr only (its
+    `queued_note`, here as it wrote it); the store keeps stderr, and `reparse` reads it back
+    as the proof line it stands for: the report then says the proof failed."""
+    from orchestrator.cli import main
+
+    stdout = _old_format_log()
+    note = ("cuda.Event time (queued): in 20 of 20 runs the GPU had reached the start event "
+            "before the end event was queued (the spin ended too soon); those runs may hold "
+            "part of the launch gap\n")
+    folder = tmp_path / "results"
+    with Store(folder).writing() as store:
+        sweep, _ = store.begin_sweep(write(tmp_path / "e.yaml", "version: 1\n"), {}, [], True)
+        run = RunDef(experiment="methods", program="torch", device="cuda", mode="mm",
+                     shape=(1024, 1024), reps=20, env=(("CUDA_LAUNCH_BLOCKING", "1"),))
+        store.record_run(sweep, RunRecord(run=run, stdout=stdout.encode(),
+                                          stderr=note.encode(), role=Role.MEASURE),
+                         parse_text(stdout, Context(framework="torch")))
+    assert not (dataset.load(folder).figures["stat"] == "queued_waited").any()
+    assert main(["reparse", str(folder)]) == 0
+    fig = dataset.load(folder).figures
+    proof = fig[fig["stat"] == "queued_waited"]
+    assert list(proof["value_s"]) == [0.0] and list(proof["runs"]) == [20]
+    selected = clocks.select(prepare(dataset.load(folder)))
+    (excess,) = [w for w in clocks.device_time_excess(selected) if "device time queued" in w]
+    assert "its proof failed (start event waited in 0 of 20 runs; CUDA_LAUNCH_BLOCKING=1 was " \
+        "set)" in excess
+    with Store(folder).reading() as store:  # the raw output is kept as it was
+        (row,) = store.query("SELECT stdout FROM runs")
+    assert bytes(row["stdout"]).decode() == stdout
