@@ -9,26 +9,38 @@
 #   compare R#a R#b, R#a R#c   c's TF32 target prints tf32 but runs FP32 kernels: disputed,
 #                         never judged against a's TF32 (the row names B's dispute)
 #   OUT=/some/dir scripts/h200/variants.sh        (from the repo root or anywhere)
+# On the GPU box (no pydantic, no network): first, on a machine with a network,
+#   python -m orchestrator bundle scripts/h200/variants.yaml      (wheels; no burn binary)
+# then the sweep runs through scripts/run-offline.sh and the reports with its offline-site,
+# as scripts/h200/default-aa.sh does; a Python with pydantic runs it directly.
 # Results under $OUT: results/ (the store), report/, report-c/, dataset*.csv, compare-a-b/,
 # compare-a-c/, *.log and summary.txt (what to look for, checked). Bounded to ~8 minutes: a
 # sweep cut by its timeout is resumed by running the script again (the store keeps its runs).
-set -euo pipefail
+set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:?set OUT to the folder for the results}
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] && PY=${PYTHON:-.venv/bin/python}
-if ! "$PY" -c 'import torch, jax, pydantic, pandas, rich, matplotlib' 2>/dev/null; then
-    echo "variants.sh: $PY lacks torch, jax, pydantic, pandas, rich or matplotlib" \
-         "(set PYTHON=...)" >&2
-    exit 2
-fi
+export PYTHON=$PY
 START=$(date +%s)
 mkdir -p "$OUT"
 cp scripts/h200/variants.yaml "$OUT/variants.yaml"
 R="$OUT/results"
+{ date -u +%FT%TZ; nvidia-smi --query-gpu=name,uuid,driver_version,power.limit \
+    --format=csv,noheader || true; } > "$OUT/gpu.txt" 2>&1
 status=0
-timeout 400 "$PY" -m orchestrator run scripts/h200/variants.yaml --results "$R" --quiet \
-    --no-partial-report > "$OUT/run.log" 2>&1 || status=$?
+if "$PY" -c 'import torch, pydantic, pandas, rich, matplotlib' 2>/dev/null; then
+    timeout 400 "$PY" -m orchestrator run scripts/h200/variants.yaml --results "$R" --quiet \
+        --no-partial-report > "$OUT/run.log" 2>&1 || status=$?
+elif [ -f build/bundle.tar.xz ] || ls build/wheels/*.whl >/dev/null 2>&1; then
+    timeout 400 scripts/run-offline.sh scripts/h200/variants.yaml "$R" --quiet \
+        --no-partial-report > "$OUT/run.log" 2>&1 || status=$?
+    export PYTHONPATH="$PWD/build/offline-site${PYTHONPATH:+:$PYTHONPATH}"
+else
+    echo "variants.sh: $PY lacks pydantic (or torch, pandas, rich, matplotlib) and there is" \
+         "no build/bundle.tar.xz or build/wheels for scripts/run-offline.sh" >&2
+    exit 2
+fi
 echo "run: exit $status in $(( $(date +%s) - START )) s (124: cut by the timeout; run again)"
 step() {  # name, then the command's arguments: its output in $OUT/NAME.log, never fatal
     local name=$1; shift
@@ -81,4 +93,7 @@ if exp.is_file():
     print("export: rows per variant:", {v: sum(r["variant"] == v for r in data)
                                         for v in sorted({r["variant"] for r in data})})
 PYEOF
+# one file to commit: a sweep cut by `timeout` leaves its last runs in the WAL, the copy has them
+"$PY" scripts/h200/store_copy.py "$R/results.sqlite" "$OUT/results.sqlite" \
+    || echo "store copy: exit $?" >&2
 echo "variants.sh: done in $(( $(date +%s) - START )) s"
