@@ -94,9 +94,11 @@ def _parser() -> argparse.ArgumentParser:
     bundle.add_argument("--python-version", default="3.12", help="the other machine's Python")
     bundle.add_argument("--platform", default="manylinux2014_x86_64", help="its wheel platform")
     export = sub.add_parser("export", help="the dataset as CSV")
-    export.add_argument("results", type=Path, nargs="?", default=DEFAULT_RESULTS)
+    export.add_argument("results", type=Path, nargs="?", default=DEFAULT_RESULTS,
+                        help="results folder; FOLDER@SWEEP, FOLDER@HOST, FOLDER#VARIANT narrow "
+                             "it (default: every host's latest sweep)")
     export.add_argument("--csv", type=Path, required=True, help="figures CSV (samples beside)")
-    export.add_argument("--sweep", help="sweep id (default: the latest)")
+    export.add_argument("--sweep", help="sweep id or host (default: every host's latest)")
     parse = sub.add_parser("parse", help="a captured stdout log into the same CSV")
     parse.add_argument("log", type=Path)
     parse.add_argument("--csv", type=Path, required=True)
@@ -265,14 +267,28 @@ def cmd_bundle(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_export(args: argparse.Namespace, console: Console) -> int:
     # pandas: a second per start-up that `run` and `plan` never need
-    from orchestrator.data import dataset
+    from orchestrator.data import dataset, identity
 
-    inputs = outputs.Inputs.of([args.results])
+    inputs = outputs.Inputs.of(_sources([args.results]))
     dataset.check_export(args.csv, inputs)  # before a second of loading
-    data = dataset.load(args.results, args.sweep)
-    _warn_of_gaps(data, console)
-    figures, samples = dataset.export_csv(data, args.csv, inputs)
-    console.print(f"wrote {figures} and {samples}")
+    # every host's latest sweep (a merged store), each with its host, sweep_id and variant
+    parts = [identity.Spec.parse(p) for p in
+             identity.parts(str(args.results), args.sweep, split_variants=False)]
+    loaded = []
+    for named in parts:
+        data = dataset.load(named.folder, named.at)
+        if named.variant:
+            data = identity.select_variant(data, named.variant, str(named.folder))
+        _warn_of_gaps(data, console)
+        loaded.append(data)
+    scope = _latest_alone(parts[0], loaded[0]) if len(parts) == 1 else None
+    if scope:
+        console.print(Text.assemble(("note: ", "yellow"), scope.replace("this report shows",
+                                                                         "exported")))
+    figures, samples = dataset.export_csv(loaded if len(loaded) > 1 else loaded[0], args.csv,
+                                          inputs)
+    told = f" ({len(parts)} hosts' latest sweeps)" if len(parts) > 1 else ""
+    console.print(f"wrote {figures} and {samples}{told}")
     return 0
 
 
@@ -297,36 +313,62 @@ def cmd_parse(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
-    from orchestrator.data import dataset
+    from orchestrator.data import dataset, identity
     from orchestrator.report import writer as report
     from orchestrator.report.compare import side_by_side
 
     if len(args.results) > 1:
         if args.sweep:
             raise InputError("--sweep names one sweep; with several sides write FOLDER@SWEEP")
-        written = side_by_side.write_many([str(p) for p in args.results], args.out,
+        # each side's own parts: a merged store's hosts, a sweep's variants, never pooled
+        sides = [part for p in args.results for part in identity.parts(str(p))]
+        written = side_by_side.write_many(sides, args.out,
                                           outputs.Inputs.of(_sources(args.results)))
         console.print(f"wrote {len(written)} files to {args.out}")
         return 0
     (results,) = args.results
-    hosts = _hosts_in(results) if not args.sweep else []
-    if len(hosts) > 1:  # a merged store: its hosts side by side
-        args.results = [f"{results}@{h}" for h in hosts]
-        return cmd_report(args, console)
     if results.exists() and not results.is_dir():  # a file, or a device or pipe: a log
         data = dataset.from_parse(parse_text(read_log(results)), results.name)
-    else:
-        data = dataset.load(results, args.sweep)
-        _warn_of_gaps(data, console)
-    written = report.write(data, args.out, inputs=outputs.Inputs.of([results]))
+        written = report.write(data, args.out, inputs=outputs.Inputs.of([results]))
+        console.print(f"wrote {len(written)} files to {args.out}")
+        return 0
+    parts = identity.parts(str(results), args.sweep)
+    if len(parts) > 1:  # hosts of a merged store, variants of a sweep: side by side, apart
+        console.print(f"{len(parts)} parts side by side: {', '.join(parts)}", markup=False)
+        named = [identity.Spec.parse(p) for p in parts]
+        # one sweep's variants: its every table follows, each variant's rows apart
+        whole = all(n.variant for n in named) and len({(n.folder, n.at) for n in named}) == 1
+        written = side_by_side.write_many(parts, args.out,
+                                          outputs.Inputs.of(_sources(parts)), whole)
+        console.print(f"wrote {len(written)} files to {args.out}")
+        return 0
+    named = identity.Spec.parse(parts[0])
+    data = dataset.load(named.folder, named.at)
+    if named.variant:
+        data = identity.select_variant(data, named.variant, str(named.folder))
+    _warn_of_gaps(data, console)
+    scope = _latest_alone(named, data)
+    if scope:
+        console.print(Text.assemble(("note: ", "yellow"), scope))
+    written = report.write(data, args.out, inputs=outputs.Inputs.of([named.folder]),
+                           scope=scope)
     console.print(f"wrote {len(written)} files to {args.out}")
     return 0
 
 
-def _hosts_in(results: Path) -> list[str]:
-    from orchestrator.data import merge
+def _latest_alone(named: Any, data: Any) -> str | None:
+    """Where a store holds other sweeps and none was named, the report says it shows the
+    latest (`identity.Spec`, `dataset.Dataset`)."""
+    from orchestrator.data.store import Store
 
-    return merge.hosts_of(results) if (results / "results.sqlite").is_file() else []
+    if named.at is not None or data.sweep is None:
+        return None
+    with Store(named.folder).reading() as store:
+        count = len(store.sweeps())
+    if count < 2:
+        return None
+    return (f"this report shows sweep {data.sweep.sweep_id}, the latest of the {count} sweeps "
+            f"in {named.folder}; name another with --sweep ID or {named.folder}@ID")
 
 
 def _sources(specs: list[Path] | list[str]) -> list[Path]:
@@ -344,9 +386,10 @@ def _sources(specs: list[Path] | list[str]) -> list[Path]:
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     from orchestrator.report.compare import output as compare_output
+    from orchestrator.report.compare import sides as compare_sides
     from orchestrator.report.compare import verdicts as compare
 
-    result = compare.compare(compare.load_side(args.a), compare.load_side(args.b),
+    result = compare.compare(compare_sides.one_part(args.a), compare_sides.one_part(args.b),
                              args.min_effect, args.correction)
     written = compare_output.write(result, args.out,
                                    outputs.Inputs.of(_sources([args.a, args.b])))

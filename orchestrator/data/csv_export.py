@@ -85,7 +85,24 @@ def _to_csv(frame: pd.DataFrame, path: Path) -> None:
              if isinstance(column.dtype, np.dtype) and column.dtype.kind == "f"}
     frame.assign(**texts).to_csv(path, index=False)
 
-def export_csv(data: Dataset, out: Path,
+def _joined(data: Dataset | list[Dataset]) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+    """The figures, samples and sweep facts of one dataset, or of several (a merged store's
+    hosts: each row keeps its `host`, `sweep_id` and `variant`; the sidecar's `sweeps` lists
+    each, its `gaps` say whose)."""
+    if not isinstance(data, list):
+        return data.figures, data.samples, data.sweep_facts()
+    sweeps, gaps = [], []
+    for part in data:
+        facts = part.sweep_facts()
+        host = str(part.figures["host"].iloc[0]) if len(part.figures) else ""
+        sweeps.append({"host": host, **(facts["sweep"] or {})})
+        gaps += [f"{host}@{(facts['sweep'] or {}).get('sweep_id')}: {g}" for g in facts["gaps"]]
+    return (pd.concat([p.figures for p in data], ignore_index=True),
+            pd.concat([p.samples for p in data], ignore_index=True),
+            {"sweep": None, "sweeps": sweeps, "gaps": gaps})
+
+
+def export_csv(data: Dataset | list[Dataset], out: Path,
                inputs: outputs.Inputs = outputs.NO_INPUTS) -> tuple[Path, Path]:
     """Write the figures CSV and, beside it, the samples CSV (`NAME.samples.csv`) and what
     format both are in (`NAME.schema.json`: schema_version and the columns of each file, and
@@ -97,17 +114,18 @@ def export_csv(data: Dataset, out: Path,
     figures, samples, sidecar = csv_paths(out)
     outputs.prepare_folder(out.parent, "--csv")
     check_export(out, inputs)
+    figure_rows, sample_rows, facts = _joined(data)
     staged = [outputs.stage_file(figures, "--csv", lambda p: _to_csv(
-        data.figures.replace({np.nan: None}), p))]
+        figure_rows.replace({np.nan: None}), p))]
     try:  # both CSVs written whole before any name is replaced: a full disk changes nothing
         staged.append(outputs.stage_file(samples, "--csv", lambda p: _to_csv(
-            data.samples[SAMPLE_CSV_COLUMNS], p)))
+            sample_rows[SAMPLE_CSV_COLUMNS], p)))
         written = {p.name: outputs.digest(t) for p, t in zip((figures, samples), staged,
                                                             strict=True)}
         meta = {"schema_version": schema.VERSION,
                 "figures": {"file": out.name, "columns": vocabulary.column_keys()},
                 "samples": {"file": samples.name, "columns": SAMPLE_CSV_COLUMNS},
-                "written": written, **data.sweep_facts()}  # the sweep's status, runs, damage
+                "written": written, **facts}  # the sweep's (sweeps') status, runs, damage
         # the sidecar first, naming the new digests and the ones the files have now: cut
         # anywhere between the renames, each CSV is one it names (the next export replaces it)
         before = {p.name: outputs.digest(p) for p in (figures, samples)

@@ -10,8 +10,9 @@ with the shape it came from in the source (`inferred at 256x256`), so old stores
 accuracy at 256² only keep their labels and say where they came from. Where no accuracy run
 tells, the names of the run's own matmul kernels (its `kernel_time` and `accuracy_kernel`
 figures) may (data/kernel_names.py): every kernel that says an arithmetic must say the same. An
-accuracy run and the run's kernels that say two arithmetics give none: the source says both
-(`disputed: inferred fp32, kernel name tf32`), and the report says so. The dataset's columns:
+accuracy run, or a printed setting, and the run's kernels that say two arithmetics give none:
+the source says both (`disputed: inferred fp32, kernel name tf32`, `disputed: printed tf32,
+kernel name fp32`), and the report and compare say so. The dataset's columns:
 `precision` (fp32, tf32 or '') and `precision_source` (printed, inferred, inferred at MxN,
 kernel name, disputed: ..., or '': not known).
 """
@@ -94,7 +95,12 @@ def assign(runs: Iterable[dict[str, Any]], inferred: dict[str, Inference],
 
 def _columns(said: str | None, told: tuple[str, str] | None,
              named: kernel_names.Told | None) -> dict[str, str]:
-    """A run's columns from its three sources, in their order: printed, accuracy, kernel name."""
+    """A run's columns from its three sources, in their order: printed, accuracy, kernel name;
+    two that say two arithmetics give none (`disputed: ...`): a printed setting its own
+    kernels contradict (`NVIDIA_TF32_OVERRIDE=0` under `allow_tf32`) is not what ran."""
+    if said and named is not None and said != named.precision:
+        return {"precision": "", "precision_source": f"{DISPUTED}printed {said}, "
+                f"{kernel_names.SOURCE} {named.precision}"}
     if said:
         return {"precision": said, "precision_source": "printed"}
     if told is not None and named is not None and told[0] != named.precision:

@@ -17,6 +17,7 @@ import json
 import sqlite3
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -256,15 +257,22 @@ class Store(StoreFile):
              for s in parsed.samples for i, v in enumerate(s.values)])
 
     def replace_sweep(self, sweep_id: str, rows: dict[str, list[dict[str, Any]]]) -> None:
-        """Swap every row of one sweep for `rows` (table -> rows), atomically: `merge`'s write.
+        """Swap every row of one sweep for `rows` (table -> rows), atomically."""
+        self.replace_sweeps([(sweep_id, lambda: rows)])
+
+    def replace_sweeps(self, sweeps: list[tuple[str, Callable[[], dict[str, list[dict[
+            str, Any]]]]]]) -> None:
+        """Swap every row of each sweep for the rows its reader gives (table -> rows), all in
+        one transaction: `merge`'s write, whole or not at all; one sweep's rows held at a time.
         Columns this store lacks are not written (a source can only be older or as new)."""
         with self._transaction() as db:
-            for table, table_rows in rows.items():
-                have = schema.column_names(db, table)
-                db.execute(f"DELETE FROM {table} WHERE sweep_id=?", (sweep_id,))
-                for row in table_rows:
-                    cols = tuple(c for c in row if c in have)
-                    db.execute(schema.insert(table, cols), tuple(row[c] for c in cols))
+            for sweep_id, read in sweeps:
+                for table, table_rows in read().items():
+                    have = schema.column_names(db, table)
+                    db.execute(f"DELETE FROM {table} WHERE sweep_id=?", (sweep_id,))
+                    for row in table_rows:
+                        cols = tuple(c for c in row if c in have)
+                        db.execute(schema.insert(table, cols), tuple(row[c] for c in cols))
 
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
         cur = self.db.execute(sql, params)

@@ -29,6 +29,7 @@ def _column(fig: pd.DataFrame, name: str) -> pd.Series:
 
 
 UNKNOWN_TAG = "arithmetic unknown"
+DISPUTED_TAG = "arithmetic disputed"
 
 
 def tag_labels(fig: pd.DataFrame) -> pd.Series:
@@ -37,8 +38,12 @@ def tag_labels(fig: pd.DataFrame) -> pd.Series:
     printed FP32, beside its default, unknown on a GPU without an accuracy run), each says its
     own: 'cuda [fp32]' and 'cuda [arithmetic unknown]', never one label over both."""
     precision = _column(fig, "precision")
+    disputed = _column(fig, "precision_source").astype(str).str.startswith(DISPUTED)
     tagged = precision.isin(TAGGED)
     label = fig["label"].mask(tagged, fig["label"] + " [" + precision + "]")
+    # a run whose sources disagree is a run of its own, never pooled with a known one
+    label = label.mask(disputed, fig["label"] + " [" + DISPUTED_TAG + "]")
+    tagged |= disputed
     keys = [c for c in ("framework", "device") if c in fig]
     if fig.empty:
         return label
@@ -127,16 +132,16 @@ def kernel_name_notes(fig: pd.DataFrame) -> list[str]:
 
 
 def disagreements(fig: pd.DataFrame) -> list[Finding]:
-    """Runs whose kernels' names say another arithmetic than their accuracy run (the run's
-    arithmetic left unknown: `disputed`) or than their program printed (kept: what the program
-    set), one line per label, shape and disagreement."""
+    """Runs whose kernels' names say another arithmetic than their accuracy run or than their
+    program printed (the run's arithmetic left disputed: data/precision.py), one line per
+    label, shape and disagreement."""
     if fig.empty or "precision_source" not in fig:
         return []
-    # only a disputed or a printed run can disagree: those runs' kernels read at once (a frame
-    # per run was 24 s of a 5000-run report's 130 s profiled, growth figure 6)
+    # only a disputed run disagrees: those runs' kernels read at once (a frame per run was
+    # 24 s of a 5000-run report's 130 s profiled, growth figure 6)
     firsts = fig.drop_duplicates("run_id")
     sources = _column(firsts, "precision_source").astype(str)
-    maybe = firsts[sources.str.startswith(DISPUTED) | (sources == "printed")]
+    maybe = firsts[sources.str.startswith(DISPUTED)]
     kernels = _kernels_by_run(fig[fig["run_id"].isin(maybe["run_id"])]) if len(maybe) else {}
     found: dict[tuple[str, str], set[str]] = {}
     for first in frame_records.records(maybe):
@@ -144,17 +149,13 @@ def disagreements(fig: pd.DataFrame) -> list[Finding]:
         named = kernel_names.of_kernels(kernels.get(run_id, []))
         kernel = f" (`{kernel_names.kernel_column(named.kernel)}`)" if named else ""
         disputed = dispute(str(first.get("precision_source") or ""))
-        if disputed is not None:
-            how, told, said = disputed
-            why = (f"its accuracy run says {words(told)} ({how}), the name of the kernel it "
-                   f"ran says {words(said)}{kernel}; its arithmetic is left unknown")
-        elif (first.get("precision_source") == "printed" and named is not None
-              and named.precision != first["precision"]):
-            why = (f"its program printed {words(str(first['precision']))}, the name of the "
-                   f"kernel it ran says {words(named.precision)}{kernel}; its label keeps the "
-                   "printed one, what the program set")
-        else:
+        if disputed is None:
             continue
+        how, told, said = disputed
+        whose = (f"its program printed {words(told)}" if how == "printed" else
+                 f"its accuracy run says {words(told)} ({how})")
+        why = (f"{whose}, the name of the kernel it ran says {words(said)}{kernel}; its "
+               "arithmetic is left disputed: compared with neither")
         name = f"{column_name(str(first['framework']), str(first['label']))} {first['shape']}"
         found.setdefault((name, why), set()).add(str(run_id))
     return [Kind.ARITHMETIC_DISPUTED.says(f"{name} ({_runs(len(runs))}): {why}.")

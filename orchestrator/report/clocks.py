@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from orchestrator import programs, vocabulary
-from orchestrator.data import frame_records
+from orchestrator.data import frame_records, measure_env
 from orchestrator.report import arithmetic, env_checks
 from orchestrator.report.tables import (
     Table,
@@ -53,6 +53,20 @@ class Target(NamedTuple):
     values: Values
     proof: env_checks.Proof | None
     min_keys: dict[tuple[Any, Any], str]
+    breakers: str = ""  # recorded variables that defeat the held stream, `A=1, ...`
+
+    def unproven(self) -> str | None:
+        """Why the queued figure's premise (a held stream) is not this target's explanation:
+        its proof failed, a recorded variable defeats it, or no proof was printed; None
+        where the proof held."""
+        if self.proof is not None and self.proof.failed:
+            return f"its proof failed ({self.proof.words()})"
+        if self.breakers:
+            return f"{self.breakers} was set, which defeats the held stream"
+        if self.proof is None:
+            return ("no proof that the stream was held was printed (a program from before "
+                    "the proof line)")
+        return None
 
 
 @dataclass
@@ -68,7 +82,7 @@ class ClockRows:
         for every table and check here (a frame per target and check was seconds at 5000
         runs: bench figure 6)."""
         proofs = env_checks.proofs(self.rows, KEYS)
-        fields = ["method", "profiler", "stat", "value_s", "sample_key"]
+        fields = ["method", "profiler", "stat", "value_s", "sample_key", "measure_env"]
         records = frame_records.records(self.rows[[c for c in fields if c in self.rows]])
         out = {}
         for key, positions in group_positions(self.rows, KEYS).items():
@@ -79,7 +93,10 @@ class ClockRows:
                 found.setdefault((r["method"], r["profiler"], r["stat"]), float(r["value_s"]))
                 if r["stat"] == "min" and isinstance(r.get("sample_key"), str):
                     keys.setdefault((r["method"], r["profiler"]), r["sample_key"])
-            out[key] = Target(found, proofs.get(key), keys)
+            breakers = dict.fromkeys(name for i in positions
+                                     for name in measure_env.breaks_proof(
+                                         records[i].get("measure_env")))
+            out[key] = Target(found, proofs.get(key), keys, ", ".join(breakers))
         return out
 
 
@@ -161,6 +178,9 @@ def _table(found: Target | None, target: tuple[str, str, str]) -> Table:
         if method == "device_time_queued" and proof is not None and proof.failed:
             name = f"{name} (proof failed)"
             what = f"not the launch-gap-free time: {proof.words()}"
+        elif method == "device_time_queued" and found is not None and found.breakers:
+            name = f"{name} ({found.breakers})"
+            what = f"not the launch-gap-free time: {found.breakers} defeats the held stream"
         if any(c is not None for c in cells):
             records.append({"clock": name, "min": duration(cells[0]),
                             "median": duration(cells[1]), "what it holds": what})
@@ -293,17 +313,17 @@ def device_time_excess(selected: ClockRows, excess: float = EXCESS) -> list[str]
     for (framework, label, shape), target in selected.targets.items():
         mine = target.values
         kernel, named = reference_kernel(mine, "min")
-        proof = target.proof
         for method, why in _EXCESS_REASONS:
             text = vocabulary.words(method)
             value = _value(mine, method, "", "min")
             above = ratio(value, kernel)
             if above is None or above <= 1 + excess:
                 continue
-            if method == "device_time_queued" and proof is not None and proof.failed:
-                # the premise (a held stream) did not hold: say what the program saw instead
-                why = (f"its proof failed ({proof.words()}), so the launch gap may be inside; "
-                       "the figure is not the launch-gap-free time")
+            unproven = target.unproven() if method == "device_time_queued" else None
+            if unproven is not None:
+                # the premise (a held stream) is not shown: say what is known instead
+                why = (f"{unproven}, so the launch gap may be inside; the figure is not the "
+                       "launch-gap-free time")
             warnings.append(
                 f"{column_name(framework, label)} {shape}: {text} min {duration(value)} is "
                 f"{100 * (above - 1):.0f}% above the kernel time {duration(kernel)} "

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from orchestrator import vocabulary
-from orchestrator.data import frame_records
+from orchestrator.data import frame_records, identity
 from orchestrator.report.names import run_name
 from orchestrator.report.tables import Table, duration, empty, group_positions
 from orchestrator.stats import intervals
@@ -25,8 +25,9 @@ from orchestrator.stats import intervals
 SampleSets = dict[str, np.ndarray]
 # a profiler's kernel time is a figure of its own: ncu with L2 warm and with L2 flushed (or
 # CUPTI) measure different things, pooled they made one "6 processes" figure of two
-FIGURE = ["experiment", "framework", "label", "device", "shape", "threads_key", "cache",
-          "warmup", "iteration", "method", "profiler", "precision"]
+# (the identity's host, sweep and variant first: data/identity.py, never pooled)
+FIGURE = [*identity.APART, "experiment", "framework", "label", "device", "shape", "threads_key",
+          "cache", "warmup", "iteration", "method", "profiler", "precision"]
 TITLE = "Every time figure over its processes: median [95% interval], processes × reps"
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from orchestrator import programs, vocabulary
+from orchestrator.data import identity
 from orchestrator.data.dataset import Dataset, typed
 from orchestrator.data.durations import format_duration
 from orchestrator.report import arithmetic
@@ -73,6 +74,7 @@ def prepare(data: Dataset) -> pd.DataFrame:
         fig[col] = _objects(fig[col], "")
     fig["label"] = _tag_builds(fig)
     fig["label"] = arithmetic.tag_labels(fig)  # 'cuda [tf32]': a TF32 run is a run of its own
+    fig["label"] = identity.tag_variants(fig)  # 'cuda #c': a variant's runs are runs of its own
     fig["unit"] = fig["run_id"].astype(str) + "|" + fig["experiment"].astype(str)
     fig["order"] = range(len(fig))
     fig["threads_key"] = _threads_key(fig)

@@ -30,17 +30,34 @@ WRITER = "report"  # data/outputs.py: what wrote a folder's files
 
 
 def write(data: Dataset, out: Path, *, thresholds: Thresholds | None = None,
-          inputs: outputs.Inputs = outputs.NO_INPUTS, partial: str | None = None) -> list[Path]:
+          inputs: outputs.Inputs = outputs.NO_INPUTS, partial: str | None = None,
+          scope: str | None = None) -> list[Path]:
     """Write report.md, one CSV per table and the plots into `out`; return the files. Files
     there that an earlier report did not write, or an input, are refused (data/outputs.py).
-    `partial`: why this is a first report (builds still going on), said at its top."""
+    `partial`: why this is a first report (builds still going on), said at its top; `scope`:
+    which part of a store it shows where the store holds more (the latest of its sweeps)."""
     return outputs.write_folder(out, "--out", WRITER, inputs,
-                                lambda stage: _render(data, stage, thresholds, partial),
+                                lambda stage: _render(data, stage, thresholds, partial, scope),
                                 legacy_report)
 
 
 def _render(data: Dataset, out: Path, thresholds: Thresholds | None,
-            partial: str | None = None) -> list[Path]:
+            partial: str | None = None, scope: str | None = None) -> list[Path]:
+    text, written = whole(data, out, thresholds)
+    report = out / REPORT_NAME
+    if scope:  # before the source lines: not the whole store
+        title, rest = text.split("\n", 1)
+        text = f"{title}\n\n**Note: {scope}.**\n{rest}"
+    if partial:  # the first thing said: this is not the sweep's report yet
+        title, rest = text.split("\n", 1)
+        text = f"{title}\n\n**{partial[0].upper()}{partial[1:]}.**\n{rest}"
+    report.write_text(text, encoding="utf-8")
+    return [report, *written]
+
+
+def whole(data: Dataset, out: Path, thresholds: Thresholds | None = None
+          ) -> tuple[str, list[Path]]:
+    """report.md's text and the CSVs and plots it names, written into `out`."""
     th = (thresholds or Thresholds()).for_host(data.host)  # the load limit scales with cores
     fig = tables.prepare(data)
     sets = sample_sets(data.samples)
@@ -52,13 +69,7 @@ def _render(data: Dataset, out: Path, thresholds: Thresholds | None,
     for section in sections:
         section.plot = section.plot if section.plot in drawn else None
     written += [write_csv(t, out) for s in sections for t in s.tables if t.missing is None]
-    report = out / REPORT_NAME
-    text = render(data, sections, skipped, th)
-    if partial:  # the first thing said: this is not the sweep's report yet
-        title, rest = text.split("\n", 1)
-        text = f"{title}\n\n**{partial[0].upper()}{partial[1:]}.**\n{rest}"
-    report.write_text(text, encoding="utf-8")
-    return [report, *written]
+    return render(data, sections, skipped, th), written
 
 
 def legacy_report(path: Path) -> bool:

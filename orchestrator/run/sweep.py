@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.text import Text
 
 from orchestrator import programs
+from orchestrator.data import old_proofs
 from orchestrator.data.damage import Damage
 from orchestrator.data.damage import run_problem as damage_problem
 from orchestrator.data.parse import parse_text
@@ -315,8 +316,8 @@ def reparse(results: Path) -> tuple[int, int, Damage]:
     runs = figures = 0
     damage = Damage()
     with store.writing():
-        rows = store.query("SELECT sweep_id, run_id, role, status, definition_json, stdout "
-                           "FROM runs WHERE length(stdout) > 0")
+        rows = store.query("SELECT sweep_id, run_id, role, status, definition_json, stdout, "
+                           "stderr FROM runs WHERE length(stdout) > 0")
         for row in rows:
             problem = damage_problem(row)
             if problem is not None:
@@ -325,6 +326,13 @@ def reparse(results: Path) -> tuple[int, int, Damage]:
             rec = RunRecord(run=RunDef.from_definition(json.loads(row["definition_json"])),
                             role=Role(row["role"]), status=Status(row["status"]),
                             stdout=row["stdout"])
+            # a queued proof an older bench_py said on stderr only: read back (data/old_proofs);
+            # the stored raw output stays as it was
+            text = rec.stdout.decode("utf-8", "replace")
+            read = old_proofs.with_old_proof(text, row["stderr"] if isinstance(
+                row["stderr"], bytes) else None)
+            if read != text:
+                rec.stdout = read.encode()
             parsed = parse_record(rec)
             if rec.role == Role.PROFILE:  # ncu's CSV is read again too (status as recorded)
                 rec.artifacts = {a["name"]: a["data"] for a in store.query(

@@ -63,6 +63,15 @@ def test_the_merged_store_has_both_hosts_as_a_column(two_hosts, tmp_path: Path) 
     assert set(pd.read_csv(tmp_path / "b.csv")["host"]) == {"beta"}
 
 
+def test_export_of_the_merged_store_writes_every_hosts_rows(two_hosts, tmp_path: Path) -> None:
+    # issue 40: `export results` wrote the second host's rows alone
+    results, _code, _tmp = two_hosts
+    assert main(["export", str(results), "--csv", str(tmp_path / "all.csv")]) == 0
+    rows = pd.read_csv(tmp_path / "all.csv")
+    each = {h: len(dataset.load(results, h).figures) for h in ("alpha", "beta")}
+    assert rows["host"].value_counts().to_dict() == each and all(each.values())
+
+
 def test_the_merged_store_reports_its_hosts_side_by_side(two_hosts, tmp_path: Path) -> None:
     results, _code, _tmp = two_hosts
     assert main(["report", str(results), "--out", str(tmp_path / "r")]) == 0

@@ -74,19 +74,24 @@ def test_agreeing_claims_give_no_finding_and_jax_default_is_tf32_by_its_kernel(
     assert f"- {note}" in text and "**arithmetic disputed**" not in text
 
 
-def test_a_run_that_claims_fp32_but_ran_a_tf32_kernel_is_a_finding(tmp_path: Path) -> None:
+def test_a_run_that_claims_fp32_but_ran_a_tf32_kernel_is_disputed(tmp_path: Path) -> None:
     """torch's TF32 capture with its header changed to say fp32: the program claims FP32, its
-    kernel is cuBLAS's TF32 one. The label keeps the claim; the report says they disagree."""
+    kernel is cuBLAS's TF32 one. The claim is not what ran: the arithmetic is disputed (issue
+    40: the arithmetic as run decides; a printed setting its kernels contradict is said), the
+    run a label of its own, and the report says they disagree."""
     lying = (LOGS / "torch_cuda_tf32.log").read_text().replace(
         "torch precision tf32\n", "torch precision fp32\n")
     assert "torch precision fp32\n" in lying and TF32_KERNEL in lying
     fig = _store(tmp_path / "results", [(_torch("fp32"), lying, {})])
-    assert set(fig["precision"]) == {"fp32"} and set(fig["precision_source"]) == {"printed"}
+    assert set(fig["precision"]) == {""}
+    assert set(fig["precision_source"]) == {"disputed: printed fp32, kernel name tf32"}
+    assert precision.dispute("disputed: printed fp32, kernel name tf32") == (
+        "printed", "fp32", "tf32")
     (finding,) = _disputed(fig)
     assert finding == (
-        f"**arithmetic disputed**: PyTorch cuda 1024x1024 (1 run): its program printed FP32, "
-        f"the name of the kernel it ran says TF32 (`{TF32_KERNEL}`); its label keeps the "
-        "printed one, what the program set.")
+        f"**arithmetic disputed**: PyTorch cuda [arithmetic disputed] 1024x1024 (1 run): its "
+        f"program printed FP32, the name of the kernel it ran says TF32 (`{TF32_KERNEL}`); its "
+        "arithmetic is left disputed: compared with neither.")
     report.write(dataset.load(tmp_path / "results"), tmp_path / "report")
     assert f"- {finding}" in (tmp_path / "report" / "report.md").read_text()
 
@@ -108,9 +113,9 @@ def test_an_accuracy_run_and_a_kernel_that_disagree_leave_the_arithmetic_unknown
         "inferred at 256x256", "fp32", "tf32")
     (finding,) = _disputed(fig)
     assert finding == (
-        "**arithmetic disputed**: JAX cuda [arithmetic unknown] 1024x1024 (1 run): its "
+        "**arithmetic disputed**: JAX cuda [arithmetic disputed] 1024x1024 (1 run): its "
         "accuracy run says FP32 (inferred at 256x256), the name of the kernel it ran says TF32 "
-        f"(`{TF32_KERNEL}`); its arithmetic is left unknown.")
+        f"(`{TF32_KERNEL}`); its arithmetic is left disputed: compared with neither.")
     assert arithmetic.kernel_name_notes(fig) == []
 
 

@@ -194,3 +194,73 @@ def test_the_h200_blocked_store_reports_its_failed_proof_and_variable(tmp_path: 
         & (data.figures["method"] == "device_time_queued")
         & (data.figures["stat"] == "min")]["value_s"]}
     assert premise and not [line for line in premise if any(b in line for b in blocked)]
+
+
+def _old_format_log() -> str:
+    """The blocked run as the code of 2026-12-01 printed it: the queued figure, its proof on
+    stderr only (not in the stdout a store parses)."""
+    text = _log([True] * 20, blocked=True)
+    kept = [line for line in text.splitlines(keepends=True)
+            if "start event waited in" not in line]
+    assert len(kept) == len(text.splitlines()) - 1  # the proof line, and only it, is gone
+    return "".join(kept)
+
+
+def test_an_old_blocked_store_names_the_variable_and_no_premise(tmp_path: Path) -> None:
+    """Issue 40 item 4: no proof printed and CUDA_LAUNCH_BLOCKING=1 recorded: the report says
+    the variable defeats the method, never that the held stream kept the launch gap out."""
+    folder = _store(tmp_path, {"CUDA_LAUNCH_BLOCKING": "1"}, _old_format_log())
+    data = dataset.load(folder)
+    assert not (data.figures["stat"] == "queued_waited").any()  # no proof in the store
+    selected = clocks.select(prepare(data))
+    row = clocks.clock_tables(selected)[0].frame.set_index("clock")
+    assert row.loc["device time queued (CUDA_LAUNCH_BLOCKING=1)", "what it holds"] == (
+        "not the launch-gap-free time: CUDA_LAUNCH_BLOCKING=1 defeats the held stream")
+    (excess,) = [w for w in clocks.device_time_excess(selected) if "device time queued" in w]
+    assert "CUDA_LAUNCH_BLOCKING=1 was set, which defeats the held stream, so the launch gap " \
+        "may be inside" in excess
+    writer.write(data, tmp_path / "report")
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "**environment changes the measurement**: CUDA_LAUNCH_BLOCKING=1" in md
+    assert "so no launch gap is inside" not in md and "the stream was held" not in md
+
+
+def test_no_proof_printed_gives_no_premise_explanation(tmp_path: Path) -> None:
+    # the same queued figure with nothing set: still no proof, so no premise
+    folder = _store(tmp_path, {}, _old_format_log())
+    selected = clocks.select(prepare(dataset.load(folder)))
+    (excess,) = [w for w in clocks.device_time_excess(selected) if "device time queued" in w]
+    assert "no proof that the stream was held was printed" in excess
+    assert "so no launch gap is inside" not in excess
+
+
+def test_reparse_reads_back_an_old_proof_said_on_stderr(tmp_path: Path) -> None:
+    """Issue 40 item 4: the code of 2026-12-01 said a failed queued proof on stderr only (its
+    `queued_note`, here as it wrote it); the store keeps stderr, and `reparse` reads it back
+    as the proof line it stands for: the report then says the proof failed."""
+    from orchestrator.cli import main
+
+    stdout = _old_format_log()
+    note = ("cuda.Event time (queued): in 20 of 20 runs the GPU had reached the start event "
+            "before the end event was queued (the spin ended too soon); those runs may hold "
+            "part of the launch gap\n")
+    folder = tmp_path / "results"
+    with Store(folder).writing() as store:
+        sweep, _ = store.begin_sweep(write(tmp_path / "e.yaml", "version: 1\n"), {}, [], True)
+        run = RunDef(experiment="methods", program="torch", device="cuda", mode="mm",
+                     shape=(1024, 1024), reps=20, env=(("CUDA_LAUNCH_BLOCKING", "1"),))
+        store.record_run(sweep, RunRecord(run=run, stdout=stdout.encode(),
+                                          stderr=note.encode(), role=Role.MEASURE),
+                         parse_text(stdout, Context(framework="torch")))
+    assert not (dataset.load(folder).figures["stat"] == "queued_waited").any()
+    assert main(["reparse", str(folder)]) == 0
+    fig = dataset.load(folder).figures
+    proof = fig[fig["stat"] == "queued_waited"]
+    assert list(proof["value_s"]) == [0.0] and list(proof["runs"]) == [20]
+    selected = clocks.select(prepare(dataset.load(folder)))
+    (excess,) = [w for w in clocks.device_time_excess(selected) if "device time queued" in w]
+    assert "its proof failed (start event waited in 0 of 20 runs; CUDA_LAUNCH_BLOCKING=1 was " \
+        "set)" in excess
+    with Store(folder).reading() as store:  # the raw output is kept as it was
+        (row,) = store.query("SELECT stdout FROM runs")
+    assert bytes(row["stdout"]).decode() == stdout

@@ -125,7 +125,7 @@ def test_compare_of_variants_shows_every_variable_a_variant_sets(tmp_path: Path)
     """`compare R#a R#b` said `experiment env: none | none | same` while b set LD_PRELOAD,
     PYTHONPATH and SCALE (only measure_env's list was read for a variant); two folders with
     the same difference showed it all. Now a variant side shows all of its own."""
-    from orchestrator.report.compare_sides import machine_facts
+    from orchestrator.report.compare.sides import machine_facts
     folder = _ab_store(tmp_path / "r")
     facts = {f.what: f for f in machine_facts(load_side(f"{folder}#a"),
                                               load_side(f"{folder}#b"))}
@@ -133,3 +133,63 @@ def test_compare_of_variants_shows_every_variable_a_variant_sets(tmp_path: Path)
     assert (row.a, row.differs) == ("none", True)
     for pair in ("LD_PRELOAD=/opt/slow.so", "PYTHONPATH=/opt/x", "SCALE=3"):
         assert pair in row.b
+
+
+@pytest.mark.torch
+def test_report_of_a_variant_sweep_keeps_each_variant_apart(swept: Path, tmp_path: Path
+                                                            ) -> None:
+    out = tmp_path / "rep"
+    assert main(["report", str(swept), "--out", str(out)]) == 0
+    text = (out / "report.md").read_text(encoding="utf-8")
+    header = [line for line in text.splitlines() if line.startswith("- **")]
+    assert header[0].startswith("- **A** = `r@") and header[0].endswith(
+        "#a`: " + header[0].split("#a`: ", 1)[1])
+    assert header[0].endswith("variant a: env no variables.")
+    assert header[1].endswith("variant slow: env MKL_CBWR=COMPATIBLE; note: MKL's conditional "
+                              "numerical reproducibility.")
+    # the column groups: one per variant, as `report A B` shows sides
+    assert "| build | A: 1 thread | A: BLAS | B: 1 thread | B: BLAS |" in text
+    # the figures table: each variant's own 5 processes, never the 10 of both
+    rows = [line for line in text.splitlines() if line.startswith("| torch-cpu | PyTorch cpu")
+            and "| with sync |" in line and " × " in line]
+    assert sorted(r.split(" | ")[1] for r in rows) == ["PyTorch cpu #a, 1 thread",
+                                                      "PyTorch cpu #slow, 1 thread"]
+    assert all("| 5 × 20 |" in r for r in rows), rows
+    figures = (out / "figures.csv").read_text(encoding="utf-8")
+    assert "10 × 20" not in figures and "#slow" in figures
+
+
+@pytest.mark.torch
+def test_report_of_one_variant(swept: Path, tmp_path: Path) -> None:
+    out = tmp_path / "rep"
+    assert main(["report", f"{swept}#slow", "--out", str(out)]) == 0
+    text = (out / "report.md").read_text(encoding="utf-8")
+    assert "Source: results store, 5 runs." in text
+    rows = [line for line in text.splitlines() if "| with sync |" in line and " × " in line]
+    assert rows and all("| 5 × 20 |" in r and "#" not in r for r in rows), rows
+    assert main(["report", f"{swept}#b", "--out", str(tmp_path / "no")]) == 2
+
+
+@pytest.mark.torch
+def test_export_of_a_variant_sweep_and_of_one_variant(swept: Path, tmp_path: Path) -> None:
+    import pandas as pd
+
+    assert main(["export", str(swept), "--csv", str(tmp_path / "all.csv")]) == 0
+    rows = pd.read_csv(tmp_path / "all.csv", low_memory=False)
+    assert set(rows["variant"]) == {"a", "slow"}
+    assert main(["export", f"{swept}#slow", "--csv", str(tmp_path / "slow.csv")]) == 0
+    slow = pd.read_csv(tmp_path / "slow.csv", low_memory=False)
+    assert set(slow["variant"]) == {"slow"} and len(slow) == (rows["variant"] == "slow").sum()
+    samples = pd.read_csv(tmp_path / "slow.samples.csv")
+    assert set(samples["run_id"]) <= set(slow["run_id"])
+
+
+@pytest.mark.torch
+def test_compare_of_a_whole_variant_sweep_is_refused_naming_its_parts(swept: Path,
+                                                                      tmp_path: Path) -> None:
+    # compare never pools two variants into one side: the sweep named whole is one line
+    assert main(["compare", str(swept), f"{swept}#a", "--out", str(tmp_path / "c")]) == 2
+    assert not (tmp_path / "c").exists()
+    with pytest.raises(InputError, match=r"holds 2 parts compare never pools .*r#a, .*r#slow"):
+        from orchestrator.report.compare.sides import one_part
+        one_part(str(swept))

@@ -20,6 +20,7 @@ import pandas as pd
 
 from orchestrator import axes, programs, vocabulary
 from orchestrator.data import frame_records
+from orchestrator.data.precision import DISPUTED
 from orchestrator.report.compare.sides import Side
 from orchestrator.report.sample_sets import sample_sets, summary_keys
 from orchestrator.stats import intervals
@@ -86,7 +87,7 @@ def measurements(side: Side) -> pd.DataFrame:
 # the columns `_measurement` reads of a figure besides its axes' (r[...] and r.get(...))
 _READ = ["framework", "label", "device", "method", "stat", "value_s", "sample_key", "run_id",
          "experiment", "process", "iteration", "order", "threads", "threads_requested",
-         "cache", "precision", "gpu_power_limit_w", "cpu_freq_mhz"]
+         "cache", "precision", "precision_source", "gpu_power_limit_w", "cpu_freq_mhz"]
 
 
 def _reps(fig: pd.DataFrame) -> dict[tuple[Any, Any], Any]:
@@ -160,8 +161,19 @@ _FIELDS: dict[str, Callable[[dict[str, Any], str], str]] = {
     "threads": lambda r, device: _threads_key(device, _threads_of(r)),
     "cache": lambda r, _device: "" if _text(r["cache"]) == "none" else _text(r["cache"]),
     "process": lambda r, _device: str(_int_or_none(r["process"]) or 1),
-    "precision": lambda r, _device: _text(r.get("precision")),  # as run (data/precision.py)
+    "precision": lambda r, _device: _as_run(r),
 }
+
+
+def _as_run(r: dict[str, Any]) -> str:
+    """The arithmetic as run (data/precision.py): fp32, tf32, '' (not recorded: the default),
+    or 'disputed' where its sources disagree: a class of its own, paired with neither."""
+    if _text(r.get("precision_source")).startswith(DISPUTED):
+        return DISPUTED_CLASS
+    return _text(r.get("precision"))
+
+
+DISPUTED_CLASS = "disputed"
 
 
 def _measurement(r: dict[str, Any], mins: dict[str, float], sets: dict[str, np.ndarray],
@@ -188,6 +200,7 @@ def _measurement(r: dict[str, Any], mins: dict[str, float], sets: dict[str, np.n
         "reps": 0 if unit_reps is None or pd.isna(unit_reps) else int(unit_reps),
         # what the device's peak depends on (report/peaks.py): % of peak beside TFLOP/s
         "power_limit_w": _float_or_none(r.get("gpu_power_limit_w")),
+        "arithmetic_source": _text(r.get("precision_source")),  # a dispute's words
         "freq_mhz": _float_or_none(r.get("cpu_freq_mhz")),
     }
 

@@ -16,12 +16,20 @@ from pathlib import Path
 
 import pandas as pd
 
-from orchestrator.data import outputs
+from orchestrator.data import identity, outputs
+from orchestrator.data.dataset import Dataset
+from orchestrator.data.store import Store
 from orchestrator.errors import InputError
 from orchestrator.report import tables, writer
 from orchestrator.report.compare import sides as compare_sides
 from orchestrator.report.compare.rows import accuracy_label
-from orchestrator.report.compare.sides import NOT_RECORDED, Side, load_side, program_rows
+from orchestrator.report.compare.sides import (
+    NOT_RECORDED,
+    Side,
+    load_side,
+    program_rows,
+    variant_side,
+)
 from orchestrator.report.sections import REGISTRY, Context, Registered, SideTable
 from orchestrator.report.tables import Table
 from orchestrator.report.writer import markdown_table, note_lines
@@ -41,7 +49,19 @@ def machine_line(letter: str, side: Side) -> str:
     facts = {w: v for w, v in facts.items() if v is not None or w not in optional}
     words = "; ".join(f"{what.split(' (')[0]} {value or NOT_RECORDED}"
                       for what, value in facts.items())
-    return f"- **{letter}** = `{side.name}`: {words}."
+    variant = _variant_words(side)
+    return f"- **{letter}** = `{side.name}`: {words}" + (f"; {variant}" if variant else "") + "."
+
+
+def _variant_words(side: Side) -> str | None:
+    """'variant c: env NVIDIA_TF32_OVERRIDE=0; note: ...' for a side that is one variant of a
+    sweep (data/identity.py), read from its runs' definitions and the experiments text."""
+    named = identity.Spec.parse(side.spec)
+    if named.variant is None or side.sweep is None:
+        return None
+    with Store(named.folder).reading() as store:
+        found = identity.variant_facts(store, side.sweep).get(named.variant)
+    return f"variant {named.variant}: {found.words()}" if found else None
 
 
 def _one_per_key(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -96,19 +116,42 @@ def tables_side_by_side() -> list[tuple[Registered, SideTable]]:
     return [(entry, table) for entry in REGISTRY for table in entry.side_by_side]
 
 
-def write_many(specs: list[str], out: Path,
-               inputs: outputs.Inputs = outputs.NO_INPUTS) -> list[Path]:
+def write_many(specs: list[str], out: Path, inputs: outputs.Inputs = outputs.NO_INPUTS,
+               whole: bool = False) -> list[Path]:
     """report.md and one CSV per table, the sides' columns side by side; files in `out` an
-    earlier report did not write, or an input, are refused (data/outputs.py)."""
+    earlier report did not write, or an input, are refused (data/outputs.py). `whole`: the
+    sides are the variants of one sweep, whose every table and plot follow, each variant's
+    rows apart (their labels end in `#VARIANT`: data/identity.py); the side-by-side tables'
+    CSVs are then `variants_NAME.csv`. A sweep is read once for all its variants."""
     if len(specs) > len(LETTERS):
         raise InputError(f"report: at most {len(LETTERS)} sides side by side (one letter "
                          f"each), {len(specs)} given; report them in groups")
-    sides = [load_side(spec) for spec in specs]
+    heads: dict[str, Side] = {}
+    sides = [_side(spec, heads) for spec in specs]
+    sweep = next(iter(heads.values())).data if whole and len(heads) == 1 else None
     return outputs.write_folder(out, "--out", writer.WRITER, inputs,
-                                lambda stage: _render(sides, stage), writer.legacy_report)
+                                lambda stage: _render(sides, stage, sweep),
+                                writer.legacy_report)
 
 
-def _render(sides: list[Side], out: Path) -> list[Path]:
+def _side(spec: str, heads: dict[str, Side]) -> Side:
+    """A side; a variant's from its sweep's side, read once (`heads`, by the spec before
+    `#`)."""
+    variant = identity.Spec.parse(spec).variant
+    if variant is None:
+        return load_side(spec)
+    head = spec.rsplit("#", 1)[0]
+    if head not in heads:
+        heads[head] = load_side(head)
+    return variant_side(heads[head], variant, spec)
+
+
+WHOLE = ("# Every table of the sweep, each variant apart",
+         "Each row's label ends in its variant (`#a`): no figure, interval or plot below pools "
+         "two variants.")
+
+
+def _render(sides: list[Side], out: Path, whole: Dataset | None = None) -> list[Path]:
     prepared = [tables.prepare(side.data) for side in sides]
     lines = ["# Timing report: side by side", "",
              *(machine_line(LETTERS[i], s) for i, s in enumerate(sides)),
@@ -126,11 +169,15 @@ def _render(sides: list[Side], out: Path) -> list[Path]:
         if merged is None:
             lines += ["_No side has data for this table._", ""]
             continue
-        path = out / f"{name}.csv"
+        path = out / f"{'variants_' if whole is not None else ''}{name}.csv"
         merged.to_csv(path, index=False)
         written.append(path)
         notes = [n for _letter, t in parts for n in t.notes]  # what the cells hold, once
-        lines += [*markdown_table(merged), "", *note_lines(notes), f"CSV: `{name}.csv`", ""]
+        lines += [*markdown_table(merged), "", *note_lines(notes), f"CSV: `{path.name}`", ""]
+    if whole is not None:
+        text, files = writer.whole(whole, out)
+        lines += [WHOLE[0], "", WHOLE[1], "", *text.split("\n")[1:]]
+        written += files
     report = out / REPORT_NAME
     report.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
     return [report, *written]

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator import programs
-from orchestrator.data import dataset, measure_env
+from orchestrator.data import dataset, identity, measure_env
 from orchestrator.data.damage import run_problem
 from orchestrator.data.dataset import Dataset
 from orchestrator.data.merge import latest_of_host
@@ -57,7 +57,7 @@ def load_side(spec: str) -> Side:
         return _log_side(spec, path)
     if not path.exists() and "#" in spec:
         head, variant = spec.rsplit("#", 1)
-        return _variant(load_side(head), variant, spec)
+        return variant_side(load_side(head), variant, spec)
     folder, sweep = path, None
     if not path.exists() and "@" in spec:
         head, sweep = spec.rsplit("@", 1)
@@ -67,24 +67,30 @@ def load_side(spec: str) -> Side:
     return _store_side(spec, folder, sweep)
 
 
-def _variant(side: Side, variant: str, spec: str) -> Side:
-    """The side's runs of one variant: its figures, samples and runs, its environment."""
-    known = sorted({v for v in side.data.figures["variant"].astype(str) if v})
-    if variant not in known:
-        raise InputError(f"{spec}: no variant {variant!r} in {side.name} (variants: "
-                         f"{', '.join(known) or 'none: that sweep measured no variants'})")
-    data = side.data
-    mine = data.figures[data.figures["variant"] == variant]
-    ids = set(mine["run_id"])
-    runs = data.runs[data.runs["run_id"].isin(ids)] if "run_id" in data.runs else data.runs
-    chosen = replace(data, figures=mine.reset_index(drop=True),
-                     samples=data.samples[data.samples["run_id"].isin(ids)].reset_index(
-                         drop=True), runs=runs.reset_index(drop=True))
+def one_part(spec: str) -> Side:
+    """compare's side: `load_side` of a spec that names one part of a store; a store of
+    several hosts, or a sweep of several variants, named whole is refused in one line naming
+    its parts (data/identity.py: compare never pools them)."""
+    try:
+        found = identity.parts(spec)
+    except InputError:  # a sweep or host the store lacks: said in a side's own words
+        return load_side(spec)
+    if len(found) > 1:
+        raise InputError(f"{spec}: holds {len(found)} parts compare never pools (hosts or "
+                         f"variants): {', '.join(found)}; name one of them as the side")
+    return load_side(spec)
+
+
+def variant_side(side: Side, variant: str, spec: str) -> Side:
+    """The side's runs of one variant (data/identity.py): its figures, samples and runs, its
+    environment."""
+    chosen = identity.select_variant(side.data, variant, side.name)
     # every variable the variant's runs were given (the store's definitions), not only the
     # measurement-changing ones the dataset's measure_env column lists
     env = side.variant_env.get(variant) or \
-        {e for r in mine["measure_env"] for e in measure_env.pairs_text(r)}
-    return replace(side, spec=spec, name=f"{side.name}#{variant}", data=chosen, env=env)
+        {e for r in chosen.figures["measure_env"] for e in measure_env.pairs_text(r)}
+    return replace(side, spec=spec, name=f"{side.name}#{variant}", data=chosen,
+                   env=env if env else set())
 
 
 def _log_side(spec: str, path: Path) -> Side:

@@ -45,7 +45,7 @@ from orchestrator.report.compare.match import (
     sections,
     verdict_sections,
 )
-from orchestrator.report.compare.rows import measurements
+from orchestrator.report.compare.rows import DISPUTED_CLASS, measurements
 from orchestrator.report.compare.sides import Fact, Side, load_side, machine_facts
 from orchestrator.stats import intervals
 from orchestrator.stats.spread import ratio
@@ -169,6 +169,9 @@ def _apart(a: dict[str, Any], b: dict[str, Any]) -> str:
     why = []
     if a["precision"] and b["precision"] and a["precision"] != b["precision"]:
         why.append(f"precision {a['precision']} vs {b['precision']}")
+    # a side whose arithmetic as run is disputed is named, with what disagreed
+    why += [f"{letter}'s arithmetic {side.get('arithmetic_source') or DISPUTED_CLASS}"
+            for letter, side in (("A", a), ("B", b)) if side["precision"] == DISPUTED_CLASS]
     if a["device"] == "cpu" and a["threads"] is not None and b["threads"] is not None \
             and a["threads"] != b["threads"]:
         why.append(f"threads {a['threads']} vs {b['threads']}")
