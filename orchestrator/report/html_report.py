@@ -28,7 +28,7 @@ import pandas as pd
 from orchestrator.report import summary
 from orchestrator.report.escape import neutral
 from orchestrator.report.findings import Finding
-from orchestrator.report.opening import FINDINGS, Opening, slug
+from orchestrator.report.opening import FINDINGS, Anchors, Opening, slug
 from orchestrator.report.registry import Section
 from orchestrator.report.tables import Table
 
@@ -216,4 +216,29 @@ def render(title: str, found: Opening, skipped: list[tuple[str, str]], source: l
                     + "".join(f"<li><code>{text(n)}</code>: {text(why)}.</li>"
                               for n, why in skipped) + "</ul></section>")
         toc.append(("plots-not-drawn", "Plots not drawn", 1))
+    return page(title, toc, body)
+
+
+def sections_page(title: str, intro: list[str], sections: list[Section], out: Path | None,
+                  plot: str | None = None, csv: bool = False) -> str:
+    """A page of sections with no findings of its own (compare.html): a TOC, the intro
+    paragraphs, each section as report.html shows it, then `plot` (a PNG in `out`) inline."""
+    anchors = Anchors()
+    anchors.add(title)
+    body = [f'<h1 id="{slug(title)}">{text(title)}</h1>', *(f"<p>{inline(p)}</p>" for p in intro)]
+    toc = []
+    for section in sections:
+        sid = anchors.add(section.title)
+        drawn = [t for t in section.tables if t.missing is None]
+        heads = [anchors.add(t.title) for t in drawn] if len(drawn) > 1 else []
+        toc += [(sid, section.title, 1), *((h, t.title, 2) for h, t in zip(heads, drawn,
+                                                                            strict=False))]
+        body += section_html(section, sid, heads, out, csv)
+        body += [f'<p class="note">{inline(t.title)}: {inline(t.missing)}.</p>'
+                 for t in section.tables if t.missing is not None]
+    if plot and out is not None and (out / plot).is_file():
+        sid = anchors.add("plot")
+        body += [f'<section><h2 id="{sid}">{text(plot)}</h2>',
+                 *plot_html(out, plot, title), "</section>"]
+        toc.append((sid, plot, 1))
     return page(title, toc, body)

@@ -153,8 +153,8 @@ def _first_call_lesson(figures: list[dict[str, Any]]) -> list[tuple[str, tuple[s
     row, e = worst["row"], worst["estimate"]
     base = steady_of.get((row["framework"], row["label"], row["device"], row["shape"]))
     cache = f", {row['cache']} cache" if row.get("cache") else ""
-    times = f", {_times(e.value / base.value)}× its steady with-sync median {duration(base.value)}" \
-        if base is not None else ""
+    times = "" if base is None else \
+        f", {_times(e.value / base.value)}× its steady with-sync median {duration(base.value)}"
     how = f"{e.processes} process{'es' * (e.processes != 1)}"
     return [(f"What a cold first call costs: {_name(row)}{cache}: {_estimate(e)} ({how})"
              f"{times}.", ("first_call", "cpu_first_call"))]
