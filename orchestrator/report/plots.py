@@ -19,9 +19,11 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from orchestrator import programs, vocabulary
+from orchestrator.report import styles
 from orchestrator.report.names import group_name
 from orchestrator.report.tables import (
     column_name,
@@ -35,6 +37,8 @@ from orchestrator.report.timing_tables import cpu_rows
 SampleSets = dict[str, np.ndarray]
 COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"]
 DPI = 120
+HATCHES = ("", "//", "..", "xx", "\\\\", "oo")  # thread counts in cpu_threads.png
+LINES = ("-", "--", ":", "-.")  # one build's several series (cache state, warm-up)
 # A plot that cannot be drawn: its file name and why, for report.md.
 Skipped = tuple[str, str]
 # a plot drawn from its section's rows, or why it cannot be
@@ -111,10 +115,16 @@ def _legend(ax: Axes, title: str | None = None) -> None:
     ax.legend(title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9)
 
 
-def _headroom(ax: Axes) -> None:
-    """Room above the tallest bar for its value label."""
+def _headroom(ax: Axes, values: list[float] | None = None) -> None:
+    """Room above the tallest bar for its value label, and no more: on a log axis the range is
+    the data's, half a decade around it at most (a factor 3 on top of matplotlib's margin left
+    the upper half of cpu_threads.png empty)."""
+    shown = [v for v in values or [] if v > 0]
+    if ax.get_yscale() == "log" and shown:
+        ax.set_ylim(min(shown) / 2.0, max(shown) * 2.2)
+        return
     top = ax.get_ylim()[1]
-    ax.set_ylim(top=top * 3 if ax.get_yscale() == "log" else top * 1.12)
+    ax.set_ylim(top=top * 1.12)
 
 
 def _scale_word(ax: Axes) -> str:
@@ -157,12 +167,14 @@ def draw_methods(rows: pd.DataFrame, sets: SampleSets) -> Figure | str:
     used_samples = False
     for t, (framework, label) in enumerate(targets):
         mine = timed[(timed["framework"] == framework) & (timed["label"] == label)]
-        color = COLORS[t % len(COLORS)]
+        look = styles.style(framework, label)
+        color = look.color
         for m, method in enumerate(methods):
             x = m - 0.4 + width * (t + 0.5)
             used_samples |= _method_points(ax, mine[mine["method"] == method], sets, x, width,
                                            color)
-        ax.scatter([], [], color=color, s=40, label=column_name(framework, label))
+        ax.scatter([], [], color=color, s=40, marker=look.marker,
+                   label=column_name(framework, label))
     _no_time_notes(ax, rows, methods)
     ax.set_xticks(range(len(methods)), [vocabulary.words(m).replace(" without", "\nwithout")
                                         for m in methods])
@@ -213,17 +225,22 @@ def _no_time_notes(ax: Axes, rows: pd.DataFrame, methods: list[str]) -> None:
 
 
 def draw_cpu(cpu: pd.DataFrame, sets: SampleSets) -> Figure | str:
-    """From the section's CPU figures (timing_tables.cpu_figures), as table 3 picks them."""
+    """From the section's CPU figures (timing_tables.cpu_figures), as table 3 picks them: at
+    one shape, the one most builds ran (the chapter's 1024x1024 where they all did); each
+    build its colour (styles.py), each thread count its hatch."""
     rows = cpu_rows(cpu, vocabulary.cpu_methods())
     rows = rows[rows["stat"] == "min"].dropna(subset=["threads_key"]) if not rows.empty else rows
     if rows.empty:
         return "no CPU timing figures in this data"
+    shape = cpu_shape(rows)
+    others = sorted({s for s in rows["shape"] if s and s != shape})
+    rows = rows[rows["shape"] == shape]
     builds = ordered(rows, ["framework", "label"])
     counts = sorted(int(t) for t in rows["threads_key"].unique())
     figure, ax = _figure(max(7.0, 2.0 * len(builds) + 1.0), 5.0)
     width = 0.8 / len(counts)
     for c, threads in enumerate(counts):
-        values, xs = [], []
+        values, xs, colors = [], [], []
         for b, (framework, label) in enumerate(builds):
             found = rows[(rows["framework"] == framework) & (rows["label"] == label) &
                          (rows["threads_key"] == threads)]
@@ -231,20 +248,38 @@ def draw_cpu(cpu: pd.DataFrame, sets: SampleSets) -> Figure | str:
             if not found.empty:
                 values.append(float(found["value_s"].iloc[0]))
                 xs.append(x)
+                colors.append(styles.color(framework, label))
             elif label in programs.one_thread_labels():  # the missing bar is by design: say so
                 ax.annotate("single\nthread\nonly", (x, 0.02), xycoords=("data", "axes fraction"),
                             ha="center", va="bottom", fontsize=8, color="dimgray")
-        bars = ax.bar(xs, values, width * 0.95, color=COLORS[c % len(COLORS)],
-                      label=threads_column(threads))
+        bars = ax.bar(xs, values, width * 0.95, color=colors, edgecolor="black", linewidth=0.6,
+                      hatch=HATCHES[c % len(HATCHES)], label=threads_column(threads))
         _bar_labels(ax, bars, values)
     ax.set_xticks(range(len(builds)), [cpu_build_name(f, lab).replace(", ", ",\n")
                                        .replace(" + ", "\n+ ") for f, lab in builds])
     _time_axis(ax, rows["value_s"].tolist())
-    _headroom(ax)
+    _headroom(ax, rows["value_s"].tolist())
     ax.set_ylabel("min time per matmul" + _scale_word(ax))
-    ax.set_title(f"CPU builds × threads: {_shape_text(rows)}, min of the timed runs")
-    _legend(ax, title="threads")
+    also = f"\n(also measured at {len(others)} other shape{'s' * (len(others) != 1)}: " \
+        "table 3 and section 6b)" if others else ""
+    ax.set_title(f"CPU builds × threads: {shape} f32 matmul, min of the timed runs{also}")
+    handles = [Patch(facecolor="white", edgecolor="black", hatch=HATCHES[c % len(HATCHES)],
+                     label=threads_column(t)) for c, t in enumerate(counts)]
+    ax.legend(handles=handles, title="threads", loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              fontsize=9)
     return figure
+
+
+def cpu_shape(rows: pd.DataFrame) -> str:
+    """The shape a CPU plot shows: the one most builds ran, the larger on a tie."""
+    counts = rows.groupby("shape")[["framework", "label"]].apply(
+        lambda part: len(part.drop_duplicates()))
+    return str(max(counts.index, key=lambda s: (counts[s], _area(s))))
+
+
+def _area(shape: str) -> int:
+    parts = [int(p) for p in str(shape).split("x") if p.isdigit()]
+    return int(np.prod(parts)) if parts else 0
 
 
 # ---- 2. first call --------------------------------------------------------------------------
@@ -281,7 +316,7 @@ def draw_first_call(section_rows: pd.DataFrame, sets: SampleSets) -> Figure | st
                                      else "") for g in groups]
     ax.set_xticks(range(len(groups)), ticks, fontsize=9)
     _time_axis(ax, rows["value_s"].tolist())
-    _headroom(ax)
+    _headroom(ax, rows["value_s"].tolist())
     ax.set_ylabel("time of the first matmul" + _scale_word(ax))
     shown = (f"\n(the first {len(groups)} of {every} processes; table 2, first_call.csv, "
              "has them all)" if every > len(groups) else "")
@@ -309,8 +344,9 @@ def draw_warmup(section_rows: pd.DataFrame, sets: SampleSets) -> Figure | str:
                                      f"warm-up {warmup}" if warmup else "") if p)
         # The run the lesson is about gets its value in the legend (labels on points collide).
         name += f" (run {int(mine['iteration'].iloc[0])}: {duration(mine['value_s'].iloc[0])})"
-        ax.plot(mine["iteration"].astype(int), mine["value_s"], marker="o", lw=1.5,
-                color=COLORS[k % len(COLORS)], label=name)
+        look = styles.style(str(mine["framework"].iloc[0]), label)
+        ax.plot(mine["iteration"].astype(int), mine["value_s"], marker=look.marker, lw=1.5,
+                color=look.color, ls=LINES[k % len(LINES)], label=name)
     runs = sorted(int(i) for i in rows["iteration"].unique())
     ax.set_xticks(runs, [f"run {i}" for i in runs])
     _time_axis(ax, rows["value_s"].tolist())
