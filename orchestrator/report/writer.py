@@ -197,20 +197,47 @@ def _cell(value: Any) -> str:
     return escape.markdown_cell(text)
 
 
-def partial_writer(results: Path, out: Path,
-                   say: Callable[[str, bool], None]) -> Callable[[str, list[str]], None]:
-    """What `run` calls while builds go on: the report of the runs done so far, marked
-    partial; a report that cannot be written is said (`say(line, True)`: a warning) and the
-    sweep goes on."""
-    def write_partial(sweep_id: str, building: list[str]) -> None:
+class PartialReport:
+    """What `run` calls while builds go on: the report of the runs done so far, marked partial
+    (its report.md, page and every CSV say so); a report that cannot be written is said
+    (`say(line, True)`: a warning) and the sweep goes on. `finish` replaces it with the
+    sweep's report when the sweep ends: a partial report never outlives its sweep."""
+
+    def __init__(self, results: Path, out: Path, say: Callable[[str, bool], None]) -> None:
+        self.results, self.out, self.say = results, out, say
+        self.written = False
+
+    def __call__(self, sweep_id: str, building: list[str]) -> None:
         note = (f"partial: {len(building)} build{'s' * (len(building) != 1)} still building "
                 f"({', '.join(building)}); their runs are not in this report yet, which the "
-                "sweep's final report replaces (`python -m orchestrator report`)")
-        try:
-            data = dataset.load(results, sweep_id)
-            written = write(data, out, inputs=outputs.Inputs.of([results]), partial=note)
-        except (OrchestratorError, OSError) as exc:
-            say(f"partial report not written: {exc}", True)
+                "sweep's final report replaces when the sweep ends")
+        done = self._write(sweep_id, note)
+        if done is not None:
+            self.written = True
+            self.say(f"wrote a partial report ({len(done)} files) to {self.out}: {note}", False)
+
+    def finish(self, sweep_id: str) -> None:
+        """The sweep ended: where a partial report was written, the whole sweep's replaces
+        it (every file of it: the manifest removes the partial's tables the final one lacks)."""
+        if not self.written:
             return
-        say(f"wrote a partial report ({len(written)} files) to {out}: {note}", False)
-    return write_partial
+        done = self._write(sweep_id, None)
+        if done is not None:
+            self.written = False
+            self.say(f"wrote the sweep's report ({len(done)} files) to {self.out}, replacing "
+                     "the partial one", False)
+
+    def _write(self, sweep_id: str, note: str | None) -> list[Path] | None:
+        try:
+            data = dataset.load(self.results, sweep_id)
+            return write(data, self.out, inputs=outputs.Inputs.of([self.results]),
+                         partial=note)
+        except (OrchestratorError, OSError) as exc:
+            what = "partial report" if note else "the sweep's report (the partial one stays)"
+            self.say(f"{what} not written: {exc}", True)
+            return None
+
+
+def partial_writer(results: Path, out: Path, say: Callable[[str, bool], None]) -> PartialReport:
+    """The partial report `run` writes while builds go on (PartialReport)."""
+    return PartialReport(results, out, say)

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from orchestrator.data import dataset
 from orchestrator.data.dataset import Dataset
 from orchestrator.report import compare, compare_output, html_report
 from orchestrator.report import writer as report
@@ -133,3 +134,28 @@ def test_compare_html_in_chromium(compared: Path) -> None:
     assert got["tables"] >= 3 and got["broken"] == [] and len(got["toc"]) >= 3
     assert [p["name"] for p in got["plots"]] == ["compare.png"] and got["plots"][0]["ok"]
     assert "compare: A = " in got["text"]
+
+
+# ---- the partial report (issue 46 item 19) ----------------------------------------------------
+
+
+def test_a_partial_report_says_so_everywhere_and_the_sweeps_replaces_it(tmp_path: Path) -> None:
+    results = PROJECT / "docs" / "results" / "cpu-sizes-2026-12-04" / "results"
+    sweep = str(dataset.load(results).runs["sweep_id"].iloc[0])
+    said: list[tuple[str, bool]] = []
+    out = tmp_path / "report"
+    partial = report.partial_writer(results, out, lambda line, warn: said.append((line, warn)))
+    partial.finish(sweep)  # no partial report written: nothing to replace
+    assert not out.exists()
+    partial(sweep, ["default"])
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert md.startswith("# Timing report\n\n**Partial: 1 build still building (default)")
+    assert "Partial: 1 build still building" in (out / "report.html").read_text(encoding="utf-8")
+    csvs = sorted(out.glob("*.csv"))
+    assert csvs and all(pd.read_csv(p)["partial"].str.startswith("partial: 1 build").all()
+                        for p in csvs)
+    partial.finish(sweep)
+    assert "Partial" not in (out / "report.md").read_text(encoding="utf-8")
+    assert all("partial" not in pd.read_csv(p).columns for p in out.glob("*.csv"))
+    assert [warn for _, warn in said] == [False, False]
+    assert "replacing the partial one" in said[-1][0]
