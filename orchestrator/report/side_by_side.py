@@ -18,7 +18,7 @@ import pandas as pd
 
 from orchestrator.data import outputs
 from orchestrator.errors import InputError
-from orchestrator.report import compare_sides, tables, writer
+from orchestrator.report import compare_sides, escape, tables, writer
 from orchestrator.report.compare_rows import accuracy_label
 from orchestrator.report.compare_sides import NOT_RECORDED, Side, load_side, program_rows
 from orchestrator.report.sections import REGISTRY, Context, Registered, SideTable
@@ -131,5 +131,7 @@ def _render(sides: list[Side], out: Path) -> list[Path]:
         notes = [n for _letter, t in parts for n in t.notes]  # what the cells hold, once
         lines += [*markdown_table(merged), "", *note_lines(notes), f"CSV: `{name}.csv`", ""]
     report = out / REPORT_NAME
-    report.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
+    # text from the data is shown, never obeyed (bidi controls, raw HTML: report/escape.py)
+    report.write_text("\n".join(escape.markdown(line) for line in lines).rstrip() + "\n",
+                      encoding="utf-8")
     return [report, *written]
