@@ -201,7 +201,7 @@ def render(title: str, found: Opening, skipped: list[tuple[str, str]], source: l
                         "</li>")
         body.append("</ul>")
     if found.absent:
-        body.append(f"<p>Not measured here: {inline(found.not_measured())}.</p>")
+        body.append(f"<p>Not measured here{inline(found.not_measured())}.</p>")
     body.append("</section>")
     body.append("<section><p>" + "<br>".join(inline(line) for line in source) + "</p></section>")
     toc = [("findings", FINDINGS, 1)]

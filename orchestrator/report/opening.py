@@ -83,23 +83,29 @@ class Opening:
     absent: list[tuple[str, str]]
     layout: Layout
     sections: list[Section]  # every section built, shown or not
+    accelerator: bool = True  # whether any figure is of an accelerator (else: said why)
 
     @classmethod
     def of(cls, fig: pd.DataFrame, sets: dict[str, np.ndarray], sections: list[Section],
            tables: set[str]) -> Opening:
+        devices = fig["device"] if "device" in fig else pd.Series(dtype=object)
         return cls(summary.lessons(fig, sets, tables), summary.warning_counts(sections),
-                   summary.absent(sections), Layout.of(sections, BEFORE), sections)
+                   summary.absent(sections), Layout.of(sections, BEFORE), sections,
+                   bool(((devices != "cpu") & (devices != "")).any()))
 
     def link(self, table: str) -> str:
         return self.layout.table_ids.get(table, "")
 
     def not_measured(self) -> str:
-        """One sentence: the tables the data could not fill, each reason said once."""
+        """One sentence: the tables the data could not fill, each reason said once (and first
+        the cause of most of them where there is one: no accelerator run at all)."""
+        why = "" if self.accelerator else " (no accelerator run in this data: no GPU, or " \
+            "none asked for)"
         reasons: dict[str, list[str]] = {}
-        for title, why in self.absent:
-            reasons.setdefault(why, []).append(title)
-        return "; ".join(f"{', '.join(dict.fromkeys(titles))} ({why})"
-                         for why, titles in reasons.items())
+        for title, reason in self.absent:
+            reasons.setdefault(reason, []).append(title)
+        return why + ": " + "; ".join(f"{', '.join(dict.fromkeys(titles))} ({reason})"
+                               for reason, titles in reasons.items())
 
     def markdown(self) -> list[str]:
         lines = [f"## {FINDINGS}", ""]
@@ -126,7 +132,7 @@ class Opening:
                                                    for c in rest))
             lines.append("")
         if self.absent:
-            lines += [f"Not measured here: {self.not_measured()}.", ""]
+            lines += [f"Not measured here{self.not_measured()}.", ""]
         return lines[:-1]
 
     def warnings_table(self) -> Table:

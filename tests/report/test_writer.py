@@ -481,7 +481,8 @@ def test_empty_dataset_says_why(tmp_path: Path) -> None:
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
     # every table missing: each named once, under the findings; no section of "No table"
     assert "No table" not in md and "## 1. Timing methods" not in md
-    assert "Not measured here: Timing methods on the accelerator (no accelerator runs in this " \
+    assert "Not measured here (no accelerator run in this data: no GPU, or none asked for): " \
+        "Timing methods on the accelerator (no accelerator runs in this " \
         "data); Energy per matmul (NVML)" in md
     assert "- `methods.png`: no accelerator timing figures in this data." in md
 
