@@ -147,6 +147,8 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     sweep = Sweep(PROJECT, args.results, args.python, show=not args.quiet, on_partial=partial)
     summary = sweep.run(args.experiments, args.only, new=args.new,
                         retry_failed=args.retry_failed)
+    if partial is not None:  # a partial report never outlives its sweep
+        partial.finish(summary.sweep_id)
     verb = "resumed" if summary.resumed else "new"
     console.print(f"sweep {summary.sweep_id} ({verb}) in {args.results}")
     for failure in summary.failures:

@@ -209,7 +209,13 @@ def write_folder(out: Path, flag: str, what: str, inputs: Inputs,
     prepare_folder(out, flag)
     old = read_manifest(out, flag, what)
     old_ids = _identities(out / manifest_name(what)) if old is not None else {}
-    ours = listed(old) if old is not None else legacy
+    # a write cut between its renames left its files listed as pending: they are ours too
+    pending, pending_ids = _pending(out / manifest_name(what)) if old is not None else ({}, {})
+    earlier = listed(old) if old is not None else legacy
+
+    def ours(path: Path) -> bool:
+        return earlier(path) or (path.name in pending and pending[path.name] == digest(path))
+
     _remove_dead_stages(out)
     try:
         stage = Path(tempfile.mkdtemp(prefix=f"{_STAGE}{os.getpid()}-", dir=out))
@@ -221,24 +227,53 @@ def write_folder(out: Path, flag: str, what: str, inputs: Inputs,
         except OSError as exc:  # a full disk while a plot or table is saved: one line
             raise InputError(f"{flag}: cannot write into {out}: {exc.strerror or exc}") from None
         for name in names:
-            if inputs.holds(out / name) is None:
+            if inputs.holds(out / name) is None and not (
+                    name in pending and (out / name).is_file() and ours(out / name)):
                 refuse_changed(out / name, flag, old or {}, what)
             check_target(out / name, flag, inputs, ours, what)
         check_target(out / manifest_name(what), flag, inputs, lambda p: old is not None, what)
         new = {name: digest(stage / name) for name in names}
+        # a rename keeps a file's device, inode and mtime: its identity is known before it
+        new_ids = {name: _file_id(stage / name) for name in names}
+        stale = {**{k: v for k, v in pending.items() if k not in (old or {})}, **(old or {})}
+        stale_ids = {**pending_ids, **old_ids}
         try:
+            # first the manifest says what is about to land: a write cut between its renames
+            # leaves files the next write knows as its own, not as "changed since"
+            _write_manifest(out, flag, what, old or {}, old_ids, (new, new_ids))
             for name in names:
                 os.replace(stage / name, out / name)
-            _remove_stale(out, old or {}, old_ids, new, inputs)
-            manifest = {"written_by": what, "files": new, "identities": {
-                name: _file_id(out / name) for name in names}}
-            replace_file(out / manifest_name(what), flag, lambda p: p.write_text(
-                json.dumps(manifest, indent=2) + "\n", encoding="utf-8"))
+            _remove_stale(out, stale, stale_ids, new, inputs)
+            _write_manifest(out, flag, what, new, new_ids)
         except OSError as exc:
             raise InputError(f"{flag}: cannot write into {out}: {exc.strerror}") from None
     finally:
         shutil.rmtree(stage, ignore_errors=True)
     return [out / name for name in names]
+
+
+def _write_manifest(out: Path, flag: str, what: str, files: dict[str, str],
+                    ids: dict[str, list[int]],
+                    pending: tuple[dict[str, str], dict[str, list[int]]] | None = None) -> None:
+    manifest: dict[str, object] = {"written_by": what, "files": files, "identities": ids}
+    if pending is not None:
+        manifest["pending"] = {"files": pending[0], "identities": pending[1]}
+    replace_file(out / manifest_name(what), flag, lambda p: p.write_text(
+        json.dumps(manifest, indent=2) + "\n", encoding="utf-8"))
+
+
+def _pending(manifest: Path) -> tuple[dict[str, str], dict[str, list[int]]]:
+    """The files a cut write was moving into place, with their digests and identities."""
+    try:
+        found = json.loads(manifest.read_text(encoding="utf-8")).get("pending")
+        files, ids = found["files"], found.get("identities", {})
+        if not isinstance(files, dict) or not isinstance(ids, dict):
+            return {}, {}
+    except (OSError, ValueError, AttributeError, KeyError, TypeError):
+        return {}, {}
+    return ({str(k): str(v) for k, v in files.items()},
+            {str(k): v for k, v in ids.items()
+             if isinstance(v, list) and len(v) == 3 and all(type(n) is int for n in v)})
 
 
 def _remove_stale(out: Path, old: dict[str, str], ids: dict[str, list[int]],

@@ -118,6 +118,11 @@ class StoreFile(StoreGuard):
             db.close()
             raise InputError(f"{self.path} is damaged: its format_version is not a number; "
                              "not a store this orchestrator can read") from None
+        if version is not None and version < 1:  # formats begin at 1: no migration from here
+            db.close()
+            raise InputError(f"{self.path} says format {version}, which no orchestrator ever "
+                             f"wrote (formats 1 to {FORMAT_VERSION}); not a store this "
+                             "orchestrator can read")
         self._refuse_tableless(db, version)
         if version is None and create:
             db.executescript(schema.SCHEMA)
@@ -132,7 +137,15 @@ class StoreFile(StoreGuard):
             self._refuse_big_copy(db, version)
             return self._migrated_copy(db, version, scratch)
         if version < FORMAT_VERSION:  # a store of the current format has its one shape
-            schema.migrate(db, version)
+            try:
+                schema.migrate(db, version)
+            except sqlite3.Error as exc:
+                db.close()
+                if _space_or_io(exc):
+                    raise
+                raise InputError(f"{self.path} says format {version}, but its tables are not "
+                                 f"format {version}'s: migrating it failed ({exc}); damaged "
+                                 "or not a store this orchestrator wrote") from None
         return db
 
     def _migrated_copy(self, db: sqlite3.Connection, version: int,
@@ -142,15 +155,28 @@ class StoreFile(StoreGuard):
         try:
             copy = _connect(scratch / DB_NAME)
             db.backup(copy)
-            schema.migrate(copy, version)
         except (sqlite3.Error, OSError) as exc:
-            raise StoreError(f"cannot read {self.path} (format {version}, read through a "
-                             f"migrated copy): the temporary folder {scratch.parent} refused "
-                             f"the copy ({exc}); free space there or set TMPDIR to another "
-                             "folder") from None
-        finally:
             db.close()
+            raise self._scratch_refused(version, scratch, exc) from None
+        db.close()
+        try:
+            schema.migrate(copy, version)
+        except OSError as exc:
+            raise self._scratch_refused(version, scratch, exc) from None
+        except sqlite3.Error as exc:
+            if _space_or_io(exc):
+                raise self._scratch_refused(version, scratch, exc) from None
+            # the copy was made: what failed is the store's own shape, not the temporary folder
+            raise InputError(f"{self.path} says format {version}, but its tables are not "
+                             f"format {version}'s: migrating it failed ({exc}); damaged or "
+                             "not a store this orchestrator wrote") from None
         return copy
+
+    def _scratch_refused(self, version: int, scratch: Path, exc: BaseException) -> StoreError:
+        return StoreError(f"cannot read {self.path} (format {version}, read through a "
+                          f"migrated copy): the temporary folder {scratch.parent} refused "
+                          f"the copy ({exc}); free space there or set TMPDIR to another "
+                          "folder")
 
     def _refuse_big_copy(self, db: sqlite3.Connection, version: int) -> None:
         """Reading an older store migrates a copy of it in the temporary folder: past
@@ -201,3 +227,9 @@ class StoreFile(StoreGuard):
         except sqlite3.Error as exc:
             raise StoreError(f"cannot write {self.path}: {exc} (earlier results are intact)"
                              ) from None
+
+
+def _space_or_io(exc: sqlite3.Error) -> bool:
+    """A full or failing disk (the temporary folder's), not a store's shape."""
+    words = str(exc).lower()
+    return "disk" in words or "full" in words or "i/o" in words or "readonly" in words

@@ -19,9 +19,10 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 from orchestrator import programs, vocabulary
-from orchestrator.report import plot_style, sizes_plot
+from orchestrator.report import plot_style, sizes_plot, styles
 from orchestrator.report.names import group_name
 from orchestrator.report.tables import (
     column_name,
@@ -34,14 +35,15 @@ from orchestrator.report.timing_tables import cpu_rows
 
 SampleSets = dict[str, np.ndarray]
 DPI = 120
+HATCHES = ("", "//", "..", "xx", "\\\\", "oo")  # thread counts in cpu_threads.png
+LINES = ("-", "--", ":", "-.")  # one build's several series (cache state, warm-up)
 # A plot that cannot be drawn: its file name and why, for report.md.
 Skipped = tuple[str, str]
 # a plot drawn from its section's rows, or why it cannot be
 Drawer = Callable[[pd.DataFrame, SampleSets], Figure | str]
-# Caps, as compare.png's (compare/output.PLOT_ROWS): a plot with a bar group per process was
-# 87,900 px wide at 500 runs (2 GB of pixels at 5000), a title naming every shape 155 in
-# (plot_style.TITLE_SHAPES); below them nothing changes. Every figure stays in the section's
-# table and CSV.
+# Caps, as compare.png's (compare_output.PLOT_ROWS): a plot with a bar group per process was
+# 87,900 px wide at 500 runs (2 GB of pixels at 5000), a title naming every shape 155 in;
+# below them nothing changes. Every figure stays in the section's table and CSV.
 PLOT_GROUPS = 100  # first-call bar groups (processes) drawn, the first in the table's order
 
 
@@ -72,9 +74,6 @@ def save(figure: Figure, path: Path, dpi: int = DPI, software: str | None = None
     return path
 
 
-# ---- 1. timing methods ----------------------------------------------------------------------
-
-
 def draw_methods(rows: pd.DataFrame, sets: SampleSets) -> Figure | str:
     """From the section's rows (timing_tables.methods_rows)."""
     timed = rows[rows["stat"].isin(["min", "median"])]
@@ -91,12 +90,14 @@ def draw_methods(rows: pd.DataFrame, sets: SampleSets) -> Figure | str:
     used_samples = False
     for t, (framework, label) in enumerate(targets):
         mine = timed[(timed["framework"] == framework) & (timed["label"] == label)]
-        color = plot_style.COLORS[t % len(plot_style.COLORS)]
+        look = styles.style(framework, label)
+        color = look.color
         for m, method in enumerate(methods):
             x = m - 0.4 + width * (t + 0.5)
             used_samples |= _method_points(ax, mine[mine["method"] == method], sets, x, width,
                                            color)
-        ax.scatter([], [], color=color, s=40, label=column_name(framework, label))
+        ax.scatter([], [], color=color, s=40, marker=look.marker,
+                   label=column_name(framework, label))
     _no_time_notes(ax, rows, methods)
     ax.set_xticks(range(len(methods)), [vocabulary.words(m).replace(" without", "\nwithout")
                                         for m in methods])
@@ -147,17 +148,22 @@ def _no_time_notes(ax: Axes, rows: pd.DataFrame, methods: list[str]) -> None:
 
 
 def draw_cpu(cpu: pd.DataFrame, sets: SampleSets) -> Figure | str:
-    """From the section's CPU figures (timing_tables.cpu_figures), as table 3 picks them."""
+    """From the section's CPU figures (timing_tables.cpu_figures), as table 3 picks them: at
+    one shape, the one most builds ran (the chapter's 1024x1024 where they all did); each
+    build its colour (styles.py), each thread count its hatch."""
     rows = cpu_rows(cpu, vocabulary.cpu_methods())
     rows = rows[rows["stat"] == "min"].dropna(subset=["threads_key"]) if not rows.empty else rows
     if rows.empty:
         return "no CPU timing figures in this data"
+    shape = cpu_shape(rows)
+    others = sorted({s for s in rows["shape"] if s and s != shape})
+    rows = rows[rows["shape"] == shape]
     builds = ordered(rows, ["framework", "label"])
     counts = sorted(int(t) for t in rows["threads_key"].unique())
     figure, ax = plot_style.figure(max(7.0, 2.0 * len(builds) + 1.0), 5.0)
     width = 0.8 / len(counts)
     for c, threads in enumerate(counts):
-        values, xs = [], []
+        values, xs, colors = [], [], []
         for b, (framework, label) in enumerate(builds):
             found = rows[(rows["framework"] == framework) & (rows["label"] == label) &
                          (rows["threads_key"] == threads)]
@@ -165,20 +171,38 @@ def draw_cpu(cpu: pd.DataFrame, sets: SampleSets) -> Figure | str:
             if not found.empty:
                 values.append(float(found["value_s"].iloc[0]))
                 xs.append(x)
+                colors.append(styles.color(framework, label))
             elif label in programs.one_thread_labels():  # the missing bar is by design: say so
                 ax.annotate("single\nthread\nonly", (x, 0.02), xycoords=("data", "axes fraction"),
                             ha="center", va="bottom", fontsize=8, color="dimgray")
-        bars = ax.bar(xs, values, width * 0.95, color=plot_style.COLORS[c % len(plot_style.COLORS)],
-                      label=threads_column(threads))
+        bars = ax.bar(xs, values, width * 0.95, color=colors, edgecolor="black", linewidth=0.6,
+                      hatch=HATCHES[c % len(HATCHES)], label=threads_column(threads))
         plot_style.bar_labels(ax, bars, values)
     ax.set_xticks(range(len(builds)), [cpu_build_name(f, lab).replace(", ", ",\n")
                                        .replace(" + ", "\n+ ") for f, lab in builds])
     plot_style.time_axis(ax, rows["value_s"].tolist())
-    plot_style.headroom(ax)
+    plot_style.headroom(ax, rows["value_s"].tolist())
     ax.set_ylabel("min time per matmul" + plot_style.scale_word(ax))
-    ax.set_title(f"CPU builds × threads: {plot_style.shape_text(rows)}, min of the timed runs")
-    plot_style.legend(ax, title="threads")
+    also = f"\n(also measured at {len(others)} other shape{'s' * (len(others) != 1)}: " \
+        "table 3 and section 6b)" if others else ""
+    ax.set_title(f"CPU builds × threads: {shape} f32 matmul, min of the timed runs{also}")
+    handles = [Patch(facecolor="white", edgecolor="black", hatch=HATCHES[c % len(HATCHES)],
+                     label=threads_column(t)) for c, t in enumerate(counts)]
+    ax.legend(handles=handles, title="threads", loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              fontsize=9)
     return figure
+
+
+def cpu_shape(rows: pd.DataFrame) -> str:
+    """The shape a CPU plot shows: the one most builds ran, the larger on a tie."""
+    counts = rows.groupby("shape")[["framework", "label"]].apply(
+        lambda part: len(part.drop_duplicates()))
+    return str(max(counts.index, key=lambda s: (counts[s], _area(s))))
+
+
+def _area(shape: str) -> int:
+    parts = [int(p) for p in str(shape).split("x") if p.isdigit()]
+    return int(np.prod(parts)) if parts else 0
 
 
 # ---- 2. first call --------------------------------------------------------------------------
@@ -215,7 +239,7 @@ def draw_first_call(section_rows: pd.DataFrame, sets: SampleSets) -> Figure | st
                                      else "") for g in groups]
     ax.set_xticks(range(len(groups)), ticks, fontsize=9)
     plot_style.time_axis(ax, rows["value_s"].tolist())
-    plot_style.headroom(ax)
+    plot_style.headroom(ax, rows["value_s"].tolist())
     ax.set_ylabel("time of the first matmul" + plot_style.scale_word(ax))
     shown = (f"\n(the first {len(groups)} of {every} processes; table 2, first_call.csv, "
              "has them all)" if every > len(groups) else "")
@@ -243,8 +267,9 @@ def draw_warmup(section_rows: pd.DataFrame, sets: SampleSets) -> Figure | str:
                                      f"warm-up {warmup}" if warmup else "") if p)
         # The run the lesson is about gets its value in the legend (labels on points collide).
         name += f" (run {int(mine['iteration'].iloc[0])}: {duration(mine['value_s'].iloc[0])})"
-        ax.plot(mine["iteration"].astype(int), mine["value_s"], marker="o", lw=1.5,
-                color=plot_style.COLORS[k % len(plot_style.COLORS)], label=name)
+        look = styles.style(str(mine["framework"].iloc[0]), label)
+        ax.plot(mine["iteration"].astype(int), mine["value_s"], marker=look.marker, lw=1.5,
+                color=look.color, ls=LINES[k % len(LINES)], label=name)
     runs = sorted(int(i) for i in rows["iteration"].unique())
     ax.set_xticks(runs, [f"run {i}" for i in runs])
     plot_style.time_axis(ax, rows["value_s"].tolist())

@@ -15,8 +15,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from orchestrator.report import sizes
-from orchestrator.report.plot_style import COLORS, tick
+from orchestrator.report import sizes, styles
+from orchestrator.report.plot_style import tick
 
 SampleSets = dict[str, np.ndarray]
 TICK_SIZES = 32  # sizes labelled on a panel's x axis; above: 32 of them, evenly on the log axis
@@ -26,6 +26,8 @@ def draw(rows: pd.DataFrame, _sets: SampleSets) -> Figure | str:
     """One panel per device; a string says why nothing was drawn."""
     if rows.empty:
         return "no matmul timing at any size in this data"
+    if (rows.groupby(sizes.KEYS, dropna=False)["n"].nunique() < 2).all():
+        return "every target was measured at one size only (a point, not a curve)"
     devices = list(dict.fromkeys(rows["device"]))
     cols = min(2, len(devices))  # two panels a row keep three or four devices on one page
     nrows = -(-len(devices) // cols)
@@ -37,12 +39,26 @@ def draw(rows: pd.DataFrame, _sets: SampleSets) -> Figure | str:
 
 
 def _panel(ax: object, rows: pd.DataFrame, device: str) -> None:
+    groups = [g for _, g in rows.groupby(sizes.KEYS, dropna=False, sort=False)]
+    # a target measured at one size is a point, not a curve: it is left out, and said
+    curves = [g for g in groups if g["n"].nunique() > 1]
+    alone = [g for g in groups if g["n"].nunique() <= 1]
+    if curves:
+        rows = pd.concat(curves)
     n_all = sorted(set(rows["n"]))
     grid = np.geomspace(min(n_all) / 1.2, max(n_all) * 1.2, 64)
-    for t, (_, group) in enumerate(rows.groupby(sizes.KEYS, dropna=False, sort=False)):
+    for group in curves:
         basis = ", ".join(dict.fromkeys(group["basis"]))
-        ax.plot(group["n"], group["time_s"], marker="o", color=COLORS[t % len(COLORS)],
-                label=f"{sizes.target_name(group.iloc[0])} ({basis})")
+        first = group.iloc[0]
+        look = styles.style(str(first["framework"]), str(first["label"]), first["threads_key"])
+        ax.plot(group["n"], group["time_s"], marker=look.marker, color=look.color,
+                ls=look.linestyle, markerfacecolor=look.color if look.filled else "white",
+                label=f"{sizes.target_name(first)} ({basis})")
+    if alone:
+        names = ", ".join(sizes.target_name(g.iloc[0]) for g in alone)
+        ax.text(0.99, 0.01, f"at one size only, not drawn: {names}" if curves else
+                "every target at one size only: no curve to draw", transform=ax.transAxes,
+                ha="right", va="bottom", fontsize=7, color="dimgray", wrap=True)
     floor = rows["with_sync"].min()
     if pd.notna(floor):
         ax.axhline(floor, color="gray", ls=":", label=f"launch floor {tick(floor)} "
@@ -60,9 +76,10 @@ def _panel(ax: object, rows: pd.DataFrame, device: str) -> None:
                 label=f"roofline {r['peak_name']} ({r['peak_flops'] / 1e12:.4g} TFLOP/s)")
     ax.set_xscale("log", base=2)
     shown = [float(v) for v in (*rows["time_s"], floor) if pd.notna(v) and v > 0]
-    if shown and min(shown) == max(shown):  # one time only: a decade around it, not a 0-height axis
-        ax.set_ylim(shown[0] / 3, shown[0] * 3)
     ax.set_yscale("log")
+    if shown:  # the axes fit the data (a roofline far below the times does not stretch them)
+        lo, hi = min(shown), max(shown)
+        ax.set_ylim(lo / 3 if lo == hi else lo / 1.6, hi * 3 if lo == hi else hi * 1.6)
     ticks = _ticks(n_all)
     ax.set_xticks(ticks, [f"{n:.0f}" for n in ticks], rotation=45)
     ax.yaxis.set_major_formatter(FuncFormatter(tick))

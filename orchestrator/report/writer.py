@@ -19,8 +19,9 @@ from orchestrator import programs
 from orchestrator.data import dataset, outputs
 from orchestrator.data.dataset import Dataset
 from orchestrator.errors import OrchestratorError
-from orchestrator.report import plots, tables
+from orchestrator.report import escape, html_report, plots, summary, tables
 from orchestrator.report.checks import Thresholds
+from orchestrator.report.opening import Opening
 from orchestrator.report.sample_sets import sample_sets
 from orchestrator.report.sections import Section, build_sections
 from orchestrator.report.tables import Table
@@ -43,21 +44,26 @@ def write(data: Dataset, out: Path, *, thresholds: Thresholds | None = None,
 
 def _render(data: Dataset, out: Path, thresholds: Thresholds | None,
             partial: str | None = None, scope: str | None = None) -> list[Path]:
-    text, written = whole(data, out, thresholds)
+    text, written, page = _whole(data, out, thresholds, partial, scope)
     report = out / REPORT_NAME
-    if scope:  # before the source lines: not the whole store
-        title, rest = text.split("\n", 1)
-        text = f"{title}\n\n**Note: {scope}.**\n{rest}"
-    if partial:  # the first thing said: this is not the sweep's report yet
-        title, rest = text.split("\n", 1)
-        text = f"{title}\n\n**{partial[0].upper()}{partial[1:]}.**\n{rest}"
     report.write_text(text, encoding="utf-8")
-    return [report, *written]
+    html = out / html_report.PAGE_NAME
+    html.write_text(page, encoding="utf-8")
+    return [report, html, *written]
 
 
 def whole(data: Dataset, out: Path, thresholds: Thresholds | None = None
           ) -> tuple[str, list[Path]]:
-    """report.md's text and the CSVs and plots it names, written into `out`."""
+    """report.md's text and the CSVs and plots it names, written into `out` (a variant
+    sweep's report after its column groups: report/compare/side_by_side.py)."""
+    text, written, _page = _whole(data, out, thresholds)
+    return text, written
+
+
+def _whole(data: Dataset, out: Path, thresholds: Thresholds | None,
+           partial: str | None = None, scope: str | None = None
+           ) -> tuple[str, list[Path], str]:
+    """report.md's text, the CSVs and plots it names (written into `out`), report.html's."""
     th = (thresholds or Thresholds()).for_host(data.host)  # the load limit scales with cores
     fig = tables.prepare(data)
     sets = sample_sets(data.samples)
@@ -68,8 +74,18 @@ def whole(data: Dataset, out: Path, thresholds: Thresholds | None = None
     drawn = {p.name for p in written}
     for section in sections:
         section.plot = section.plot if section.plot in drawn else None
-    written += [write_csv(t, out) for s in sections for t in s.tables if t.missing is None]
-    return render(data, sections, skipped, th), written
+    shown = [t for s in sections for t in s.tables if t.missing is None]
+    found = Opening.of(fig, sets, sections, {t.name for t in shown})
+    every = found.warnings_table()  # every finding in full, where there is one
+    written += [write_csv(t, out, partial=partial)
+                for t in [*shown, *([every] if len(every.frame) else [])]]
+    text = render(data, sections, skipped, th, found, partial, scope)
+    top = [*([f"**{partial[0].upper()}{partial[1:]}.**"] if partial else []),
+           *([f"**Note: {scope}.**"] if scope else []),
+           *(f"**Warning: {gap}.**" for gap in data.gaps())]
+    page = html_report.render("Timing report", found, skipped, _source_lines(data, th), top,
+                              out)
+    return text, written, page
 
 
 def legacy_report(path: Path) -> bool:
@@ -84,11 +100,15 @@ def legacy_report(path: Path) -> bool:
     return path.name == REPORT_NAME or f"`{path.name}`" in text or f"]({path.name})" in text
 
 
-def write_csv(table: Table, out: Path, lineterminator: str = "\n") -> Path:
+def write_csv(table: Table, out: Path, lineterminator: str = "\n",
+              partial: str | None = None) -> Path:
     """The CSV exporter: a table as `out/NAME.csv`, its cells as they are (compare.csv ends
-    its lines in CRLF, as the csv module wrote it)."""
+    its lines in CRLF, as the csv module wrote it). A partial report's CSV says so in a first
+    column, `partial`, on every row: a CSV read alone must not pass for the sweep's."""
     path = out / f"{table.name}.csv"
-    table.frame.to_csv(path, index=False, lineterminator=lineterminator)
+    frame = table.frame if partial is None else table.frame.assign(**{"partial": partial})[
+        ["partial", *table.frame.columns]]
+    frame.to_csv(path, index=False, lineterminator=lineterminator)
     return path
 
 
@@ -96,18 +116,27 @@ def write_csv(table: Table, out: Path, lineterminator: str = "\n") -> Path:
 
 
 def render(data: Dataset, sections: list[Section], skipped: list[plots.Skipped],
-           th: Thresholds) -> str:
-    """The whole report.md."""
-    # first of all: a sweep not finished, or rows of the store left out (data.gaps)
-    lines = ["# Timing report", "", *(f"**Warning: {gap}.**\n" for gap in data.gaps()),
-             *_source_lines(data, th), ""]
-    for section in sections:
-        lines += section_lines(section)
+           th: Thresholds, found: Opening | None = None, partial: str | None = None,
+           scope: str | None = None) -> str:
+    """The whole report.md: what was found first, then the sections that have something to
+    show (the rest named once, under the findings). `scope`: which part of a store it shows
+    where the store holds more (the latest of its sweeps)."""
+    found = found or Opening.of(tables.prepare(data), {}, sections, set())
+    lines = ["# Timing report", ""]
+    if partial:  # the first thing said: this is not the sweep's report yet
+        lines += [f"**{partial[0].upper()}{partial[1:]}.**", ""]
+    if scope:  # before the source lines: not the whole store
+        lines += [f"**Note: {scope}.**", ""]
+    # then: a sweep not finished, or rows of the store left out (data.gaps)
+    lines += [*(f"**Warning: {gap}.**\n" for gap in data.gaps()), *found.markdown(), "",
+              *_source_lines(data, th), ""]
+    for section in found.layout.sections:
+        lines += section_lines(section, missing=False)
     if skipped:
         lines += ["## Plots not drawn", ""]
         lines += [f"- `{name}`: {why}." for name, why in skipped]
         lines.append("")
-    return "\n".join(lines).rstrip() + "\n"
+    return "\n".join(escape.markdown(line) for line in lines).rstrip() + "\n"
 
 
 def _source_lines(data: Dataset, th: Thresholds) -> list[str]:
@@ -132,13 +161,15 @@ def _source_lines(data: Dataset, th: Thresholds) -> list[str]:
     return lines
 
 
-def section_lines(section: Section, csv: bool = True) -> list[str]:
+def section_lines(section: Section, csv: bool = True, missing: bool = True) -> list[str]:
     """The Markdown exporter: a section's heading, what it shows, its tables (each with its
-    notes and, where it was written as its own CSV, its file name), its findings, what it
-    closes with and its plot. `compare` writes no CSV per table (`csv=False`)."""
+    notes and, where it was written as its own CSV, its file name), its findings (near-identical
+    ones as one bullet), what it closes with and its plot. `compare` writes no CSV per table
+    (`csv=False`); the report names its missing tables once at the top (`missing=False`)."""
     lines = [f"## {section.title}", "", *([section.intro, ""] if section.intro else [])]
-    for table in section.tables:
-        if len(section.tables) > 1:
+    drawn = [t for t in section.tables if missing or t.missing is None]
+    for table in drawn:
+        if len(drawn) > 1:
             lines += [f"### {table.title}", ""]
         if table.missing is not None:
             lines += [f"_No table: {table.missing}._", ""]
@@ -146,12 +177,22 @@ def section_lines(section: Section, csv: bool = True) -> list[str]:
         lines += [*markdown_table(table.frame), "", *note_lines(table.notes),
                   *([f"CSV: `{table.name}.csv`", ""] if csv else [])]
     if section.warnings:
-        lines += [f"- {w}" for w in section.warnings]
+        lines += [_bullet(group) for group in summary.grouped(section.warnings)]
         lines.append("")
     lines += [line for paragraph in section.closing for line in (paragraph, "")]
     if section.plot:
         lines += [f"![{section.title}]({section.plot})", ""]
     return lines
+
+
+def _bullet(group: list[str]) -> str:
+    """One finding, or near-identical ones: the first in full, then what the others are about
+    (each in full in warnings.csv)."""
+    if len(group) == 1:
+        return f"- {group[0]}"
+    others = "; ".join(summary.subject(w) for w in group[1:])
+    return f"- {group[0]} _(and {len(group) - 1} more like it: {others}; warnings.csv has " \
+        "each in full)_"
 
 
 def note_lines(notes: list[str]) -> list[str]:
@@ -161,7 +202,8 @@ def note_lines(notes: list[str]) -> list[str]:
 
 
 def markdown_table(frame: pd.DataFrame) -> list[str]:
-    """A GitHub-flavoured Markdown table; '|' inside cells (max|x - ...|) is escaped."""
+    """A GitHub-flavoured Markdown table; '|' inside cells (max|x - ...|) is escaped, and so is
+    what would be HTML or a bidi control (report/escape.py)."""
     def cells(values: list[Any]) -> str:
         return "| " + " | ".join(_cell(v) for v in values) + " |"
 
@@ -176,23 +218,50 @@ def markdown_table(frame: pd.DataFrame) -> list[str]:
 
 def _cell(value: Any) -> str:
     text = "" if value is None or (not isinstance(value, str) and pd.isna(value)) else str(value)
-    return text.replace("|", "\\|").replace("\n", " ")
+    return escape.markdown_cell(text)
 
 
-def partial_writer(results: Path, out: Path,
-                   say: Callable[[str, bool], None]) -> Callable[[str, list[str]], None]:
-    """What `run` calls while builds go on: the report of the runs done so far, marked
-    partial; a report that cannot be written is said (`say(line, True)`: a warning) and the
-    sweep goes on."""
-    def write_partial(sweep_id: str, building: list[str]) -> None:
+class PartialReport:
+    """What `run` calls while builds go on: the report of the runs done so far, marked partial
+    (its report.md, page and every CSV say so); a report that cannot be written is said
+    (`say(line, True)`: a warning) and the sweep goes on. `finish` replaces it with the
+    sweep's report when the sweep ends: a partial report never outlives its sweep."""
+
+    def __init__(self, results: Path, out: Path, say: Callable[[str, bool], None]) -> None:
+        self.results, self.out, self.say = results, out, say
+        self.written = False
+
+    def __call__(self, sweep_id: str, building: list[str]) -> None:
         note = (f"partial: {len(building)} build{'s' * (len(building) != 1)} still building "
                 f"({', '.join(building)}); their runs are not in this report yet, which the "
-                "sweep's final report replaces (`python -m orchestrator report`)")
-        try:
-            data = dataset.load(results, sweep_id)
-            written = write(data, out, inputs=outputs.Inputs.of([results]), partial=note)
-        except (OrchestratorError, OSError) as exc:
-            say(f"partial report not written: {exc}", True)
+                "sweep's final report replaces when the sweep ends")
+        done = self._write(sweep_id, note)
+        if done is not None:
+            self.written = True
+            self.say(f"wrote a partial report ({len(done)} files) to {self.out}: {note}", False)
+
+    def finish(self, sweep_id: str) -> None:
+        """The sweep ended: where a partial report was written, the whole sweep's replaces
+        it (every file of it: the manifest removes the partial's tables the final one lacks)."""
+        if not self.written:
             return
-        say(f"wrote a partial report ({len(written)} files) to {out}: {note}", False)
-    return write_partial
+        done = self._write(sweep_id, None)
+        if done is not None:
+            self.written = False
+            self.say(f"wrote the sweep's report ({len(done)} files) to {self.out}, replacing "
+                     "the partial one", False)
+
+    def _write(self, sweep_id: str, note: str | None) -> list[Path] | None:
+        try:
+            data = dataset.load(self.results, sweep_id)
+            return write(data, self.out, inputs=outputs.Inputs.of([self.results]),
+                         partial=note)
+        except (OrchestratorError, OSError) as exc:
+            what = "partial report" if note else "the sweep's report (the partial one stays)"
+            self.say(f"{what} not written: {exc}", True)
+            return None
+
+
+def partial_writer(results: Path, out: Path, say: Callable[[str, bool], None]) -> PartialReport:
+    """The partial report `run` writes while builds go on (PartialReport)."""
+    return PartialReport(results, out, say)

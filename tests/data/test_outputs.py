@@ -147,3 +147,56 @@ def test_legacy_files_count_only_without_a_manifest(tmp_path: Path) -> None:
     outputs.write_folder(out, "--out", MINE, outputs.NO_INPUTS, render({"a.csv": "1"}),
                          legacy=lambda p: p.name == "a.csv")
     assert (out / "a.csv").read_text() == "1"
+
+
+@pytest.mark.parametrize("cut_after", [0, 1, 2])
+def test_a_write_cut_between_its_renames_is_taken_up_by_the_next(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cut_after: int) -> None:
+    """Killed after `cut_after` of its three files were moved in (issue 46 item 19): the
+    folder holds new and old files under the old manifest; the next write knows them all as
+    its own (they were pending), replaces them and removes what it no longer writes."""
+    out = tmp_path / "rep"
+    outputs.write_folder(out, "--out", MINE, outputs.NO_INPUTS,
+                         render({"a.csv": "1", "b.csv": "2", "c.csv": "3", "old.csv": "x"}))
+    real, moved = os.replace, []
+
+    def replace(src: str | Path, dst: str | Path) -> None:
+        if Path(src).parent.name.startswith(".orchestrator-stage-"):
+            if len(moved) == cut_after:
+                raise KeyboardInterrupt  # a kill between two renames
+            moved.append(Path(dst).name)
+        real(src, dst)
+
+    monkeypatch.setattr(outputs.os, "replace", replace)
+    with pytest.raises(KeyboardInterrupt):
+        outputs.write_folder(out, "--out", MINE, outputs.NO_INPUTS,
+                             render({"a.csv": "10", "b.csv": "20", "new.csv": "30"}))
+    monkeypatch.setattr(outputs.os, "replace", real)
+    assert len(moved) == cut_after
+    outputs.write_folder(out, "--out", MINE, outputs.NO_INPUTS,
+                         render({"a.csv": "100", "b.csv": "200"}))
+    assert sorted(p.name for p in out.iterdir()) == [outputs.manifest_name(MINE), "a.csv",
+                                                     "b.csv"]
+    assert (out / "a.csv").read_text() == "100"
+    manifest = json.loads((out / outputs.manifest_name(MINE)).read_text())
+    assert "pending" not in manifest and set(manifest["files"]) == {"a.csv", "b.csv"}
+
+
+def test_a_cut_write_leaves_no_licence_over_files_changed_since(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "rep"
+    outputs.write_folder(out, "--out", MINE, outputs.NO_INPUTS, render({"a.csv": "1"}))
+    real = os.replace
+
+    def replace(src: str | Path, dst: str | Path) -> None:
+        if Path(src).parent.name.startswith(".orchestrator-stage-"):
+            raise KeyboardInterrupt
+        real(src, dst)
+
+    monkeypatch.setattr(outputs.os, "replace", replace)
+    with pytest.raises(KeyboardInterrupt):
+        outputs.write_folder(out, "--out", MINE, outputs.NO_INPUTS, render({"a.csv": "2"}))
+    monkeypatch.setattr(outputs.os, "replace", real)
+    (out / "a.csv").write_text("a user's edit")
+    with pytest.raises(InputError, match=r"a\.csv was changed since"):
+        outputs.write_folder(out, "--out", MINE, outputs.NO_INPUTS, render({"a.csv": "3"}))

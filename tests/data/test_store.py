@@ -224,3 +224,21 @@ def test_complete_and_unplanned_sweeps(tmp_path: Path) -> None:
 def test_an_incomplete_sweep_says_its_status_in_words(status: str | None, words: str) -> None:
     state = SweepState("S", status, 6, 1, None)  # type: ignore[arg-type] - a damaged row's NULL
     assert state.incomplete() == f"sweep S is incomplete: {words}, 1 of 6 planned runs finished"
+
+
+@pytest.mark.parametrize("number", ["0", "-1", "1"])
+def test_a_wrong_format_number_is_named_not_blamed_on_the_temporary_folder(
+        tmp_path: Path, number: str) -> None:
+    """Issue 46 item 19: a current store whose format says 0, -1 or 1 failed inside the
+    migration and was reported as the temporary folder's fault ('set TMPDIR')."""
+    store = Store(tmp_path / "r")
+    with store.writing():
+        pass
+    with sqlite3.connect(store.path) as db:
+        db.execute("UPDATE meta SET value=? WHERE key='format_version'", (number,))
+    want = "which no orchestrator ever wrote" if number != "1" else \
+        "says format 1, but its tables are not format 1's"
+    for opening in (store.reading, store.writing):
+        with pytest.raises(InputError, match=want) as caught, opening():
+            pass
+        assert "TMPDIR" not in str(caught.value) and "temporary" not in str(caught.value)

@@ -138,7 +138,9 @@ def test_report_warns_of_the_gpu_and_cpu_state(results: Path, tmp_path: Path) ->
     assert "0.12 s of power/thermal violation time during the run; reasons `sw_power_cap` " \
            "set when it ended (39 → 59 °C)" in machine
     assert machine.count("**GPU") == 2 and machine.count("**another process") == 1
-    assert md.count("**another process on the GPU**") == 2  # methods and machine sections
+    sections = md[md.index("\n## 1. "):]  # the findings at the top count the kinds once more
+    assert sections.count("**another process on the GPU**") == 2  # methods and machine
+    assert "- **another process on the GPU** × 2, first in" in md
     assert "CPU frequency policy (sysfs): governor powersave, boost on, SMT on, scaling " \
            "800.0–3500.0 MHz, frequency before the runs 1200–1200 MHz." in machine
     assert "| PyTorch cuda (methods) | 345 (1980, 1980) | P0 | 39 → 59 | 81 (700) | " \

@@ -51,7 +51,7 @@ def test_an_expected_failure_that_builds_is_a_measured_build(tmp_path: Path) -> 
     assert NOTE in section(md, "3. CPU builds")  # beside its figures
     assert NOTE in section(md, "7. Runs skipped")
     assert not (tmp_path / "failures.csv").exists()  # no run failed or was skipped
-    assert "every run succeeded" in section(md, "7. Runs skipped")
+    assert "- Runs skipped or failed: none (every run succeeded)." in section(md, "Findings")
 
 
 def test_an_expected_failure_that_fails_is_listed_and_not_measured(tmp_path: Path) -> None:

@@ -167,7 +167,9 @@ def test_chapter_warnings(chapter: Path) -> None:
     warm = section(md, "5. The warm-up puzzle")
     assert "cold cache, warm-up dropped: run 0 took 3.843s, 5536× run 1 (694.125µs)" in warm
     assert warm.count("**first timed run swallowed setup**") == 3
-    assert "_No table: every run succeeded._" in section(md, "7. Runs skipped")
+    # a section with nothing to show is left out; an empty failures list is said at the top
+    assert "## 7. Runs skipped" not in md
+    assert "- Runs skipped or failed: none (every run succeeded)." in section(md, "Findings")
 
 
 def test_chapter_markdown_escapes_pipes(chapter: Path) -> None:
@@ -475,9 +477,13 @@ def test_empty_dataset_says_why(tmp_path: Path) -> None:
     data = Dataset(pd.DataFrame(columns=COLUMNS), pd.DataFrame(columns=SAMPLE_COLUMNS),
                    pd.DataFrame(), {})
     written = report.write(data, tmp_path)
-    assert [p.name for p in written] == ["report.md"]
+    assert [p.name for p in written] == ["report.md", "report.html"]
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
-    assert "_No table: no accelerator runs in this data._" in md
+    # every table missing: each named once, under the findings; no section of "No table"
+    assert "No table" not in md and "## 1. Timing methods" not in md
+    assert "Not measured here (no accelerator run in this data: no GPU, or none asked for): " \
+        "Timing methods on the accelerator (no accelerator runs in this " \
+        "data); Energy per matmul (NVML)" in md
     assert "- `methods.png`: no accelerator timing figures in this data." in md
 
 

@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from orchestrator.data import outputs
-from orchestrator.report import plots, writer
+from orchestrator.report import escape, html_report, plots, writer
 from orchestrator.report.compare import tables as compare_tables
 from orchestrator.report.compare.tables import (  # re-exported: what tests and users read here
     CSV_FIELDS,
@@ -42,7 +42,7 @@ __all__ = ["CSV_FIELDS", "EARLIER_FIELDS", "LEGACY_FIELDS", "PLOT_ROWS", "TERMIN
 MARK = "<!-- written by `python -m orchestrator compare` -->"
 PNG_SOFTWARE = "orchestrator compare"
 PNG_DPI = 110
-NAMES = {"md": "compare.md", "csv": "compare.csv", "png": "compare.png"}
+NAMES = {"md": "compare.md", "csv": "compare.csv", "png": "compare.png", "html": "compare.html"}
 COLOURS = {"same": "green", "faster": "cyan", "slower": "red", "inconclusive": "yellow",
            ONE_VALUE: "dim"}
 PLOT_COLOURS = {"same": "tab:green", "faster": "tab:blue", "slower": "tab:red",
@@ -54,19 +54,33 @@ PLOT_COLOURS = {"same": "tab:green", "faster": "tab:blue", "slower": "tab:red",
 
 def render_markdown(c: Comparison) -> str:
     """compare.md: what the ratios and verdicts are, then the sections (compare/tables.py)."""
+    out = [f"# {_title(c)}", "", _intro(c), ""]
+    for section in compare_tables.sections(c):
+        out += writer.section_lines(section, csv=False)
+    return "\n".join([MARK, *(escape.markdown(line) for line in out)])
+
+
+def render_html(c: Comparison, out: Path) -> str:
+    """compare.html: compare.md's sections as a page, compare.png (in `out`) inline."""
+    page = html_report.sections_page(_title(c), [_intro(c)], compare_tables.sections(c), out,
+                                     plot=NAMES["png"])
+    return page.replace("\n", f"\n{MARK}\n", 1)  # after the doctype: no quirks mode
+
+
+def _title(c: Comparison) -> str:
+    return f"compare: A = {c.a.name}, B = {c.b.name}"
+
+
+def _intro(c: Comparison) -> str:
     e = c.min_effect
-    out = [MARK, f"# compare: A = {c.a.name}, B = {c.b.name}", "",
-           f"Ratio B/A of the figures over their processes (geometric mean of the process "
+    return (f"Ratio B/A of the figures over their processes (geometric mean of the process "
            "medians; the process is the unit, each side's processes and cold repeats pooled). "
            f"Verdict with a minimum effect of {e:.0%}: slower/faster where the change is beyond "
            f"[{1 / (1 + e):.3f}, {1 + e:.3f}] at 5% over all figures, corrected by "
            f"{'Holm' if c.correction == 'holm' else 'Benjamini-Hochberg'}; same where "
            "the 95% interval (Welch's t on log process values) lies inside it; else "
            "inconclusive. A side with one value: `no verdict (one value)` unless the change is "
-           "beyond the other side's own spread between processes.", ""]
-    for section in compare_tables.sections(c):
-        out += writer.section_lines(section, csv=False)
-    return "\n".join(out)
+           "beyond the other side's own spread between processes.")
 
 
 def write_csv(c: Comparison, out: Path) -> Path:
@@ -121,6 +135,8 @@ def _ours(path: Path) -> bool:
         return False
     if path.name == NAMES["md"]:
         return head.startswith(MARK.encode())
+    if path.name == NAMES["html"]:
+        return head.startswith(b"<!DOCTYPE html>\n" + MARK.encode())
     if path.name == NAMES["csv"]:
         return head.split(b"\n", 1)[0].strip() in {",".join(f).encode() for f in
                                                     (CSV_FIELDS, *EARLIER_FIELDS)}
@@ -128,14 +144,16 @@ def _ours(path: Path) -> bool:
 
 
 def write(c: Comparison, out: Path, inputs: outputs.Inputs = outputs.NO_INPUTS) -> list[Path]:
-    """compare.md, compare.csv and compare.png in `out`; refuse files that are not ours
+    """compare.md, .csv, .png and .html in `out`; refuse files that are not ours
     (data/outputs.py: our manifest, or for a folder from before it, our marks)."""
     def render(stage: Path) -> list[Path]:
         md, png = stage / NAMES["md"], stage / NAMES["png"]
         md.write_text(render_markdown(c), encoding="utf-8")
         table = write_csv(c, stage)  # NAMES["csv"]: the rows table's name
         write_png(c, png)
-        return [md, table, png]
+        page = stage / NAMES["html"]
+        page.write_text(render_html(c, stage), encoding="utf-8")
+        return [md, table, png, page]
 
     return outputs.write_folder(out, "--out", "compare", inputs, render, _ours)
 

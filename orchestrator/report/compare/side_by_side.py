@@ -20,7 +20,7 @@ from orchestrator.data import identity, outputs
 from orchestrator.data.dataset import Dataset
 from orchestrator.data.store import Store
 from orchestrator.errors import InputError
-from orchestrator.report import tables, writer
+from orchestrator.report import escape, tables, writer
 from orchestrator.report.compare import sides as compare_sides
 from orchestrator.report.compare.rows import accuracy_label
 from orchestrator.report.compare.sides import (
@@ -179,5 +179,7 @@ def _render(sides: list[Side], out: Path, whole: Dataset | None = None) -> list[
         lines += [WHOLE[0], "", WHOLE[1], "", *text.split("\n")[1:]]
         written += files
     report = out / REPORT_NAME
-    report.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
+    # text from the data is shown, never obeyed (bidi controls, raw HTML: report/escape.py)
+    report.write_text("\n".join(escape.markdown(line) for line in lines).rstrip() + "\n",
+                      encoding="utf-8")
     return [report, *written]

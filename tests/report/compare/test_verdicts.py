@@ -113,7 +113,7 @@ def test_writes_markdown_csv_png_and_keeps_to_its_own_files(chapter_vs_h200,
                                                             tmp_path: Path) -> None:
     out = tmp_path / "cmp"
     written = compare_output.write(chapter_vs_h200, out)
-    assert [p.name for p in written] == ["compare.md", "compare.csv", "compare.png"]
+    assert [p.name for p in written] == ["compare.md", "compare.csv", "compare.png", "compare.html"]
     with (out / "compare.csv").open(encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == len(chapter_vs_h200.rows)

@@ -1,0 +1,55 @@
+"""One colour and one marker per framework and build, the same in every plot of every report.
+
+A build's colour is a function of its name alone (never of its place among the series of one
+plot), so `burn Flex, 1 thread` in sizes.png and in cpu_threads.png is one colour, and two
+builds never share one by coming first in two plots. The marker says the framework (torch ●,
+burn ■, JAX ▲, another ◆); a thread count is the line style (1 thread solid, more dashed) and
+TF32 a hollow marker, so neither changes a build's colour.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+# the builds the chapter and the default experiments file run, each its own colour
+KNOWN = {
+    ("torch", "cpu"): "#1f77b4", ("torch", "cuda"): "#17becf", ("torch", "mps"): "#6baed6",
+    ("burn", "flex"): "#d62728", ("burn", "flex(template)"): "#ff7f0e",
+    ("burn", "flex+x86-v4"): "#8c564b", ("burn", "flex+accelerate"): "#e377c2",
+    ("burn", "cuda"): "#9467bd", ("burn", "metal"): "#bcbd22", ("burn", "wgpu"): "#7f7f7f",
+    ("jax", "cpu"): "#2ca02c", ("jax", "cuda"): "#98df8a",
+}
+# any other build: a colour from these by a hash of its name (none of them is a known one's)
+OTHERS = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d",
+          "#31a354", "#756bb1", "#636363", "#ad494a", "#5254a3")
+MARKERS = {"torch": "o", "burn": "s", "jax": "^"}
+
+
+@dataclass(frozen=True)
+class Style:
+    color: str
+    marker: str
+    filled: bool  # hollow: TF32
+    linestyle: str  # solid: one thread (or an accelerator); dashed: more threads
+
+
+def base_label(label: str) -> str:
+    """The build without its tags: 'cuda [tf32]' -> 'cuda', 'flex + x86-v4' -> 'flex+x86-v4'."""
+    return label.split(" [", 1)[0].replace(" ", "").lower()
+
+
+def color(framework: str, label: str) -> str:
+    key = (framework.lower(), base_label(label))
+    if key in KNOWN:
+        return KNOWN[key]
+    return OTHERS[zlib.crc32(f"{key[0]}|{key[1]}".encode()) % len(OTHERS)]
+
+
+def style(framework: str, label: str, threads: object = None) -> Style:
+    try:
+        many = float(threads) > 1  # type: ignore[arg-type]
+    except (TypeError, ValueError):  # None, pd.NA: one thread or an accelerator
+        many = False
+    return Style(color(framework, label), MARKERS.get(framework.lower(), "D"),
+                 "[tf32]" not in label.lower(), "--" if many else "-")
