@@ -130,14 +130,14 @@ METHODS: tuple[Method, ...] = (
            "the first call taken apart: tracing and lowering", FIRST, breakdown=True),
     Method("first_call_compile", "compile", "the first call taken apart: compiling", FIRST,
            breakdown=True),
-    Method("first_call_run", "first run", "the first call taken apart: the first run", FIRST,
-           breakdown=True),
     # torch.compile's first call (bench_core/compiled.py): Dynamo, then its backend
     Method("first_call_dynamo", "Dynamo trace", "torch.compile's first call taken apart: "
            "Dynamo's bytecode trace and guards", FIRST, breakdown=True),
     Method("first_call_inductor", "Inductor compile", "torch.compile's first call taken "
            "apart: AOTAutograd and Inductor (autotuning, Triton or C++ compiles, cache reads)",
            FIRST, breakdown=True),
+    Method("first_call_run", "first run", "the first call taken apart: the first run", FIRST,
+           breakdown=True),
     # CUDA graph replay's first call: warm-up on a side stream, capture, first replay
     Method("first_call_graph_warmup", "graph warm-up", "a CUDA graph's first call taken "
            "apart: the eager warm-up calls on a side stream", FIRST, breakdown=True),

@@ -147,7 +147,12 @@ def prepare(dev: Device, exec_mode: str, a: torch.Tensor, b: torch.Tensor, shape
     from torch._inductor import select_algorithm
 
     seen = _Autotune()
-    select_algorithm.add_feedback_saver(seen)
+    saving = hasattr(select_algorithm, "add_feedback_saver")
+    if saving:
+        select_algorithm.add_feedback_saver(seen)
+    else:  # older torch: the kernel-time block's names still say what ran
+        fmt.note(f"torch {torch.__version__} has no select_algorithm.add_feedback_saver: "
+                 f"no {AUTOTUNE_METHOD} line")
     try:
         before, counts = _metrics(), _counts()
         fn = torch.compile(_matmul, mode=mode, fullgraph=True, dynamic=False)
@@ -155,7 +160,8 @@ def prepare(dev: Device, exec_mode: str, a: torch.Tensor, b: torch.Tensor, shape
         spent = {k: v - before.get(k, 0.0) for k, v in _metrics().items()}
         counts = [n - m for n, m in zip(_counts(), counts, strict=True)]
     finally:
-        select_algorithm.clear_feedback_savers()
+        if saving and hasattr(select_algorithm, "clear_feedback_savers"):
+            select_algorithm.clear_feedback_savers()
     first.breakdown = _breakdown(head, first.after_ns, spent)
     winner = seen.winner()
     if winner is not None:

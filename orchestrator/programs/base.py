@@ -94,6 +94,10 @@ class Program(ABC):
     exec_modes: ClassVar[dict[str, tuple[str, ...]]] = {}
     # the modes whose runs read and write the on-disk cache (`cache_home`) on every device
     cached_exec: ClassVar[tuple[str, ...]] = ()
+    # a warm series gets its priming run even when the cache folder is not empty: the folder
+    # holds other runs' entries too (torch.compile's: every mode and shape), so only a run of
+    # the same definition puts this one's there
+    prime_warm: ClassVar[bool] = False
     # why a program with no `precisions` takes none (the experiments file's error says it)
     no_precision: ClassVar[str] = "this program cannot choose its arithmetic"
     # capabilities (config.Capability) only this program's probe reports ('torch', 'jax')
