@@ -8,20 +8,25 @@ import pytest
 
 from orchestrator.data import parse
 
-LOG = """\
-torch 2.11.0+cu130, threads 16
-torch BLAS_INFO=mkl
-torch precision fp32
-torch exec compile:max-autotune, cache /x/bench_py/target/torch-compile-cache
-cuda: device init 249.598µs
-cuda 1024x1024 matmul first call: returned 41.200s, after sync 41.201s
-cuda 1024x1024 matmul first call breakdown: dynamo trace 266.556ms, inductor compile 40.123s, first run 811.000ms
-# kernel cuda 1024x1024 matmul autotune (inductor): 19 candidates: triton_mm_7 (template, 28.512µs): ACC_TYPE='tl.float32', ALLOW_TF32=False, BLOCK_K=32
-cuda 1024x1024 matmul compile cache (inductor): fx graph hit 0 miss 1, aot autograd hit 0 miss 1, autotune benchmarked 1
-cuda 1024x1024 matmul with sync, 3 runs: min 55.965µs median 59.993µs
-cuda 256x256 matmul first call breakdown: warm-up 1.000ms, graph capture 2.000ms, first replay 30.000µs
-cpu 32x32 matmul first call breakdown: trace and lower 10.000ms, compile 20.000ms, first run 1.000ms
-"""
+LOG = "\n".join([
+    'torch 2.11.0+cu130, threads 16',
+    'torch BLAS_INFO=mkl',
+    'torch precision fp32',
+    'torch exec compile:max-autotune, cache /x/bench_py/target/torch-compile-cache',
+    'cuda: device init 249.598µs',
+    'cuda 1024x1024 matmul first call: returned 41.200s, after sync 41.201s',
+    'cuda 1024x1024 matmul first call breakdown: dynamo trace 266.556ms, inductor '
+    'compile 40.123s, first run 811.000ms',
+    '# kernel cuda 1024x1024 matmul autotune (inductor): 19 candidates: triton_mm_7 '
+    "(template, 28.512µs): ACC_TYPE='tl.float32', ALLOW_TF32=False, BLOCK_K=32",
+    'cuda 1024x1024 matmul compile cache (inductor): fx graph hit 0 miss 1, aot '
+    'autograd hit 0 miss 1, autotune benchmarked 1',
+    'cuda 1024x1024 matmul with sync, 3 runs: min 55.965µs median 59.993µs',
+    'cuda 256x256 matmul first call breakdown: warm-up 1.000ms, graph capture '
+    '2.000ms, first replay 30.000µs',
+    'cpu 32x32 matmul first call breakdown: trace and lower 10.000ms, compile '
+    '20.000ms, first run 1.000ms',
+]) + "\n"
 
 
 def _figures() -> list:
