@@ -131,9 +131,9 @@ METHODS: tuple[Method, ...] = (
     Method("first_call_compile", "compile", "the first call taken apart: compiling", FIRST,
            breakdown=True),
     # torch.compile's first call (bench_core/compiled.py): Dynamo, then its backend
-    Method("first_call_dynamo", "Dynamo trace", "torch.compile's first call taken apart: "
+    Method("first_call_dynamo", "Dynamo trace", "a compiled mode's first call taken apart: "
            "Dynamo's bytecode trace and guards", FIRST, breakdown=True),
-    Method("first_call_inductor", "Inductor compile", "torch.compile's first call taken "
+    Method("first_call_inductor", "Inductor compile", "a compiled mode's first call taken "
            "apart: AOTAutograd and Inductor (autotuning, Triton or C++ compiles, cache reads)",
            FIRST, breakdown=True),
     Method("first_call_run", "first run", "the first call taken apart: the first run", FIRST,
@@ -148,7 +148,7 @@ METHODS: tuple[Method, ...] = (
     Method("compile_autotune", "autotune (Inductor)", "Inductor's mm autotune in the first "
            "call: the candidates it timed (stat `candidates`), the winner in column `kernel`",
            FIRST, printed=("autotune (inductor)",), unit=""),
-    Method("compile_cache", "compile cache (Inductor)", "torch.compile's cache counters in "
+    Method("compile_cache", "compile cache (Inductor)", "a compiled mode's cache counters in "
            "the first call (stats `fxgraph_cache_hit`, ..., `autotune_benchmarked`)", FIRST,
            printed=("compile cache (inductor)",), unit=""),
     Method("warmup_timed_run", "timed run", "a timed run after the warm-up (column `iteration`)",
@@ -308,8 +308,9 @@ COLUMNS: tuple[Column, ...] = (
     _int("gpu_sm_clock_run_max_mhz", "highest SM clock NVML gave while the run ran", "state"),
     _int("gpu_sm_clock_samples", "NVML SM-clock readings taken while the run ran", "state"),
     # issue 42: how the matmul ran (last, so the CSV's earlier columns keep their places)
-    _text("exec_mode", "how torch ran the matmul: 'compile', 'compile:max-autotune', "
-          "'cudagraph', ... ('' = the program's own way: torch eager)", "run"),
+    _text("exec_mode", "how the program ran the matmul: 'compile', "
+          "'compile:max-autotune', 'cudagraph', ... ('' = the program's own way: eager)",
+          "run"),
 )
 
 

@@ -215,7 +215,7 @@ class Parser:
         if match is None:
             return False
         label, shape, op, text, count, winner = match.groups()
-        self._emit(label, shape, op, "compile_autotune", text, "torch", n,
+        self._emit(label, shape, op, "compile_autotune", text, None, n,
                    (("candidates", float(count)),), int(count), kernel=winner)
         return True
 
@@ -227,7 +227,7 @@ class Parser:
         label, shape, op, text, *counts = match.groups()
         stats = tuple((stat, float(c)) for stat, c in zip(COMPILE_CACHE_STATS, counts,
                                                           strict=True))
-        self._emit(label, shape, op, "compile_cache", text, "torch", n, stats)
+        self._emit(label, shape, op, "compile_cache", text, None, n, stats)
         return True
 
     def _sm_clock(self, n: int, line: str) -> bool:

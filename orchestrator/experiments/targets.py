@@ -155,9 +155,9 @@ class Target(Strict):
         None, description="torch: the f32 matmul arithmetic, 'fp32' (default: TF32 off) or "
         "'tf32' (device cuda only); burn takes none (cubecl's autotune chooses)")
     exec: tuple[ExecMode, ...] | None = Field(
-        None, description="torch: how the matmul runs, one run each: 'eager' (the default), "
-        "'compile' (torch.compile), 'compile:max-autotune' (and torch.compile's other modes), "
-        "'cudagraph' (one captured matmul replayed; cuda)")
+        None, description="how the matmul runs, one run each (programs with modes): "
+        "'eager' (the default), 'compile' (the compiler, Inductor), 'compile:max-autotune' "
+        "(and the compiler's other modes), 'cudagraph' (one captured matmul replayed; cuda)")
     precision_target: PrecisionTarget | None = Field(
         None, description="this target's series stop at a precision (overrides the "
         "experiment's; its budget_s is this target's runs' time); the experiment's "

@@ -25,10 +25,10 @@ _NOTES = {
     "first_call_lower": "JAX: `jax.jit(f).lower(a, b)`, `.compile()`, then the compiled call "
                         "until `block_until_ready`; a warm compilation cache shortens the "
                         "compile.",
-    "first_call_dynamo": "torch.compile: Dynamo's trace (and guards), then AOTAutograd and "
+    "first_call_dynamo": "A compiled mode: Dynamo's trace (and guards), then AOTAutograd and "
                          "Inductor (autotuning, Triton or C++ compiles; a warm FX graph cache "
                          "skips them), then the first run to its sync; `compile caches` are "
-                         "torch's counters (FX graph, AOTAutograd hits/misses, autotune "
+                         "the compiler's own counters (FX graph, AOTAutograd hits/misses, autotune "
                          "benchmarks run).",
     "first_call_graph_warmup": "CUDA graph: eager warm-up calls on a side stream, the capture, "
                                "the first replay to its sync.",
