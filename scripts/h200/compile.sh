@@ -37,6 +37,12 @@ done
   echo "files: $(find "$cache" -type f | wc -l)"; du -sb "$cache/inductor" "$cache/triton"; } \
     >> "$OUT/raw/cache-listing.txt" 2>&1
 rm -rf "$cache" "$drv"
+# eager and CUDA graph replay, the same clocks and CUPTI: the launch gap graphs remove
+for mode in eager cudagraph; do
+    timeout 120 "$PYTHON" bench_py/exec_gpu.py --device cuda --shape 1024x1024 --reps 20 \
+        --samples --exec "$mode" > "$OUT/raw/$mode.out" 2> "$OUT/raw/$mode.err" \
+        || echo "raw $mode: exit $?" | tee -a "$OUT/steps.txt"
+done
 echo "raw: done after $(( $(date +%s) - START )) s" | tee -a "$OUT/steps.txt"
 # 2. the orchestrator's sweep with the remaining time (a cut sweep keeps what it measured)
 scripts/h200/unpack.sh 2>/dev/null || true
@@ -62,7 +68,8 @@ fi
     echo "== raw first calls (cold, warm)"
     grep -h "first call\|autotune (inductor)\|compile cache" "$OUT"/raw/max-autotune-*.out
     echo "== raw with sync vs kernel time"
-    grep -h "with sync, \|kernel time (cupti), \|# kernel .*kernel time (cupti)" "$OUT"/raw/*.out
+    for f in "$OUT"/raw/*.out; do echo "-- $(basename "$f")"
+        grep -h "with sync, \|Event time, \|kernel time (cupti), \|# kernel .*kernel time" "$f"; done
     grep -h "^files:" "$OUT/raw/cache-listing.txt"
     echo "== sweep report: first call taken apart, clocks"
     [ -f "$OUT/report/report.md" ] && grep -A 14 "### First call taken apart" "$OUT/report/report.md"

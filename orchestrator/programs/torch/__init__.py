@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 from orchestrator.programs.base import FactRow, Paths, Program, join, python_facts, stdout_of
 from orchestrator.programs.torch import cache
-from orchestrator.records import CacheState, Header, RunDef
+from orchestrator.records import Header, RunDef
 
 _HEADER = re.compile(r"torch ([0-9][^\s,]*)(?:, threads ([0-9]{1,9}))?")
 _BLAS_HEADER = re.compile(r"torch BLAS_INFO=(\S*)")
@@ -80,10 +80,11 @@ class Torch(Program):
         return [paths.python, str(paths.project / "bench_py" / "exec_gpu.py")]
 
     def argv(self, run: RunDef, paths: Paths, out_dir: Path | None) -> list[str]:
-        """The contract's argv (`--exec` included); a compiled mode in a cache sweep, the
-        folder of Inductor's and Triton's caches."""
+        """The contract's argv (`--exec` included); a compiled mode, the folder of Inductor's
+        and Triton's caches (in a cache series the orchestrator empties or primes it; outside
+        one it is as the last run left it, but never torch's default folders in /tmp and ~)."""
         argv = super().argv(run, paths, out_dir)
-        if run.cache != CacheState.NONE and self.cached(run.device, run.params.get("exec")):
+        if self.cached(run.device, run.params.get("exec")):
             argv += ["--cache-dir", str(paths.project.joinpath(*self.cache_home))]
         return argv
 
