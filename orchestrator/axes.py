@@ -78,6 +78,11 @@ AXES: tuple[Axis, ...] = (
     Axis("threads", hashed_default=True, legacy=True,
          words=lambda v, _r: None if v is None else f"threads {v}",
          column="threads_requested", compare="threads_key"),
+    # how the program runs the matmul ('compile', 'compile:max-autotune', 'cudagraph'; None:
+    # its own way, torch's eager): added later, so unset it leaves the run id alone. Before
+    # `cache`, whose sweep depends on it (only a compiled mode has an on-disk cache of torch's)
+    Axis("exec", words=lambda v, _r: v or None, column="exec_mode", cell=_blank,
+         compare="exec_mode", wildcard=False, key="exec"),
     # the cache state the process should find; the plan's series sets it with cache_action
     Axis("cache", default="none", hashed_default=True, legacy=True, words=_cache_words,
          column="cache", cell=_cache_cell, compare="cache"),

@@ -130,8 +130,27 @@ METHODS: tuple[Method, ...] = (
            "the first call taken apart: tracing and lowering", FIRST, breakdown=True),
     Method("first_call_compile", "compile", "the first call taken apart: compiling", FIRST,
            breakdown=True),
+    # torch.compile's first call (bench_core/compiled.py): Dynamo, then its backend
+    Method("first_call_dynamo", "Dynamo trace", "a compiled mode's first call taken apart: "
+           "Dynamo's bytecode trace and guards", FIRST, breakdown=True),
+    Method("first_call_inductor", "Inductor compile", "a compiled mode's first call taken "
+           "apart: AOTAutograd and Inductor (autotuning, Triton or C++ compiles, cache reads)",
+           FIRST, breakdown=True),
     Method("first_call_run", "first run", "the first call taken apart: the first run", FIRST,
            breakdown=True),
+    # CUDA graph replay's first call: warm-up on a side stream, capture, first replay
+    Method("first_call_graph_warmup", "graph warm-up", "a CUDA graph's first call taken "
+           "apart: the eager warm-up calls on a side stream", FIRST, breakdown=True),
+    Method("first_call_capture", "graph capture", "a CUDA graph's first call taken apart: "
+           "capturing the matmul", FIRST, breakdown=True),
+    Method("first_call_replay", "first replay", "a CUDA graph's first call taken apart: the "
+           "first replay, to its sync", FIRST, breakdown=True),
+    Method("compile_autotune", "autotune (Inductor)", "Inductor's mm autotune in the first "
+           "call: the candidates it timed (stat `candidates`), the winner in column `kernel`",
+           FIRST, printed=("autotune (inductor)",), unit=""),
+    Method("compile_cache", "compile cache (Inductor)", "a compiled mode's cache counters in "
+           "the first call (stats `fxgraph_cache_hit`, ..., `autotune_benchmarked`)", FIRST,
+           printed=("compile cache (inductor)",), unit=""),
     Method("warmup_timed_run", "timed run", "a timed run after the warm-up (column `iteration`)",
            "warm-up", headline=True, time=True),
     Method("accuracy", "accuracy", "the accuracy table's errors", "accuracy", unit=""),
@@ -164,6 +183,15 @@ STATS: tuple[Stat, ...] = (
     Stat("kernel_median", "one kernel's median (column `kernel`)", time=True),
     Stat("kernel_ops", "the ops of one name that compute an accuracy product, as the compiled "
          "module names them (column `kernel`)", unit="count"),
+    Stat("candidates", "the candidates Inductor's autotune timed for the mm (column `kernel`: "
+         "the winner)", unit="count"),
+    Stat("fxgraph_cache_hit", "Inductor's FX graph cache hits in the first call", unit="count"),
+    Stat("fxgraph_cache_miss", "Inductor's FX graph cache misses in the first call",
+         unit="count"),
+    Stat("autograd_cache_hit", "AOTAutograd's cache hits in the first call", unit="count"),
+    Stat("autograd_cache_miss", "AOTAutograd's cache misses in the first call", unit="count"),
+    Stat("autotune_benchmarked", "the autotune benchmarks run in the first call (0: none, or "
+         "every choice read from the autotune cache)", unit="count"),
     Stat("max_err_f64_ref", "max|c - f64 ref|", unit=""),
     Stat("max_diff_torch_cpu", "max|c - the reference build's c|", unit=""),
     Stat("max_abs_ref", "max|ref|", unit=""),
@@ -279,6 +307,10 @@ COLUMNS: tuple[Column, ...] = (
     _int("gpu_sm_clock_run_min_mhz", "lowest SM clock NVML gave while the run ran", "state"),
     _int("gpu_sm_clock_run_max_mhz", "highest SM clock NVML gave while the run ran", "state"),
     _int("gpu_sm_clock_samples", "NVML SM-clock readings taken while the run ran", "state"),
+    # issue 42: how the matmul ran (last, so the CSV's earlier columns keep their places)
+    _text("exec_mode", "how the program ran the matmul: 'compile', "
+          "'compile:max-autotune', 'cudagraph', ... ('' = the program's own way: eager)",
+          "run"),
 )
 
 

@@ -30,6 +30,9 @@ module         Rust twin                   role
                                            module (``exec_jax.py``'s accuracy mode)
 ``jax_profile`` (none: JAX only)           JAX's profiler: kernel time, the accuracy
                                            product's kernels, the profile window
+``compiled``   (none: torch only)          ``--exec``: torch.compile's modes and CUDA graph
+                                           replay, their first call taken apart, Inductor's
+                                           autotune choice and cache counters
 ``main``       ``lib.rs`` (``main_with_``  arguments to mode, errors to exit status
                ``args``)
 =============  ==========================  ==================================================

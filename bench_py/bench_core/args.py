@@ -15,6 +15,7 @@ from typing import NoReturn
 
 from . import BenchError
 from . import format as fmt
+from .compiled import EXECS
 
 DEVICES = ("cpu", "cuda", "mps", "auto")
 MODES = ("mm", "warm", "accuracy")
@@ -119,6 +120,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="f32 matmul arithmetic: fp32 (TF32 off, default) or tf32 (TF32 allowed; cuda only)",
     )
     parser.add_argument(
+        "--exec",
+        dest="exec_mode",
+        choices=EXECS,
+        default="eager",
+        help="how the matmul runs: eager (default), compile[:MODE] (torch.compile, Inductor; "
+        "cpu and cuda) or cudagraph (one captured a @ b replayed; cuda)",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="compiled modes: Inductor's cache in DIR/inductor, Triton's in DIR/triton "
+        "(TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR; default: torch's own folders)",
+    )
+    parser.add_argument(
         "--energy",
         type=seconds,
         default=0.0,
@@ -152,6 +169,9 @@ def check_extras(args: argparse.Namespace) -> None:
     """Refuse, before any device work, what the options beyond the chapter cannot do."""
     if args.precision == "tf32" and args.device in ("cpu", "mps"):
         raise BenchError(tf32_refusal(f"got --device {args.device}"), code=2)
+    if args.cache_dir is not None and not args.exec_mode.startswith("compile"):
+        raise BenchError(f"--cache-dir is for the compiled modes (got --exec {args.exec_mode})",
+                         code=2)
     dump = args.dump_kernels
     if dump is not None and not dump.resolve().parent.is_dir():
         folder = dump.resolve().parent

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import energy, facts, kernels, queued, smclock, window
+from . import compiled, energy, facts, kernels, queued, smclock, window
 from . import format as fmt
 from .facts import Device, cuda_index
 from .format import OP
@@ -30,6 +30,7 @@ class Extras:
     energy_s: float = 0.0
     precision: str = "fp32"
     profile_window: bool = False
+    exec_mode: str = compiled.EAGER
 
 
 def run_mm(
@@ -54,12 +55,12 @@ def run_mm(
     fmt.emit(f"{label}: device init {fmt.format_duration_ns(clock() - t0)}")
 
     # First call of the process: on an accelerator the call may return before the work is done.
-    t0 = clock()
-    c = a @ b
-    returned = clock() - t0
-    sync()
-    after_sync = clock() - t0
-    del c
+    # A compiled mode's first call traces and compiles (taken apart on the lines after it);
+    # CUDA graphs' warms up, captures and replays once. Every later block times `dev.mm`.
+    extras = extras or Extras()
+    first = compiled.prepare(dev, extras.exec_mode, a, b, shape)
+    mm = dev.mm = first.mm
+    returned, after_sync = first.returned_ns, first.after_ns
     if dev.is_accelerator:
         fmt.emit(
             f"{label} {shape} {OP} first call: returned {fmt.format_duration_ns(returned)}, "
@@ -67,6 +68,7 @@ def run_mm(
         )
     else:
         fmt.emit(f"{label} {shape} {OP} first call: {fmt.format_duration_ns(returned)}")
+    first.emit()  # a mode's breakdown, autotune and cache lines (eager: none)
 
     # The SM clock at each timed block's start and end (NVML, CUDA; outside the timing)
     sm = smclock.open_clock(label, cuda_index(a) if label == "cuda" else 0)
@@ -77,7 +79,7 @@ def run_mm(
     start_mhz = sm.read()
     for _ in range(reps):
         t = clock()
-        c = a @ b
+        c = mm(a, b)
         nosync.append(clock() - t)
         sync()
         synced.append(clock() - t)
@@ -103,7 +105,7 @@ def run_mm(
             return start.elapsed_time(end) / 1e3
 
         start_mhz = sm.read()
-        events = [event_time(lambda: a @ b) for _ in range(reps)]
+        events = [event_time(lambda: mm(a, b)) for _ in range(reps)]
         event_clocks = (start_mhz, sm.read())
         # Measured in a loop of its own after the chapter's, printed right after it.
         start_mhz = sm.read()
@@ -121,7 +123,7 @@ def run_mm(
     start_mhz = sm.read()
     for _ in range(reps):
         t = clock()
-        c = a @ b
+        c = mm(a, b)
         c.sum().item()
         readback.append(clock() - t)
         del c
@@ -142,9 +144,10 @@ def run_mm(
             return timeit.default_timer()
 
         timer_kwargs["timer"] = synced_timer
-    timer = benchmark.Timer(
-        stmt="a @ b", globals={"a": a, "b": b}, num_threads=torch.get_num_threads(), **timer_kwargs
-    )
+    # eager times the chapter's statement itself; another mode its callable
+    stmt, names = ("a @ b", {}) if extras.exec_mode == compiled.EAGER else ("mm(a, b)", {"mm": mm})
+    timer = benchmark.Timer(stmt=stmt, globals={"a": a, "b": b, **names},
+                            num_threads=torch.get_num_threads(), **timer_kwargs)
     start_mhz = sm.read()
     timed = [timer.timeit(1).times[0] for _ in range(reps)]
     end_mhz = sm.read()
@@ -152,7 +155,7 @@ def run_mm(
     smclock.clock_line(label, shape, "benchmark.Timer", start_mhz, end_mhz)
 
     try:
-        _beyond_the_chapter(dev, a, b, reps, show_samples, extras or Extras(), sm)
+        _beyond_the_chapter(dev, a, b, reps, show_samples, extras, sm)
     finally:
         sm.close()
 
@@ -171,7 +174,7 @@ def _beyond_the_chapter(
         smclock.clock_line(dev.label, f"{a.shape[0]}x{a.shape[1]}", kernels.KERNEL_METHOD,
                            start_mhz, sm.read())
         if extras.profile_window:
-            window.profile_window_block(a, b, reps, dev.sync)
+            window.profile_window_block(a, b, reps, dev.sync, dev.mm)
     else:
         if extras.dump_kernels is not None:
             where = f"no kernel-time block on {dev.label}"
@@ -182,7 +185,8 @@ def _beyond_the_chapter(
         energy.energy_block(dev, a, b, extras.energy_s, kernel_s, sm)
 
 
-def run_accuracy(dev: Device, m: int, n: int, out: Path) -> None:
+def run_accuracy(dev: Device, m: int, n: int, out: Path,
+                 exec_mode: str = compiled.EAGER) -> None:
     import numpy as np
     import torch
 
@@ -192,8 +196,14 @@ def run_accuracy(dev: Device, m: int, n: int, out: Path) -> None:
     kb = torch.arange(n * m, dtype=torch.int64).to(torch.float32).reshape(n, m)
     a = torch.sin(ka)
     b = torch.cos(kb)
+    a_dev, b_dev = a.to(dev.device), b.to(dev.device)
+    # a compiled mode compiles (or a graph is captured) first, outside the profiler
+    shape = f"{m}x{n}"
+    first = compiled.prepare(dev, exec_mode, a_dev, b_dev, shape)
+    dev.mm = first.mm
+    first.emit(breakdown=False)  # its autotune choice names the kernel that computed c
     # on CUDA under torch.profiler: the `# kernel` line names the kernel that computed c
-    c = kernels.accuracy_product(dev, a.to(dev.device), b.to(dev.device)).cpu()  # waits
+    c = kernels.accuracy_product(dev, a_dev, b_dev).cpu()  # waits
     out.mkdir(parents=True, exist_ok=True)
     for name, tensor in (("a", a), ("b", b), ("c", c)):
         array = np.ascontiguousarray(tensor.numpy(), dtype=np.float32)

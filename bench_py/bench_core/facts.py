@@ -7,6 +7,7 @@ are the twin of ``header_line``/``precision_line`` in ``bench-core/src/lib.rs``.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +28,8 @@ class Device:
     device: torch.device
     sync: Callable[[], None]
     is_accelerator: bool
+    # the matmul every block times: `a @ b` (eager), or the exec mode's (bench_core/compiled)
+    mm: Callable[[Any, Any], Any] = operator.matmul
 
 
 def _accelerator_type() -> str | None:

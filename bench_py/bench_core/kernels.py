@@ -112,15 +112,16 @@ def kernel_events(prof: Any, device_index: int | None = None) -> list[dict[str, 
     ]
 
 
-def _profile_matmuls(a: torch.Tensor, b: torch.Tensor, reps: int, sync: Callable[[], None]) -> Any:
+def _profile_matmuls(a: torch.Tensor, b: torch.Tensor, reps: int, sync: Callable[[], None],
+                     mm: Callable[[Any, Any], Any]) -> Any:
     """``reps`` back-to-back matmuls under torch.profiler with CUDA activities (CUPTI)."""
     from torch.profiler import ProfilerActivity, profile
 
-    warm = a @ b  # CUPTI and the kernel selection are not what is measured
+    warm = mm(a, b)  # CUPTI and the kernel selection are not what is measured
     sync()
     del warm
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        outs = [a @ b for _ in range(reps)]  # each kept until the sync: no allocator reuse
+        outs = [mm(a, b) for _ in range(reps)]  # each kept until the sync: no allocator reuse
         sync()
     del outs
     return prof
@@ -148,7 +149,7 @@ def kernel_time_block(
     label, shape = dev.label, f"{a.shape[0]}x{a.shape[1]}"
     try:
         index = cuda_index(a)
-        events = kernel_events(_profile_matmuls(a, b, reps, dev.sync), index)
+        events = kernel_events(_profile_matmuls(a, b, reps, dev.sync, dev.mm), index)
     except Exception as exc:  # no CUPTI, a profiler bug: the figure is optional, never fatal
         text = " ".join(str(exc).split()) or type(exc).__name__
         fmt.note(f"torch.profiler failed ({type(exc).__name__}: {text}): no {KERNEL_METHOD} line")
@@ -195,19 +196,19 @@ def accuracy_product(dev: Device, a: torch.Tensor, b: torch.Tensor) -> torch.Ten
     The product is the same either way: the profiler only records; where it fails, a note
     and the product without the lines."""
     if dev.label != "cuda":
-        return a @ b
+        return dev.mm(a, b)
     try:
         from torch.profiler import ProfilerActivity, profile
 
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            c = a @ b
+            c = dev.mm(a, b)
             dev.sync()
         events = kernel_events(prof, cuda_index(c))
     except Exception as exc:  # no CUPTI, a profiler bug: the product is what matters here
         text = " ".join(str(exc).split()) or type(exc).__name__
         fmt.note(f"torch.profiler failed ({type(exc).__name__}: {text}): no "
                  f"{ACCURACY_KERNEL_METHOD} line")
-        return a @ b
+        return dev.mm(a, b)
     groups = group_kernels(events, 1)
     if not groups.kernels:
         fmt.note(f"{ACCURACY_KERNEL_METHOD}: the profiler recorded no device kernel")

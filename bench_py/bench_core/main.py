@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from . import BenchError, args, bench, facts, guarded
+from . import BenchError, args, bench, compiled, facts, guarded
+from . import format as fmt
 
 
 def _run(argv: Sequence[str] | None) -> None:
@@ -20,6 +21,8 @@ def _run(argv: Sequence[str] | None) -> None:
     m, n = given.shape or args.DEFAULT_SHAPE[given.mode]
     args.check_extras(given)
 
+    if given.cache_dir is not None:  # before torch is imported: Inductor and Triton read these
+        compiled.set_cache_dir(given.cache_dir)
     try:
         import numpy  # noqa: F401  (checked here so a missing numpy is one clear line)
         import torch
@@ -29,6 +32,7 @@ def _run(argv: Sequence[str] | None) -> None:
     if given.threads is not None:
         torch.set_num_threads(given.threads)
     dev = facts.resolve_device(given.device)
+    compiled.check(given.exec_mode, dev.label)
     precision = "fp32"
     if dev.label == "cuda":
         facts.set_precision(given.precision)
@@ -37,11 +41,14 @@ def _run(argv: Sequence[str] | None) -> None:
         raise BenchError(args.tf32_refusal(f"--device auto found {dev.label}"), code=2)
 
     facts.print_headers(precision)
+    if given.exec_mode != compiled.EAGER:  # eager prints what it always printed
+        fmt.emit(compiled.exec_header(given.exec_mode, given.cache_dir))
     if given.mode == "mm":
-        extras = bench.Extras(given.dump_kernels, given.energy, precision, given.profile_window)
+        extras = bench.Extras(given.dump_kernels, given.energy, precision, given.profile_window,
+                              given.exec_mode)
         bench.run_mm(dev, m, n, given.reps, given.samples, extras)
     else:
-        bench.run_accuracy(dev, m, n, given.out)
+        bench.run_accuracy(dev, m, n, given.out, given.exec_mode)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -71,7 +71,8 @@ def queued_proof_line(label: str, shape: str, reached: Sequence[bool]) -> str:
 
 
 def _host_enqueue_ns(
-    a: torch.Tensor, b: torch.Tensor, make_event: Callable[[], Any], sync: Callable[[], None]
+    a: torch.Tensor, b: torch.Tensor, make_event: Callable[[], Any], sync: Callable[[], None],
+    mm: Callable[[Any, Any], Any],
 ) -> list[int]:
     """Host time to queue start event, matmul and end event, a few times."""
     clock = time.perf_counter_ns
@@ -80,7 +81,7 @@ def _host_enqueue_ns(
         start, end = make_event(), make_event()
         t0 = clock()
         start.record()
-        out = a @ b
+        out = mm(a, b)
         end.record()
         samples.append(clock() - t0)
         sync()
@@ -119,7 +120,7 @@ def queued_event_times(
         fmt.note(f"torch {torch.__version__} has no torch.cuda._sleep: "
                  f"no {dev.label}.{QUEUED_METHOD}")
         return None
-    host_ns = _host_enqueue_ns(a, b, make_event, dev.sync)
+    host_ns = _host_enqueue_ns(a, b, make_event, dev.sync, dev.mm)
     rate = _cycles_per_us(make_event, sleep)
     if rate <= 0:
         fmt.note("torch.cuda._sleep took no time between two events: "
@@ -132,7 +133,7 @@ def queued_event_times(
         start, end = make_event(), make_event()
         sleep(cycles)
         start.record()
-        out = a @ b
+        out = dev.mm(a, b)
         end.record()
         reached.append(bool(start.query()))
         end.synchronize()

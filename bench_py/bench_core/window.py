@@ -7,15 +7,17 @@ these kernels. Prints nothing: the profiler's output is the figure. The twin of
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import torch
 
 
 def profile_window_block(
-    a: torch.Tensor, b: torch.Tensor, reps: int, sync: Callable[[], None]
+    a: torch.Tensor, b: torch.Tensor, reps: int, sync: Callable[[], None],
+    mm: Callable[[Any, Any], Any] = operator.matmul,
 ) -> None:
     """``reps`` matmuls, each synced, between cudaProfilerStart and cudaProfilerStop.
 
@@ -30,7 +32,7 @@ def profile_window_block(
     torch.cuda.profiler.start()
     try:
         for _ in range(reps):
-            c = a @ b
+            c = mm(a, b)
             sync()
             del c
     finally:

@@ -55,6 +55,16 @@ KERNEL = re.compile(r"# kernel " + _LSO +
 # what computed an accuracy product as a compiled module names it (JAX: `# kernel cpu 256x256
 # matmul accuracy kernel (xla): 1 op: __ynn_fusion (f32 x f32 -> f32, precision default)`)
 KERNEL_OPS = re.compile(r"# kernel " + _LSO + rf"([^:]+): {_INT} ops?: (.*\S)")
+# Inductor's mm autotune in torch.compile's first call: `# kernel cuda 1024x1024 matmul autotune
+# (inductor): 19 candidates: triton_mm_7 (template, 28.512µs): ACC_TYPE='tl.float32', ...`
+AUTOTUNE = re.compile(r"# kernel " + _LSO + rf"(autotune \(inductor\)): {_INT} candidates?: "
+                      r"(.*\S)")
+# torch.compile's cache counters in the first call (bench_core/compiled.py)
+COMPILE_CACHE = re.compile(_LSO + rf"(compile cache \(inductor\)): fx graph hit {_INT} miss "
+                           rf"{_INT}, aot autograd hit {_INT} miss {_INT}, autotune benchmarked "
+                           rf"{_INT}")
+COMPILE_CACHE_STATS = ("fxgraph_cache_hit", "fxgraph_cache_miss", "autograd_cache_hit",
+                       "autograd_cache_miss", "autotune_benchmarked")
 # the profiler a kernel_time (or accuracy_kernel: `accuracy kernel time (cupti)`) names
 PROFILER = re.compile(r"kernel time \(([a-z_]+)\)$")
 # `# sm clock cuda 1024x1024 matmul with sync: start 1980 MHz, end 1980 MHz` (bench_py)
@@ -78,12 +88,26 @@ VALUE_FORMS = (
      (("first_call_returned", "first call: returned"),
       ("first_call_after_sync", "first call: after sync"))),
     # jax: the first call through jit's AOT path, timed apart (before the plain form)
-    (" first call breakdown: ",
+    (" first call breakdown: trace ",
      re.compile(_LSO + rf"first call breakdown: trace and lower {_DUR}, compile {_DUR}, "
                 rf"first run {_DUR}"),
      (("first_call_lower", "first call: trace and lower"),
       ("first_call_compile", "first call: compile"),
       ("first_call_run", "first call: first run"))),
+    # torch.compile's first call: Dynamo, then AOTAutograd and Inductor, then the first run
+    (" first call breakdown: dynamo ",
+     re.compile(_LSO + rf"first call breakdown: dynamo trace {_DUR}, inductor compile {_DUR}, "
+                rf"first run {_DUR}"),
+     (("first_call_dynamo", "first call: dynamo trace"),
+      ("first_call_inductor", "first call: inductor compile"),
+      ("first_call_run", "first call: first run"))),
+    # a CUDA graph's first call: warm-up on a side stream, capture, the first replay
+    (" first call breakdown: warm-up ",
+     re.compile(_LSO + rf"first call breakdown: warm-up {_DUR}, graph capture {_DUR}, "
+                rf"first replay {_DUR}"),
+     (("first_call_graph_warmup", "first call: warm-up"),
+      ("first_call_capture", "first call: graph capture"),
+      ("first_call_replay", "first call: first replay"))),
     (" first call: ", re.compile(_LSO + rf"first call: {_DUR}"), (("first_call", "first call"),)),
     (": device init ", re.compile(_WORD + rf"()(): device init {_DUR}"),
      (("device_init", "device init"),)),

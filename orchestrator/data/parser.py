@@ -13,6 +13,9 @@ from orchestrator import programs, vocabulary
 from orchestrator.data.durations import UNIT_EXPONENTS as _EXPONENTS
 from orchestrator.data.line_forms import (
     ACCURACY,
+    AUTOTUNE,
+    COMPILE_CACHE,
+    COMPILE_CACHE_STATS,
     ENERGY,
     ENERGY_MORE,
     KERNEL,
@@ -127,6 +130,8 @@ class Parser:
             if needle in line:
                 match = pattern.fullmatch(line)
                 return match is not None and self._values(n, match.groups(), methods)
+        if " compile cache (inductor): " in line:
+            return self._compile_cache(n, line)
         if line.endswith(" read as no time"):
             return self._no_time(n, line)
         if " start event waited in " in line:
@@ -193,6 +198,8 @@ class Parser:
 
     def _kernel_ops(self, n: int, line: str) -> bool:
         """Stat `kernel_ops` (the ops of that name), column `kernel`, no profiler."""
+        if " autotune (inductor): " in line:
+            return self._autotune(n, line)
         match = KERNEL_OPS.fullmatch(line)
         found = match and method_of(match.group(4))
         if not found or found[0] != "accuracy_kernel":
@@ -200,6 +207,27 @@ class Parser:
         label, shape, op, text, count, name = match.groups()
         self._emit(label, shape, op, found[0], text, found[1], n, (("kernel_ops", float(count)),),
                    int(count), kernel=name)
+        return True
+
+    def _autotune(self, n: int, line: str) -> bool:
+        """Inductor's mm autotune: stat `candidates`, column `kernel` the winner's words."""
+        match = AUTOTUNE.fullmatch(line)
+        if match is None:
+            return False
+        label, shape, op, text, count, winner = match.groups()
+        self._emit(label, shape, op, "compile_autotune", text, None, n,
+                   (("candidates", float(count)),), int(count), kernel=winner)
+        return True
+
+    def _compile_cache(self, n: int, line: str) -> bool:
+        """torch.compile's cache counters in the first call: one count per stat."""
+        match = COMPILE_CACHE.fullmatch(line)
+        if match is None:
+            return False
+        label, shape, op, text, *counts = match.groups()
+        stats = tuple((stat, float(c)) for stat, c in zip(COMPILE_CACHE_STATS, counts,
+                                                          strict=True))
+        self._emit(label, shape, op, "compile_cache", text, None, n, stats)
         return True
 
     def _sm_clock(self, n: int, line: str) -> bool:

@@ -195,9 +195,10 @@ def _expander(axis: axes.Axis) -> Expander:
         lambda p, _chosen: [{axis.name: v} for v in axes.from_file(axis, p.target, p.exp)])
 
 
-def _caches(p: _Point, _chosen: dict[str, Any]) -> list[dict[str, Any]]:
-    # only devices with an on-disk cache get a cache sweep; elsewhere it means nothing
-    cached = p.target.device in programs.get(p.target.program).cached_devices
+def _caches(p: _Point, chosen: dict[str, Any]) -> list[dict[str, Any]]:
+    # only devices (and exec modes) with an on-disk cache get a cache sweep; elsewhere it
+    # means nothing
+    cached = programs.get(p.target.program).cached(p.target.device, chosen.get("exec"))
     caches = [CacheState(c) for c in p.exp.cache] if cached else [CacheState.NONE]
     return [{"cache": state} for state in dict.fromkeys(caches)]
 
@@ -215,6 +216,9 @@ def _set_outside(_p: _Point, _chosen: dict[str, Any]) -> list[dict[str, Any]]:
 _EXPANDERS: dict[str, Expander] = {
     "shape": lambda p, _c: [{"shape": s} for s in p.exp.shapes or (p.config.defaults.shape,)],
     "threads": lambda p, _c: [{"threads": t} for t in _threads(p.target, p.exp, p.cores)],
+    # 'eager' is the default: no `--exec`, and the run id it always had
+    "exec": lambda p, _c: [{"exec": None if e == "eager" else e}
+                           for e in dict.fromkeys(p.target.exec or ("eager",))],
     "cache": _caches,
     "warmup": lambda p, _c: [{"warmup": w} for w in (p.exp.warmup if p.exp.mode == "warm"
                                                       else (None,))],

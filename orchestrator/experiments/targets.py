@@ -35,6 +35,10 @@ Profiler = Literal[tuple(vocabulary.profile_profilers())]  # type: ignore[valid-
 # every arithmetic a program may be asked for (Program.precisions), first seen first
 Precision = Literal[tuple(dict.fromkeys(  # type: ignore[valid-type]
     q for p in programs.REGISTRY.values() for qs in p.precisions.values() for q in qs))]
+# every execution mode a program may be asked for (Program.exec_modes), first seen first
+ExecMode = Literal[tuple(dict.fromkeys(  # type: ignore[valid-type]
+    e for p in programs.REGISTRY.values() for es in p.exec_modes.values() for e in es))
+    or ("eager",)]
 
 
 class Strict(BaseModel):
@@ -150,6 +154,10 @@ class Target(Strict):
     precision: Precision | None = Field(
         None, description="torch: the f32 matmul arithmetic, 'fp32' (default: TF32 off) or "
         "'tf32' (device cuda only); burn takes none (cubecl's autotune chooses)")
+    exec: tuple[ExecMode, ...] | None = Field(
+        None, description="how the matmul runs, one run each (programs with modes): "
+        "'eager' (the default), 'compile' (the compiler, Inductor), 'compile:max-autotune' "
+        "(and the compiler's other modes), 'cudagraph' (one captured matmul replayed; cuda)")
     precision_target: PrecisionTarget | None = Field(
         None, description="this target's series stop at a precision (overrides the "
         "experiment's; its budget_s is this target's runs' time); the experiment's "
@@ -168,6 +176,22 @@ class Target(Strict):
         problem = programs.get(name).precision_error(device, value)
         if problem:
             raise ValueError(problem)
+        return value
+
+    @field_validator("exec")
+    @classmethod
+    def _exec_here(cls, value: tuple[str, ...] | None,
+                   info: ValidationInfo) -> tuple[str, ...] | None:
+        """Checked here, not after: the error then names `...targets[i].exec`."""
+        name, device = info.data.get("program"), info.data.get("device")
+        if value is not None and not value:
+            raise ValueError("expected at least one mode (leave 'exec' out for eager)")
+        if (value is None or name not in programs.REGISTRY
+                or device not in programs.get(name).devices):
+            return value
+        for mode in value:
+            if (problem := programs.get(name).exec_error(device, mode)) is not None:
+                raise ValueError(problem)
         return value
 
     @field_validator("program")

@@ -93,6 +93,15 @@ class Program(ABC):
     # device -> the f32 matmul arithmetics a run may ask for (`precision`), first the default;
     # a device not listed takes no `precision` key
     precisions: ClassVar[dict[str, tuple[str, ...]]] = {}
+    # device -> the execution modes a run may ask for (`exec`), first the default ('eager': the
+    # program's own way, left out of the run's identity); a program with none takes no `exec`
+    exec_modes: ClassVar[dict[str, tuple[str, ...]]] = {}
+    # the modes whose runs read and write the on-disk cache (`cache_home`) on every device
+    cached_exec: ClassVar[tuple[str, ...]] = ()
+    # a warm series gets its priming run even when the cache folder is not empty: the folder
+    # holds other runs' entries too (torch.compile's: every mode and shape), so only a run of
+    # the same definition puts this one's there
+    prime_warm: ClassVar[bool] = False
     # why a program with no `precisions` takes none (the experiments file's error says it)
     no_precision: ClassVar[str] = "this program cannot choose its arithmetic"
     # capabilities (config.Capability) only this program's probe reports ('torch', 'jax')
@@ -142,12 +151,31 @@ class Program(ABC):
         # both programs: a block of its own after everything else; never under a profiler
         if run.energy_s and not run.profile:
             argv += ["--energy", f"{run.energy_s:g}"]
+        if run.params.get("exec"):  # a mode other than the program's own (torch: eager)
+            argv += ["--exec", run.params["exec"]]
         return argv + self.precision_argv(run)
 
     def precision_argv(self, run: RunDef) -> list[str]:
         """`--precision P` for a program that takes it (the default where the run asks none)."""
         choices = self.precisions.get(run.device)
         return ["--precision", run.precision or choices[0]] if choices else []
+
+    def exec_error(self, device: str, mode: str) -> str | None:
+        """Why a target cannot run this mode on this device; None when it can."""
+        choices = self.exec_modes.get(device, ())
+        if mode in choices:
+            return None
+        if not self.exec_modes:
+            return f"a {self.name} target takes no 'exec': it runs one way"
+        where = [d for d, m in self.exec_modes.items() if mode in m]
+        return (f"{self.name} on {device} runs {', '.join(choices) or 'eager only'}"
+                + (f" ('{mode}' needs device {' or '.join(where)})" if where else ""))
+
+    def cached(self, device: str, exec_mode: str | None = None) -> bool:
+        """Does a run on `device` in `exec_mode` read an on-disk cache of the program's (so a
+        cache sweep means something there)?"""
+        return device in self.cached_devices or (exec_mode is not None
+                                                 and exec_mode in self.cached_exec)
 
     def precision_error(self, device: str, precision: str) -> str | None:
         """Why a target cannot ask this arithmetic on this device; None when it can."""

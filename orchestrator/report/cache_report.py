@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from orchestrator import vocabulary
+from orchestrator import programs, vocabulary
 from orchestrator.data import frame_records
 from orchestrator.data.dataset import Dataset
 from orchestrator.report.tables import (
@@ -112,7 +112,7 @@ def priming_table(data: Dataset) -> Table:
         # a sweep primes only where cubecl's folder holds no file: it started cold, whatever
         # a store older than issue 14 says ('warm', its measured run's label)
         record = {"experiment": experiment, "role": "priming",
-                  "target": column_name(framework, label), "started": "cold (no cubecl cache)"}
+                  "target": column_name(framework, label), "started": _started(framework)}
         for method, column in vocabulary.first_call_columns().items():
             values = mine.loc[mine["method"] == method, "value_s"]
             record[column] = duration(values.iloc[0]) if len(values) else ""
@@ -122,6 +122,15 @@ def priming_table(data: Dataset) -> Table:
     return Table("priming", title, pd.DataFrame(records), notes=[
         "A priming run is the first process of a warm series whose cubecl cache was empty; "
         "its first call is a cold one (its driver cache: the shared warm one, see cache proof)."])
+
+
+def _started(framework: str) -> str:
+    """What a priming run started from: cubecl's folder empty; a program that primes every
+    warm series (torch.compile's one folder of all modes' entries) from that folder as found."""
+    program = programs.REGISTRY.get(framework)
+    if program is not None and program.prime_warm:
+        return f"{program.title}'s cache folder as found (its cache proof says what it held)"
+    return "cold (no cubecl cache)"
 
 
 def settings_warnings(data: Dataset) -> list[str]:

@@ -73,6 +73,7 @@ def prepare(data: Dataset) -> pd.DataFrame:
                 "section", "role", "status", "method", "stat", "build"):
         fig[col] = _objects(fig[col], "")
     fig["label"] = _tag_builds(fig)
+    fig["label"] = _tag_exec(fig)  # 'cuda [compile]': a compiled run is a run of its own
     fig["label"] = arithmetic.tag_labels(fig)  # 'cuda [tf32]': a TF32 run is a run of its own
     fig["label"] = identity.tag_variants(fig)  # 'cuda #c': a variant's runs are runs of its own
     fig["unit"] = fig["run_id"].astype(str) + "|" + fig["experiment"].astype(str)
@@ -123,6 +124,15 @@ def _tag_builds(fig: pd.DataFrame) -> pd.Series:
     expected = fig["label"].map(_expected_build)
     odd = (fig["device"] == "cpu") & (fig["build"] != "") & (fig["build"] != expected)
     return fig["label"].mask(odd, fig["label"] + " [" + fig["build"] + " build]")
+
+
+def _tag_exec(fig: pd.DataFrame) -> pd.Series:
+    """'cuda [compile:max-autotune]' for the rows of a run in another execution mode than
+    its program's own (column `exec_mode`); every other label as it is."""
+    if "exec_mode" not in fig:
+        return fig["label"]
+    mode = _objects(fig["exec_mode"], "")
+    return fig["label"].mask(mode != "", fig["label"] + " [" + mode + "]")
 
 
 def _expected_build(label: str) -> str:

@@ -104,10 +104,10 @@ def prepare_cache(run: RunDef, project: Path, held: ExitStack | None = None,
     (and OSError: a file in the cache that cannot be removed). `held`: where the cache folder's
     machine-wide lock (run/cache_lock) is entered, to be held until the run's record is taken."""
     program = programs.get(run.program)
-    if run.cache == CacheState.NONE and run.mode == "accuracy" and \
-            run.device in program.cached_devices:
+    cached = program.cached(run.device, run.params.get("exec"))
+    if run.cache == CacheState.NONE and run.mode == "accuracy" and cached:
         return _look_only(run, project, held, results)
-    if run.cache == CacheState.NONE or not program.cached_devices:
+    if run.cache == CacheState.NONE or not cached:
         return None
     cwd = program_cwd(run, project)
     override = config_override(cwd, programs.get(run.program).cache_overrides)
@@ -150,7 +150,7 @@ def _driver_cache(run: RunDef, ctx: RunContext, cold_series: str | None) -> dict
     first = run.cache_action == CacheAction.DELETE
     series = run.run_id if first else cold_series
     return driver_cache.prepare(ctx.driver_cache, series, first,
-                                run.device in program.cached_devices,
+                                program.cached(run.device, run.params.get("exec")),
                                 (program.name, program.driver_cache_why))
 
 

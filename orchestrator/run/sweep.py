@@ -102,7 +102,8 @@ def _priming_state(planned: PlannedRun, project: Path,
                    driver_root: Path | None) -> CacheState | None:
     """The state a warm run's priming run starts in, or None when no priming is needed: cold
     when cubecl's folder is empty; warm when only the shared warm driver cache is (a cold
-    series filled cubecl's, in its own driver cache): warm means both caches warm."""
+    series filled cubecl's, in its own driver cache): warm means both caches warm. A program
+    whose folder holds many runs' entries (torch.compile's) primes every warm series."""
     run = planned.run
     if run.cache_action != CacheAction.ENSURE:
         return None
@@ -116,6 +117,8 @@ def _priming_state(planned: PlannedRun, project: Path,
     if CacheContents.of(cache).files == 0:
         return CacheState.COLD
     program = programs.get(run.program)
+    if program.prime_warm:  # one folder for many runs' entries: not empty is not primed
+        return CacheState.WARM
     if driver_root is not None and run.device in program.driver_cache_devices:
         warm, _kind = driver_cache.folder(driver_root, None, cached=True)
         if CacheContents.of(warm).files == 0:

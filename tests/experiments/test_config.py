@@ -29,7 +29,9 @@ experiments:
 def test_project_experiments_file_is_valid() -> None:
     cfg = config.load(PROJECT / "experiments.yaml")
     assert set(cfg.experiments) == {"methods", "first-call", "jax-first-call", "cpu",
-                                    "accuracy", "warmup", "failed-build", "sizes", "sizes-cpu"}
+                                    "accuracy", "warmup", "failed-build", "sizes", "sizes-cpu",
+                                    "compile", "compile-methods", "compile-sizes",
+                                    "compile-accuracy"}
     assert len(cfg.experiments["sizes"].shapes or ()) == 13  # 64 ... 8192
     assert cfg.defaults.shape == (1024, 1024) and cfg.defaults.reps == 20
     assert cfg.builds["accelerate"].expect_failure

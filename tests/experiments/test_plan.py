@@ -58,6 +58,15 @@ def test_cpu_machine_runs_cpu_experiments_and_skips_gpu_ones_with_reasons() -> N
         "jax-first-call: jax cpu mm 1024x1024, warm cache, process 2/2, repeat 2",
         "jax-first-call: jax cpu mm 1024x1024, cold cache, process 1/2, repeat 3",
         "jax-first-call: jax cpu mm 1024x1024, warm cache, process 2/2, repeat 3",
+        # issue 42: Inductor's C++ backend on the CPU (its CUDA twins skipped with the reason)
+        "compile: torch cpu mm 256x256, compile, cold cache, process 1/2",
+        "compile: torch cpu mm 256x256, compile, warm cache, process 2/2",
+        "compile: torch cpu mm 256x256, compile:max-autotune, cold cache, process 1/2",
+        "compile: torch cpu mm 256x256, compile:max-autotune, warm cache, process 2/2",
+        "compile-methods: torch cpu mm 1024x1024, threads 2",
+        "compile-methods: torch cpu mm 1024x1024, threads 2, compile, warm cache",
+        "compile-accuracy: torch cpu accuracy 1024x1024",
+        "compile-accuracy: torch cpu accuracy 1024x1024, compile",
         "cpu: torch cpu mm 1024x1024, threads 1",
         "cpu: torch cpu mm 1024x1024, threads 2",
         "cpu: burn template flex mm 1024x1024, threads 1",
@@ -134,7 +143,9 @@ def test_run_ids_of_the_experiments_file_never_change() -> None:
     3) are new runs: not pinned; so are profile runs (`profile: [ncu]`), each right after
     its measured run, whose id is unchanged; and so are the size sweeps (issue 25) and JAX's
     runs (issue 26): new programs' runs are new runs, the pinned ones keep their ids; so are
-    the accuracy runs at 1024² (issue 24 item 3: accuracy evidence at every timed shape)."""
+    the accuracy runs at 1024² (issue 24 item 3: accuracy evidence at every timed shape); so
+    are the compiled and graph runs (issue 42: `exec`, and the compile experiments' eager
+    runs beside them)."""
     want = json.loads((PROJECT / "tests" / "data" / "plan_run_ids.json").read_text())
     caps: dict[str, str | None] = dict.fromkeys(get_args(Capability))
     # in file order (the pinned list's); the interleaved default plans the same ids reordered
@@ -147,6 +158,7 @@ def test_run_ids_of_the_experiments_file_never_change() -> None:
     assert [[pinned(p.run).run_id, pinned(p.run).describe()] for p in planned
             if p.run.precision is None and p.run.repeat == 1 and p.run.profile is None
             and p.run.experiment not in ("sizes", "sizes-cpu") and p.run.program != "jax"
+            and p.run.params["exec"] is None and not p.run.experiment.startswith("compile")
             and not (p.run.experiment == "methods" and p.run.process > 1)
             and not (p.run.mode == "accuracy" and p.run.shape == (1024, 1024))] == want
     assert all(p.run.energy_s == 5 for p in planned if p.run.experiment == "methods")

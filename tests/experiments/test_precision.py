@@ -92,7 +92,8 @@ def test_tf32_is_hashed_and_old_definitions_still_load() -> None:
     cfg = config.load(PROJECT / "experiments.yaml")
     planned = expand(cfg, ALL_CAPS, 8)
     tf32 = [p.run for p in planned if p.run.precision == "tf32"]
-    assert {r.experiment for r in tf32} == {"methods", "first-call", "accuracy", "sizes"}
+    assert {r.experiment for r in tf32} == {"methods", "first-call", "accuracy", "sizes",
+                                            "compile", "compile-methods", "compile-accuracy"}
     assert all(r.program == "torch" and r.device == "cuda" for r in tf32)
     twins = {r.run_id for r in (p.run for p in planned) if r.precision is None}
     assert not twins & {r.run_id for r in tf32}  # tf32 is a new run, not the fp32 one

@@ -4,6 +4,11 @@ It takes `--threads` and the BLAS libraries' thread variables and `--precision f
 (TF32 on CUDA only), prints `torch VERSION, threads N`, `torch BLAS_INFO=...` and
 `torch precision fp32|tf32` headers, times with CUDA/MPS events (`cuda.Event time`), and on the
 CPU is the reference every build's accuracy is compared with.
+
+`exec` (the run's axis) picks how the matmul runs: eager (no flag, the chapter's), `compile`,
+`compile:MODE` (torch.compile; cpu and cuda) or `cudagraph` (cuda): `--exec MODE`, and the
+`torch exec MODE[, cache DIR]` header. A compiled mode in a cache sweep gets `--cache-dir` for
+Inductor's and Triton's caches (programs/torch/cache.py: cold and warm proven from them).
 """
 
 from __future__ import annotations
@@ -15,11 +20,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from orchestrator.programs.base import FactRow, Paths, Program, join, python_facts, stdout_of
+from orchestrator.programs.torch import cache
 from orchestrator.records import Header, RunDef
 
 _HEADER = re.compile(r"torch ([0-9][^\s,]*)(?:, threads ([0-9]{1,9}))?")
 _BLAS_HEADER = re.compile(r"torch BLAS_INFO=(\S*)")
 _PRECISION_HEADER = re.compile(r"torch precision (fp32|tf32)(?: \((.*)\))?")
+_EXEC_HEADER = re.compile(r"torch exec (\S+)(?:, cache (.+))?")
 _EVENT_TIME = re.compile(r"[a-z]+\.Event time")  # torch.mps / cuda / xpu .Event
 _FACTS = (
     "import json,torch,re;"
@@ -50,6 +57,16 @@ class Torch(Program):
                                          "benchmark.Timer": "timer",
                                          "cuda.Event time (queued)": "device_time_queued",
                                          "kernel time (cupti)": "kernel_time"}
+    # torch.compile's modes (Inductor: C++ on the CPU, Triton on CUDA) and CUDA graph replay
+    _COMPILED = ("compile", "compile:max-autotune", "compile:max-autotune-no-cudagraphs",
+                 "compile:reduce-overhead")
+    exec_modes: ClassVar[dict[str, tuple[str, ...]]] = {
+        "cpu": ("eager", *_COMPILED), "cuda": ("eager", *_COMPILED, "cudagraph"),
+        "mps": ("eager",), "auto": ("eager",)}
+    cached_exec = _COMPILED
+    prime_warm = True  # one folder for every mode and shape (programs/torch/cache.py)
+    cache_home = ("bench_py", "target", "torch-compile-cache")
+    cache_env = cache.CACHE_ENV
     labels: ClassVar[dict[str, str]] = {"mps": "mps", "xpu": "xpu"}
     reference_device = "cpu"
     # TF32 exists only on CUDA (Ampere and later); CPU and MPS compute f32 matmuls in f32
@@ -62,6 +79,21 @@ class Torch(Program):
     def command(self, run: RunDef, paths: Paths) -> list[str]:
         return [paths.python, str(paths.project / "bench_py" / "exec_gpu.py")]
 
+    def argv(self, run: RunDef, paths: Paths, out_dir: Path | None) -> list[str]:
+        """The contract's argv (`--exec` included); a compiled mode, the folder of Inductor's
+        and Triton's caches (in a cache series the orchestrator empties or primes it; outside
+        one it is as the last run left it, but never torch's default folders in /tmp and ~)."""
+        argv = super().argv(run, paths, out_dir)
+        if self.cached(run.device, run.params.get("exec")):
+            argv += ["--cache-dir", str(paths.project.joinpath(*self.cache_home))]
+        return argv
+
+    def store_look(self, run: RunDef, cache_dir: Path, env: dict[str, str]) -> Any:
+        return cache.look(cache_dir)
+
+    def store_proof(self, cold: bool, before: Any, after: Any) -> str:
+        return (cache.cold_proof if cold else cache.warm_proof)(before, after)
+
     def method_of(self, text: str) -> str | None:
         found = self.methods.get(text)
         return "device_time" if found is None and _EVENT_TIME.fullmatch(text) else found
@@ -71,6 +103,9 @@ class Torch(Program):
             return Header("torch_blas", None, None, line_no, facts={"blas": match.group(1)})
         if (match := _PRECISION_HEADER.fullmatch(line)) is not None:
             return Header("torch_precision", None, None, line_no, match.group(1))
+        if (match := _EXEC_HEADER.fullmatch(line)) is not None:  # a mode other than eager
+            return Header("torch_exec", None, None, line_no,
+                          facts={"exec": match.group(1), "cache": match.group(2)})
         if (match := _HEADER.fullmatch(line)) is not None:
             version, threads = match.groups()
             return Header("torch", version, None if threads is None else int(threads), line_no)
