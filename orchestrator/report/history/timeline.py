@@ -74,9 +74,8 @@ def load(results: list[str], last: int | None = None) -> list[Sweep]:
     if last is not None:
         ordered = ordered[-last:]
     sweeps = [s for spec, at, row, text in ordered for s in _points(spec, at, row, text)]
-    if len(sweeps) < 2:
-        raise InputError(f"{' '.join(results)}: {len(sweeps)} sweep(s); a history needs two or "
-                         "more (several results folders, or one store of several sweeps)")
+    if not sweeps:  # one sweep is a history with nothing to judge yet (a CI gate's first push)
+        raise InputError(f"{' '.join(results)}: no sweep in these results stores")
     return sweeps
 
 
