@@ -147,7 +147,10 @@ def draw(h: History, section: str, courses: list[Course]) -> Figure:
     shown = _plotted(courses)
     fig, ax = plot_style.figure(10, 5)
     values = []
+    names = [c.figure for c in shown]
     for n, c in enumerate(shown):
+        # one name in two experiments (the methods' and the first calls' `with sync`)
+        label = c.figure if names.count(c.figure) == 1 else f"{c.figure} ({c.key[-1]})"
         colour = plot_style.COLORS[n % len(plot_style.COLORS)]
         xs = [p.sweep for p in c.points]
         ys = [p.value for p in c.points]
@@ -155,7 +158,7 @@ def draw(h: History, section: str, courses: list[Course]) -> Figure:
         low = [p.value - p.lo if p.lo is not None else 0.0 for p in c.points]
         high = [p.hi - p.value if p.hi is not None else 0.0 for p in c.points]
         ax.errorbar(xs, ys, yerr=[low, high], color=colour, marker="o", ms=3, lw=1,
-                    capsize=2, label=c.figure)
+                    capsize=2, label=label)
         for s in c.steps:
             if s.changed:
                 y = next(p.value for p in c.points if p.sweep == s.after)

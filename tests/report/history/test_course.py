@@ -18,7 +18,7 @@ def test_each_figure_has_its_course_over_the_sweeps(h200_history: History) -> No
     for c in courses:
         assert [p.sweep for p in c.points] == sorted({p.sweep for p in c.points})
         assert [(s.before, s.after) for s in c.steps] == \
-            [(a.sweep, b.sweep) for a, b in zip(c.points, c.points[1:])]
+            [(a.sweep, b.sweep) for a, b in zip(c.points, c.points[1:], strict=False)]
     # a steady figure of the methods experiment, over the A/A pair: 3+ processes a side
     aa = [s for c in courses for s in c.steps if (s.before, s.after) == (3, 4)]
     assert any(s.row.basis.startswith("processes 3/3") for s in aa)
