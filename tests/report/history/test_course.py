@@ -9,6 +9,8 @@ from orchestrator.report.compare.rows import key_fields
 from orchestrator.report.history.course import History, figure_key
 from orchestrator.stats import intervals
 
+from .conftest import H200
+
 
 def test_each_figure_has_its_course_over_the_sweeps(h200_history: History) -> None:
     courses = h200_history.courses
@@ -57,3 +59,23 @@ def test_a_figures_key_is_compares_key_and_its_experiment(h200_history: History)
     assert len(c.key) == len(key_fields()) + 1
     row = c.points[-1].row
     assert figure_key(row) == c.key and c.key[-1] == row["experiment"]
+
+
+def test_every_h200_store_marks_only_the_machines_real_change(
+        every_h200_history: History) -> None:
+    """Nine sweeps, 770-odd judged steps in one family: the one change point set is the known
+    real change of the first-call A/A (docs/STATISTICS.md: JAX on the CPU 1.5-1.7x slower in
+    every process of the second sweep), which compare alone also finds; the `methods` A/A pair
+    (h200-aa-2026-12-03) has none."""
+    h = every_h200_history
+    names = [s.spec.split("@")[0] for s in h.sweeps]
+    aa = (names.index(str(H200[3])), names.index(str(H200[4])))
+    first_call = len(names) - 1
+    points = h.change_points()
+    assert points, "the first-call A/A's real change was not marked"
+    for c, s in points:
+        assert s.after == first_call and s.row.verdict == "slower", (c.figure, s)
+        assert c.figure.startswith("jax cpu") and 1.3 < s.row.ratio < 2.0
+    assert not [s for c in h.courses for s in c.steps if (s.before, s.after) == aa and s.changed]
+    said = {str(x) for x in h.changes[(points[0][1].before, first_call)]}
+    assert any(x.startswith("sweep (complete or not): complete → incomplete") for x in said)

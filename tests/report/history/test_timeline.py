@@ -4,8 +4,11 @@ out; bad input in one line."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from orchestrator.cli import main
 from orchestrator.errors import InputError
 from orchestrator.report.history import timeline
 from orchestrator.report.history.course import History
@@ -60,3 +63,12 @@ def test_bad_input_is_one_line(args: list[str], said: str) -> None:
 def test_last_below_two_is_refused() -> None:
     with pytest.raises(InputError, match="--last must be 2 or more"):
         timeline.load([str(H200[0])], last=1)
+
+
+def test_a_merged_store_keeps_each_sweeps_host(tmp_path: Path) -> None:
+    merged = tmp_path / "merged"
+    assert main(["merge", str(merged), f"card-a={H200[3]}", f"card-b={H200[4]}"]) == 0
+    sweeps = timeline.load([str(merged)])
+    assert [s.host for s in sweeps] == ["card-a", "card-b"]
+    said = [str(c) for c in timeline.changes(*sweeps)]
+    assert "host: card-a → card-b" in said
