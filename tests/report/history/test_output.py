@@ -71,3 +71,21 @@ def test_bad_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert main(["history", str(tmp_path / "nothing"), "--out", str(tmp_path / "h")]) == 2
     err = capsys.readouterr().err
     assert "no such results folder" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("extra", "said"), [
+    (["--min-effect", "0"], "--min-effect must be above 0"),
+    (["--last", "1"], "--last must be 2 or more"),
+])
+def test_bad_options_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                            extra: list[str], said: str) -> None:
+    assert main(["history", *map(str, H200[-2:]), "--out", str(tmp_path / "h"), *extra]) == 2
+    assert said in capsys.readouterr().err
+
+
+def test_it_never_writes_over_an_input(capsys: pytest.CaptureFixture[str]) -> None:
+    store = H200[-1] / "results.sqlite"
+    before = {p.name: p.stat().st_mtime_ns for p in H200[-1].iterdir()}
+    assert main(["history", *map(str, H200[-2:]), "--out", str(store)]) == 2
+    assert "input of this command" in capsys.readouterr().err
+    assert {p.name: p.stat().st_mtime_ns for p in H200[-1].iterdir()} == before
