@@ -121,6 +121,18 @@ def _parser() -> argparse.ArgumentParser:
                       help="over all figures: Holm (family-wise) or Benjamini-Hochberg (FDR)")
     comp.add_argument("--fail-on", choices=["slower", "faster", "inconclusive"],
                       action="append", default=[], help="exit 1 when a figure has this verdict")
+    hist = sub.add_parser("history", help="every figure across sweeps, its change points "
+                                          "(docs/history.md)")
+    hist.add_argument("results", nargs="+", metavar="RESULTS",
+                      help="results folders (every sweep of each store) or FOLDER@SWEEP")
+    hist.add_argument("--out", type=Path, default=Path("history"))
+    hist.add_argument("--last", type=int, metavar="N", help="only the latest N sweeps")
+    hist.add_argument("--min-effect", type=float, default=0.05, metavar="E",
+                      help="smallest change that counts, as a fraction (default 0.05)")
+    hist.add_argument("--correction", choices=["holm", "bh"], default="holm",
+                      help="over all steps: Holm (family-wise) or Benjamini-Hochberg (FDR)")
+    hist.add_argument("--fail-on", choices=["slower", "faster"], action="append", default=[],
+                      help="exit 1 when a figure has this verdict at the last step")
     sub.add_parser("schema", help="print the experiments file's JSON Schema")
     merge = sub.add_parser("merge", help="several hosts' results folders into one store "
                                          "(keyed by host; docs/hosts.md)")
@@ -402,6 +414,13 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     return 1 if any(result.verdicts()[v] for v in args.fail_on) else 0
 
 
+def cmd_history(args: argparse.Namespace, console: Console) -> int:
+    from orchestrator.report.history import run as history
+
+    return history.run(args.results, args.out, args.last, args.min_effect, args.correction,
+                       args.fail_on, console, _sources(args.results))
+
+
 def cmd_reparse(args: argparse.Namespace, console: Console) -> int:
     runs, figures, damage = reparse(args.results)
     for line in damage.lines():  # left as they are: reparse rewrites figures, not runs
@@ -418,7 +437,7 @@ def cmd_schema(args: argparse.Namespace, console: Console) -> int:
 COMMANDS = {"run": cmd_run, "plan": cmd_plan, "build": cmd_build, "bundle": cmd_bundle,
             "export": cmd_export, "reparse": cmd_reparse,
             "parse": cmd_parse, "report": cmd_report, "schema": cmd_schema,
-            "compare": cmd_compare, "merge": cmd_merge}
+            "compare": cmd_compare, "history": cmd_history, "merge": cmd_merge}
 
 
 def _terminate(signum: int, frame: object) -> None:

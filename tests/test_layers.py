@@ -100,11 +100,12 @@ def test_stats_is_a_leaf() -> None:
 
 def test_the_report_does_not_import_its_compare_wing() -> None:
     """report/compare/ stands on the report (registry, sections, tables, writer, plots); the
-    report itself imports nothing of it, so a one-side report never loads compare."""
-    wing = PACKAGE / "report" / "compare"
+    report itself imports nothing of it, so a one-side report never loads compare. The history
+    wing (report/history/) stands on both."""
+    wings = (PACKAGE / "report" / "compare", PACKAGE / "report" / "history")
     reached = []
     for path in sorted((PACKAGE / "report").rglob("*.py")):
-        if wing in path.parents:
+        if any(wing in path.parents for wing in wings):
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         named = {f"{n.module}.{a.name}" for n in ast.walk(tree)
@@ -112,4 +113,13 @@ def test_the_report_does_not_import_its_compare_wing() -> None:
         reached += [f"{path.relative_to(PACKAGE)} imports {t}"
                     for t in sorted(_imports(path) | named)
                     if t.removeprefix("orchestrator.").startswith("report.compare")]
+    assert reached == []
+
+
+def test_nothing_of_the_report_imports_its_history_wing() -> None:
+    """report/history/ stands on the report and its compare wing; neither imports it."""
+    wing = PACKAGE / "report" / "history"
+    reached = [f"{path.relative_to(PACKAGE)} imports {t}"
+               for path in sorted((PACKAGE / "report").rglob("*.py")) if wing not in path.parents
+               for t in sorted(_imports(path)) if t.startswith("report.history")]
     assert reached == []

@@ -198,6 +198,13 @@ def _row(a: dict[str, Any], b: dict[str, Any], note: str, min_effect: float,
     return row
 
 
+def judged_row(a: dict[str, Any], b: dict[str, Any], note: str, min_effect: float,
+               hosts: tuple[dict[str, Any], dict[str, Any]] = ({}, {})) -> Row:
+    """One matched figure as `compare` makes it, before the family's correction (`finish`):
+    `history` judges each step of a figure's course with it."""
+    return _row(a, b, note, min_effect, hosts)
+
+
 def _tflops(shape: str, seconds: float) -> float | None:
     rate = sizes.tflops(shape or "1024x1024", seconds)  # a log's section without a shape: 1024
     return None if rate is None else rate / 1e12
