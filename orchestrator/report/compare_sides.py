@@ -45,6 +45,7 @@ class Side:
     kind: str  # 'store' | 'log'
     sweep: str | None = None
     env: set[str] = field(default_factory=set)  # 'K=V' an experiment added to its runs
+    variant: str = ""  # `FOLDER#VARIANT`: the variant of an A/B in one sweep
 
 
 def load_side(spec: str) -> Side:
@@ -80,7 +81,7 @@ def _variant(side: Side, variant: str, spec: str) -> Side:
                          drop=True), runs=runs.reset_index(drop=True))
     env = {e for r in mine["measure_env"] for e in measure_env.pairs_text(r)}
     return replace(side, spec=spec, name=f"{side.name}#{variant}", data=chosen,
-                   env=env if env else set())
+                   env=env if env else set(), variant=variant)
 
 
 def _log_side(spec: str, path: Path) -> Side:
