@@ -134,7 +134,7 @@ def test_failed_runs_never_count_toward_the_target(tmp_path: Path,
     """Issue 46 item 15: three failed processes that printed one median each were `target
     met` with half-width 0; a failed run's figures are not the series' processes."""
     same = [300e-6] * 8
-    ran = _fake(monkeypatch, {1: same, 2: same}, failing=frozenset({1}))
+    _fake(monkeypatch, {1: same, 2: same}, failing=frozenset({1}))
     _sweep(tmp_path, "0.02")
     stops = _stops(tmp_path / "results")
     assert stops[(2, "with_sync")] == ("target met", 3)
