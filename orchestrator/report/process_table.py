@@ -129,7 +129,7 @@ def missed_targets(fig: pd.DataFrame) -> list[str]:
         return []
     rows = fig[(fig["stop_reason"].astype(object).where(fig["stop_reason"].notna(), "")
                 .astype(str) != "")
-               & (fig["stop_reason"] != "target met") & (fig["stat"] == "median")]
+               & ~fig["stop_reason"].isin(["target met", "decided"]) & (fig["stat"] == "median")]
     lines = []
     keys = [k for k in FIGURE if k in rows]
     for _, part in rows.groupby(keys, sort=False, dropna=False):

@@ -46,6 +46,7 @@ from orchestrator.errors import InputError
 from orchestrator.experiments.config import ExperimentsFile, PrecisionTarget
 from orchestrator.experiments.plan import PlannedRun
 from orchestrator.records import CacheAction, CacheState, RunDef
+from orchestrator.run import deciding
 
 NOISE_ROUNDS = 3  # no narrower than this many looks ago: the interval stopped shrinking
 MET, NOISE, BUDGET, MAX, NONE = ("target met", "noise floor", "time budget", "max processes",
@@ -159,9 +160,15 @@ class Stopping:
         self.scope: dict[str, str] = {}
         # series id -> its measured runs' ids and processes: what a look reads (item 11)
         self.members: dict[str, dict[str, int]] = {}
+        # run until decided: a group's series, one per variant in the file's order
+        self.groups: dict[tuple[object, ...], list[str]] = {}
         for p in planned:
             if p.rule is not None and p.run.profile is None:
-                self.members.setdefault(series_of(p.run), {})[p.run.run_id] = p.run.process
+                series = series_of(p.run)
+                self.members.setdefault(series, {})[p.run.run_id] = p.run.process
+                if p.rule.decide and series not in (g := self.groups.setdefault(
+                        deciding.group_of(p.run), [])):
+                    g.append(series)
         for p in planned:
             if p.rule is None:
                 continue
@@ -184,18 +191,24 @@ class Stopping:
         series = series_of(run)
         if run.process <= rule.first_look or run.profile is not None:
             return None
-        records = self._decide(series, planned, run.process - 1)
+        if rule.decide:
+            group = self.groups.get(deciding.group_of(run), [series])
+            records = self._decide_group(group, planned, run.process - 1)
+        else:
+            group = [series]
+            records = self._decide(series, planned, run.process - 1)
         if records is None:
             return None
-        self.stopped.add(series)
-        later = [p for p in [planned, *pending] if series_of(p.run) == series
+        self.stopped.update(group)
+        later = [p for p in [planned, *pending] if series_of(p.run) in group
                  and p.run.process >= run.process]
         for p in later[1:]:
             pending.remove(p)
         self.store.drop_planned(self.sweep_id, {p.run.run_id for p in later})
         self.store.record_stops(self.sweep_id, records)
         reasons = ", ".join(sorted({str(r[4]) for r in records}))
-        return (f"{run.describe()}: its series stopped at {run.process - 1} processes "
+        whose = "its variants' series" if rule.decide else "its series"
+        return (f"{run.describe()}: {whose} stopped at {run.process - 1} processes "
                 f"({reasons}); {len(later)} runs not needed")
 
     def finish(self, planned: list[PlannedRun]) -> None:
@@ -206,8 +219,13 @@ class Stopping:
             if p.rule is None or series in self.stopped or series in done \
                     or p.skip_reason is not None:
                 continue
-            done.add(series)
-            records = self._decide(series, p, p.run.processes, final=True)
+            if p.rule.decide:  # the group's series together, once
+                group = self.groups.get(deciding.group_of(p.run), [series])
+                done.update(group)
+                records = self._decide_group(group, p, p.run.processes, final=True)
+            else:
+                done.add(series)
+                records = self._decide(series, p, p.run.processes, final=True)
             if records:
                 self.store.record_stops(self.sweep_id, records)
 
@@ -234,6 +252,34 @@ class Stopping:
         if not figures:
             records.append((run.experiment, series, "", "", NONE, None, 0, rule.target,
                             time.time()))
+        return records
+
+    def _decide_group(self, group: list[str], planned: PlannedRun, measured: int,
+                      final: bool = False) -> list[tuple[object, ...]] | None:
+        """Run until decided (run/deciding.py): the group's stop records after `measured`
+        rounds (`decided`, or the budget, or max processes when `final`), or None."""
+        run, rule = planned.run, planned.rule
+        assert rule is not None and self.stats is not None
+        sides = [_values(self.store, self.sweep_id, self.members.get(s, {})) for s in group]
+        looks = rule.max_processes - rule.first_look + 1
+        verdicts = deciding.look(self.stats, sides, measured, looks, rule.min_effect)
+        spent = self._spent(run.experiment, planned.rule_scope)
+        over = spent + spent / max(measured, 1) > rule.budget_s
+        why = deciding.DECIDED if deciding.decided(verdicts) else BUDGET if over \
+            else MAX if final else None
+        if why is None:
+            return None
+        records: list[tuple[object, ...]] = []
+        for series, figures in zip(group, sides, strict=True):
+            for (label, method), points in figures.items():
+                e = self.stats.estimate([v for k, v, _ in points if k <= measured])
+                records.append((run.experiment, series, label, method, why,
+                                None if e is None else e.half_width,
+                                sum(k <= measured for k, _, _ in points), rule.target,
+                                time.time()))
+            if not figures:
+                records.append((run.experiment, series, "", "", NONE, None, 0, rule.target,
+                                time.time()))
         return records
 
     def _spent(self, experiment: str, scope: str) -> float:
