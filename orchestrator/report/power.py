@@ -118,3 +118,18 @@ def pooled_spread(sd_a: float, sd_b: float) -> float:
 def look_level(looks: int, alpha: float = ALPHA) -> float:
     """The level of each of at most `looks` planned looks (α spent evenly: α/K)."""
     return alpha / max(looks, 1)
+
+
+def processes_for(half_width: float, processes: int, target: float,
+                  level: float = intervals.LEVEL) -> int | None:
+    """The processes at which a figure whose t interval was ±half_width over `processes`
+    would reach ±target at the spread it showed (a precision target's missed line); None
+    without a spread to project (fewer than 2 processes, no width), MOST + 1 beyond MOST."""
+    if processes < 2 or not half_width > 0:
+        return None
+    p = 0.5 + level / 2
+    spread = math.log1p(half_width) * math.sqrt(processes) / intervals.t_quantile(p, processes - 1)
+    for n in range(2, MOST + 1):
+        if intervals.t_quantile(p, n - 1) * spread / math.sqrt(n) <= math.log1p(target):
+            return n
+    return MOST + 1

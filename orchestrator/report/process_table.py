@@ -18,7 +18,7 @@ import pandas as pd
 
 from orchestrator import vocabulary
 from orchestrator.data import frame_records
-from orchestrator.report import intervals
+from orchestrator.report import intervals, power
 from orchestrator.report.names import run_name
 from orchestrator.report.tables import Table, duration, empty, group_positions
 
@@ -137,9 +137,13 @@ def missed_targets(fig: pd.DataFrame) -> list[str]:
         reached = f"±{100 * float(row['half_width']):.1f}%" if row["half_width"] else \
             "no interval"
         count = part["run_id"].nunique()
+        more = power.processes_for(float(row["half_width"] or 0), count,
+                                   float(row["stop_target"]))
+        need = "" if more is None else ": over 1000 processes would reach it" \
+            if more > power.MOST else f": ~{more} processes would reach it at that spread"
         lines.append(f"Precision target missed: {row['experiment']} {run_name(row, context=True)}"
                      f" {vocabulary.figure_words(row['method'], row.get('profiler'))}: "
                      f"{reached} at "
                      f"{count} process{'es' if count != 1 else ''}, target "
-                     f"±{100 * float(row['stop_target']):g}% ({row['stop_reason']})")
+                     f"±{100 * float(row['stop_target']):g}% ({row['stop_reason']}){need}")
     return lines
