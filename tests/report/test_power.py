@@ -160,3 +160,13 @@ def test_the_committed_aa_stores_give_at_most_five_percent_false_verdicts(
     for r in c.rows:
         if r.verdict == "inconclusive":
             assert r.lo is None or (r.lo < 1.05 and r.hi > 1 / 1.05), r
+
+
+def test_a_missed_target_names_the_processes_that_would_reach_it() -> None:
+    """±6.7% over 3 processes (t, 2 df) is a log spread of 0.026: ±2% needs 10 at that spread
+    (t at 9 df), and 9 are not enough."""
+    n = power.processes_for(0.067, 3, 0.02) or 0
+    spread = math.log1p(0.067) * math.sqrt(3) / stats.t.ppf(0.975, 2)
+    assert stats.t.ppf(0.975, n - 1) * spread / math.sqrt(n) <= math.log1p(0.02)
+    assert stats.t.ppf(0.975, n - 2) * spread / math.sqrt(n - 1) > math.log1p(0.02)
+    assert power.processes_for(0.1, 1, 0.02) is None
