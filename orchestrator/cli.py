@@ -117,8 +117,12 @@ def _parser() -> argparse.ArgumentParser:
     comp.add_argument("--out", type=Path, default=Path("compare"))
     comp.add_argument("--min-effect", type=float, default=0.05, metavar="E",
                       help="smallest change that counts, as a fraction (default 0.05)")
-    comp.add_argument("--correction", choices=["holm", "bh"], default="holm",
-                      help="over all figures: Holm (family-wise) or Benjamini-Hochberg (FDR)")
+    comp.add_argument("--correction", choices=["bh", "holm"], default="bh",
+                      help="over all figures: Benjamini-Hochberg (default: at most 5%% of the "
+                           "verdicts false) or Holm (strict: 5%% chance of any false verdict)")
+    comp.add_argument("--unpaired", action="store_true",
+                      help="two variants of one sweep: judge them as two independent samples "
+                           "(not on per-round log ratios)")
     comp.add_argument("--fail-on", choices=["slower", "faster", "inconclusive"],
                       action="append", default=[], help="exit 1 when a figure has this verdict")
     hist = sub.add_parser("history", help="every figure across sweeps, its change points "
@@ -404,7 +408,7 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     from orchestrator.report.compare import verdicts as compare
 
     result = compare.compare(compare_sides.one_part(args.a), compare_sides.one_part(args.b),
-                             args.min_effect, args.correction)
+                             args.min_effect, args.correction, not args.unpaired)
     written = compare_output.write(result, args.out,
                                    outputs.Inputs.of(_sources([args.a, args.b])))
     # a table for a wide terminal; piped (CI logs) rich would squeeze it into 80 columns

@@ -215,10 +215,19 @@ def _v3_to_v4(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE sweeps ADD COLUMN host TEXT")
 
 
+# the largest experiments text a sweep can have planned from (experiments/limits.py's
+# MAX_FILE_BYTES; data may not import experiments): a longer recorded text is not parsed
+RECORDED_TEXT_BYTES = 2**20
+
+
 def recorded_seed(config_text: str | None) -> int | None:
     """The order seed a start's experiments text asked for as format 4 read it: the seed
     under `defaults.order` with `interleave: true`, else None (file order, the default then;
-    a text that does not read as such a mapping planned in file order too)."""
+    a text that does not read as such a mapping planned in file order too). A text over
+    RECORDED_TEXT_BYTES is no experiments file the orchestrator read: not parsed (a 7.5 MB
+    text took `export` 57.5 s and 1.1 GiB), file order."""
+    if config_text is None or len(config_text) > RECORDED_TEXT_BYTES:
+        return None
     try:
         data = yaml.safe_load(config_text or "")
     except (yaml.YAMLError, RecursionError):
@@ -239,9 +248,11 @@ def _v4_to_v5(db: sqlite3.Connection) -> None:
   half_width REAL, processes INTEGER, target REAL, at REAL,
   PRIMARY KEY(sweep_id, series, label, method));""")  # as format 5 made it
     db.execute("ALTER TABLE sweep_starts ADD COLUMN seed INTEGER")
-    rows = db.execute("SELECT rowid, config_text FROM sweep_starts").fetchall()
-    db.executemany("UPDATE sweep_starts SET seed=? WHERE rowid=?",
-                   [(recorded_seed(text), rowid) for rowid, text in rows])
+    # one text at a time, and only those within the bound are read out of SQLite at all
+    seeds = [(recorded_seed(text), rowid) for rowid, text in db.execute(
+        "SELECT rowid, CASE WHEN length(CAST(config_text AS BLOB)) <= ? THEN config_text END "
+        "FROM sweep_starts", (RECORDED_TEXT_BYTES,))]
+    db.executemany("UPDATE sweep_starts SET seed=? WHERE rowid=?", seeds)
 
 
 # The columns formats 2 to 5 gained in place, as they were added: a store of one of those

@@ -147,8 +147,13 @@ class Experiment(Strict):
             raise ValueError(problem)
         return self
 
-    def no_rounds(self) -> str | None:
-        """Why this experiment's series cannot stop at a precision, or None."""
+    def no_rounds(self, rule: PrecisionTarget | None = None) -> str | None:
+        """Why this experiment's series cannot stop at a precision (`rule`: a target's own;
+        default the experiment's), or None."""
+        rule = rule or self.precision_target
+        if rule is not None and rule.decide and not self.variants:
+            return ("precision_target.decide judges each variant against the first: it needs "
+                    "'variants' (an A and a B in one sweep)")
         if self.mode != "mm":
             return (f"precision_target needs mode 'mm' (steady-state figures), not "
                     f"'{self.mode}'")
@@ -216,7 +221,8 @@ class ExperimentsFile(Strict):
                     known = ", ".join(self.builds) or "none defined"
                     raise PathError((*at, "build"),
                                     f"unknown build '{target.build}' (known: {known})")
-                if target.precision_target is not None and (problem := exp.no_rounds()):
+                if target.precision_target is not None and (
+                        problem := exp.no_rounds(target.precision_target)):
                     raise PathError((*at, "precision_target"), problem)
             for variant, side in (exp.variants or {}).items():
                 self._variant_builds(name, exp, variant, side)

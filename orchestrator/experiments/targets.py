@@ -120,6 +120,13 @@ class PrecisionTarget(Strict):
     pilot: StrictInt | None = Field(None, ge=1, le=lim.MAX_PROCESSES, description="processes "
                                     "before the first look; default min_processes (below it, "
                                     "only the time budget can stop a series at that look)")
+    decide: bool = Field(False, description="with `variants:`: instead of the target, add "
+                         "rounds until every steady figure's B/A (each variant against the "
+                         "first) is decided (slower, faster or same), judged at a level that "
+                         "holds under a look after every round (run/stopping.py), or the "
+                         "budget ends")
+    min_effect: Ratio = Field(0.05, gt=0, lt=1, description="with decide: the smallest "
+                              "change that counts (compare's --min-effect)")
 
     @model_validator(mode="after")
     def _counts_in_order(self) -> PrecisionTarget:

@@ -20,7 +20,7 @@ from orchestrator import vocabulary
 from orchestrator.data import frame_records, identity
 from orchestrator.report.names import run_name
 from orchestrator.report.tables import Table, duration, empty, group_positions
-from orchestrator.stats import intervals
+from orchestrator.stats import intervals, power
 
 SampleSets = dict[str, np.ndarray]
 # a profiler's kernel time is a figure of its own: ncu with L2 warm and with L2 flushed (or
@@ -130,7 +130,7 @@ def missed_targets(fig: pd.DataFrame) -> list[str]:
         return []
     rows = fig[(fig["stop_reason"].astype(object).where(fig["stop_reason"].notna(), "")
                 .astype(str) != "")
-               & (fig["stop_reason"] != "target met") & (fig["stat"] == "median")]
+               & ~fig["stop_reason"].isin(["target met", "decided"]) & (fig["stat"] == "median")]
     lines = []
     keys = [k for k in FIGURE if k in rows]
     for _, part in rows.groupby(keys, sort=False, dropna=False):
@@ -138,9 +138,13 @@ def missed_targets(fig: pd.DataFrame) -> list[str]:
         reached = f"±{100 * float(row['half_width']):.1f}%" if row["half_width"] else \
             "no interval"
         count = part["run_id"].nunique()
+        more = power.processes_for(float(row["half_width"] or 0), count,
+                                   float(row["stop_target"]))
+        need = "" if more is None else ": over 1000 processes would reach it" \
+            if more > power.MOST else f": ~{more} processes would reach it at that spread"
         lines.append(f"Precision target missed: {row['experiment']} {run_name(row, context=True)}"
                      f" {vocabulary.figure_words(row['method'], row.get('profiler'))}: "
                      f"{reached} at "
                      f"{count} process{'es' if count != 1 else ''}, target "
-                     f"±{100 * float(row['stop_target']):g}% ({row['stop_reason']})")
+                     f"±{100 * float(row['stop_target']):g}% ({row['stop_reason']}){need}")
     return lines

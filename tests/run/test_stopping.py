@@ -15,7 +15,7 @@ from orchestrator import vocabulary
 from orchestrator.cli import main
 from orchestrator.data import dataset
 from orchestrator.data.store import Store
-from orchestrator.records import RunDef, RunRecord
+from orchestrator.records import RunDef, RunRecord, Status
 from orchestrator.report import process_table, tables
 from orchestrator.run.sweep import Sweep
 from orchestrator.stats import intervals
@@ -37,16 +37,20 @@ experiments:
 
 
 def _fake(monkeypatch: pytest.MonkeyPatch, medians: dict[int, list[float]],
-          wall_s: float = 0.1) -> list[RunDef]:
-    """Each run 'prints' its thread count's next median (with and without sync)."""
+          wall_s: float = 0.1, failing: frozenset[int] = frozenset()) -> list[RunDef]:
+    """Each run 'prints' its thread count's next median (with and without sync); the runs
+    of a thread count in `failing` print them and exit 1."""
     ran: list[RunDef] = []
 
     def measure(self, run, ctx, config, role, cold_series=None, paused=None):
         ran.append(run)
         value = medians[run.threads][run.process - 1]
         out = lines({"with sync": value, "no sync": value / 2}, run.threads or 1)
+        bad = run.threads in failing
         return RunRecord(run=run, role=role, stdout=out.encode(), wall_s=wall_s,
-                         returncode=0, started_at=1.0 + len(ran), ended_at=1.5 + len(ran))
+                         returncode=int(bad), started_at=1.0 + len(ran),
+                         ended_at=1.5 + len(ran), status=Status.FAILED if bad else Status.OK,
+                         reason="exit status 1" if bad else "")
 
     monkeypatch.setattr(Sweep, "_measure", measure)
     facts_probed_once(monkeypatch)  # no run imports torch: its facts once a session
@@ -124,6 +128,20 @@ def test_the_time_budget_stops_every_series(tmp_path: Path,
     ran.clear()
     _sweep(tmp_path, "0.01", budget="500")  # a larger budget: the resumed sweep goes on
     assert ran and min(r.process for r in ran) == 4
+
+
+def test_failed_runs_never_count_toward_the_target(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 46 item 15: three failed processes that printed one median each were `target
+    met` with half-width 0; a failed run's figures are not the series' processes."""
+    same = [300e-6] * 8
+    _fake(monkeypatch, {1: same, 2: same}, failing=frozenset({1}))
+    _sweep(tmp_path, "0.02")
+    stops = _stops(tmp_path / "results")
+    assert stops[(2, "with_sync")] == ("target met", 3)
+    assert all(reason != "target met" for (threads, _), (reason, _n) in stops.items()
+               if threads == 1), stops
+    assert not [k for k in stops if k[0] == 1 and k[1]]  # no figure of the failed series
 
 
 @pytest.mark.torch

@@ -5,7 +5,7 @@ tables (report/compare/tables.py): compare.md lists the differences between the 
 and settings first, then one table per section `compare` shows (methods, first call, CPU,
 warm-up), the figures set apart (different arithmetic or thread count: no verdict), the plain
 A/B values (counts, accuracy) and what only one side measured. compare.csv has one row per
-matched figure; compare.png draws each ratio B/A with its 95% interval on a log axis. A file of
+matched figure; compare.png draws each ratio B/A with the interval judged on a log axis. A file of
 those names that `compare` did not write is never overwritten.
 """
 
@@ -75,12 +75,23 @@ def _intro(c: Comparison) -> str:
     e = c.min_effect
     return (f"Ratio B/A of the figures over their processes (geometric mean of the process "
            "medians; the process is the unit, each side's processes and cold repeats pooled). "
-           f"Verdict with a minimum effect of {e:.0%}: slower/faster where the change is beyond "
-           f"[{1 / (1 + e):.3f}, {1 + e:.3f}] at 5% over all figures, corrected by "
-           f"{'Holm' if c.correction == 'holm' else 'Benjamini-Hochberg'}; same where "
-           "the 95% interval (Welch's t on log process values) lies inside it; else "
-           "inconclusive. A side with one value: `no verdict (one value)` unless the change is "
-           "beyond the other side's own spread between processes.")
+           f"Verdict with a minimum effect of {e:.0%}: the interval (Welch's t on log process "
+           "values; two variants of one sweep: paired by round) is judged at the level "
+           f"{_family(c)}: slower/faster where it lies beyond [{1 / (1 + e):.3f}, {1 + e:.3f}], "
+           "same where it lies inside, else inconclusive (with the processes a side that "
+           "would decide). The interval printed is the interval judged. A side with one "
+           "value: `no verdict (one value)` unless the change is beyond the other side's own "
+           "spread between processes.")
+
+
+def _family(c: Comparison) -> str:
+    """The family's level in words: which correction, which promise."""
+    level = "" if c.level is None else f"{compare_tables.level_words(c.level)} "
+    if c.correction == "holm":
+        return (f"{level}that Holm's correction over all figures gives (at most a 5% chance "
+                "of any false verdict)")
+    return (f"{level}that Benjamini-Hochberg over all figures gives (at most 5% of the "
+            "verdicts given false, on average)")
 
 
 def write_csv(c: Comparison, out: Path) -> Path:
@@ -93,7 +104,7 @@ TERMINAL_ROWS = 200  # the table `compare` prints: at most this many rows (PLOT_
 
 
 def draw(c: Comparison) -> Figure:
-    """compare.png: each ratio B/A of the rows `compare_tables.plotted` selects, with its 95%
+    """compare.png: each ratio B/A of the rows `compare_tables.plotted` selects, with the
     interval, on a log axis."""
     rows, total = plotted(c)
     fig = Figure(figsize=(9, 1.5 + 0.28 * max(len(rows), 1)))
@@ -109,8 +120,9 @@ def draw(c: Comparison) -> Figure:
     ax.set_yticks(range(len(rows)), [f"{r.section}: {r.figure}" for r in rows], fontsize=7)
     ax.invert_yaxis()
     ax.set_xscale("log")
-    ax.set_xlabel("B / A (over processes; above 1: B is slower); line: 95% interval, "
-                  "diamond: no interval")
+    level = "" if c.level is None else compare_tables.level_words(c.level) + " "
+    ax.set_xlabel(f"B / A (over processes; above 1: B is slower); line: the {level}interval "
+                  "judged, diamond: no interval")
     shown = "" if len(rows) == total else \
         f"\n{len(rows)} of {total} figures: the most changed (all in compare.csv)"
     ax.set_title(f"A = {c.a.name}   B = {c.b.name}{shown}", fontsize=9)
@@ -165,10 +177,11 @@ def show(c: Comparison, console: Console) -> None:
         if f.differs:
             facts.add_row(f.what, Text(f.a), Text(f.b))  # Text: '[std, flex]' is no markup
     console.print(facts)
-    table = Table("section", "figure", "A", "B", "B/A", "95% CI", "basis", "verdict")
+    table = Table("section", "figure", "A", "B", "B/A", "CI", "basis", "verdict")
     rows = [r for r in c.rows if r.verdict or r.apart]
     for r in notable(rows, TERMINAL_ROWS):
-        verdict = Text(r.verdict, style=COLOURS[r.verdict]) if r.verdict else \
+        verdict = Text(compare_tables.verdict_cell(r).replace("**", ""),
+                       style=COLOURS[r.verdict]) if r.verdict else \
             Text("apart: " + r.apart if r.apart else "", style="dim")
         table.add_row(r.section, Text(r.figure), value_cell(r, r.a), value_cell(r, r.b),
                       ratio_cell(r), ci_cell(r), r.basis, verdict)
@@ -177,4 +190,5 @@ def show(c: Comparison, console: Console) -> None:
         console.print(f"{TERMINAL_ROWS} of {len(rows)} figures shown (slower and faster "
                       "first, then inconclusive, then the rest, each by the size of the "
                       "change); compare.md and compare.csv have them all")
-    console.print(", ".join(f"{n} {v}" for v, n in c.verdicts().items()))
+    console.print(", ".join(f"{n} {v}" for v, n in c.verdicts().items())
+                  + f"; intervals at {_family(c)}")

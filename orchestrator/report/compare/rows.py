@@ -106,9 +106,10 @@ _NAN = ("nan",)  # a missing experiment as a key that equals itself
 
 def _pool(frame: list[dict[str, Any]]) -> pd.DataFrame:
     """One row per figure: `values` (one per process), `sample_sets` (each process's raw
-    samples or None), `processes`; `value` the geometric mean (positive times) or median; a
-    count (`queued_waited`, `no_time_count`: runs, not a time) the sum over its runs. From the
-    measurements as records (a frame of them made and read back was seconds at 5000 runs)."""
+    samples or None), `rounds` (each process's number), `processes`; `value` the geometric
+    mean (positive times) or median; a count (`queued_waited`, `no_time_count`: runs, not a
+    time) the sum over its runs. From the measurements as records (a frame of them made and
+    read back was seconds at 5000 runs)."""
     key = key_fields()
     if not frame:
         return pd.DataFrame(columns=[*key, "value", "min", "samples", "run_id"])
@@ -126,6 +127,7 @@ def _pool(frame: list[dict[str, Any]]) -> pd.DataFrame:
         values = [float(u["value"]) for u in first]
         mins = [float(u["min"]) for u in first if u["min"] is not None and not pd.isna(u["min"])]
         row.update(values=values, sample_sets=[u["samples"] for u in first],
+                   rounds=[u["process_no"] for u in first],  # a variant's round k: process k
                    processes=len(values),
                    value=sum(values) if row["stat"] in _COUNTS else _centre(values),
                    min=min(mins) if mins else None,

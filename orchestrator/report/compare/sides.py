@@ -47,6 +47,7 @@ class Side:
     env: set[str] = field(default_factory=set)  # 'K=V' an experiment added to its runs
     # the same per variant of an A/B (`variants:`): a variant side shows all its own env
     variant_env: dict[str, set[str]] = field(default_factory=dict)
+    variant: str = ""  # `FOLDER#VARIANT`: the variant of an A/B in one sweep
 
 
 def load_side(spec: str) -> Side:
@@ -90,7 +91,7 @@ def variant_side(side: Side, variant: str, spec: str) -> Side:
     env = side.variant_env.get(variant) or \
         {e for r in chosen.figures["measure_env"] for e in measure_env.pairs_text(r)}
     return replace(side, spec=spec, name=f"{side.name}#{variant}", data=chosen,
-                   env=env if env else set())
+                   env=env if env else set(), variant=variant)
 
 
 def _log_side(spec: str, path: Path) -> Side:

@@ -21,12 +21,15 @@ from orchestrator.data.durations import format_duration
 from orchestrator.report.compare.verdicts import ONE_VALUE, Comparison, Row
 from orchestrator.report.registry import Section, compare_sections
 from orchestrator.report.tables import Table
+from orchestrator.stats import power
 
 CSV_FIELDS = ["section", "figure", "stat", "a", "b", "a_min", "b_min", "ratio", "ci_low",
               "ci_high", "basis", "detectable", "verdict", "apart", "note", "p_value",
-              "p_holm", "a_tflops", "b_tflops", "a_peak_pct", "b_peak_pct"]
-# compare.csv's headers before these: without % of peak, and without p-values and throughput
-EARLIER_FIELDS = (CSV_FIELDS[:-2], CSV_FIELDS[:-6])
+              "p_holm", "a_tflops", "b_tflops", "a_peak_pct", "b_peak_pct", "ci_level",
+              "processes_needed"]
+# compare.csv's headers before these: without the interval's level and the processes needed,
+# without % of peak, and without p-values and throughput
+EARLIER_FIELDS = (CSV_FIELDS[:-2], CSV_FIELDS[:-4], CSV_FIELDS[:-8])
 LEGACY_FIELDS = EARLIER_FIELDS[-1]
 # compare.png grows 0.28 in a row: past this many it is no longer a figure one reads (and a log
 # within the input cap has 38,000 matched figures, a picture matplotlib cannot even make)
@@ -68,7 +71,27 @@ def _peak_pcts(row: Row) -> str:
 
 
 def ci_cell(row: Row) -> str:
-    return "" if row.lo is None or row.hi is None else f"{row.lo:.3g} – {row.hi:.3g}"
+    """The interval judged, at its level where that is not 95% (the family's correction)."""
+    if row.lo is None or row.hi is None:
+        return ""
+    level = "" if row.level is None or abs(row.level - 0.95) < 5e-5 else \
+        f" ({level_words(row.level)})"
+    return f"{row.lo:.3g} – {row.hi:.3g}{level}"
+
+
+def level_words(level: float) -> str:
+    """99.85%: the level with the digits that tell it from 100%."""
+    digits = max(1, min(4, -math.floor(math.log10(max(1 - level, 1e-9))) - 1))
+    return f"{100 * level:.{digits}f}%"
+
+
+def verdict_cell(row: Row) -> str:
+    """The verdict; an inconclusive one says the processes a side that would decide."""
+    if row.verdict != "inconclusive" or row.needed is None:
+        return f"**{row.verdict}**"
+    more = f"over {row.needed - 1}" if row.needed > power.MOST else f"~{row.needed}"
+    return f"**inconclusive** ({more} {'rounds' if row.paired else 'processes a side'} " \
+        "would decide)"
 
 
 def detectable_cell(row: Row) -> str:
@@ -96,11 +119,11 @@ def _table(name: str, title: str, head: list[str], rows: list[list[str]]) -> Tab
 def verdict_table(words: str, rows: list[Row]) -> Table:
     """A section's figures with their verdicts: both sides, B/A with its interval, what the
     verdict rests on, the smallest change it could have called, the throughput."""
-    return _table(words, words, ["figure", "A", "B", "B/A", "95% CI", "basis", "detectable",
+    return _table(words, words, ["figure", "A", "B", "B/A", "CI", "basis", "detectable",
                                  "verdict", "A min / B min", "note", "TFLOP/s A / B",
                                  "% of peak A / B"],
                   [[r.figure, value_cell(r, r.a), value_cell(r, r.b), ratio_cell(r), ci_cell(r),
-                    r.basis, detectable_cell(r), f"**{r.verdict}**", _pair(r, r.a_min, r.b_min),
+                    r.basis, detectable_cell(r), verdict_cell(r), _pair(r, r.a_min, r.b_min),
                     r.note, _rates(r), _peak_pcts(r)] for r in rows])
 
 
@@ -110,7 +133,8 @@ def rows_table(c: Comparison) -> Table:
         [[r.section, r.figure, r.stat, _num(r.a), _num(r.b), _num(r.a_min), _num(r.b_min),
           _num(r.ratio), _num(r.lo), _num(r.hi), r.basis, _num(r.detectable), r.verdict,
           r.apart, r.note, _num(r.p_value), _num(r.p_holm), _num(r.a_tflops),
-          _num(r.b_tflops), _num(r.a_peak_pct), _num(r.b_peak_pct)] for r in c.rows],
+          _num(r.b_tflops), _num(r.a_peak_pct), _num(r.b_peak_pct), _num(r.level),
+          "" if r.needed is None else str(r.needed)] for r in c.rows],
         columns=CSV_FIELDS))
 
 

@@ -7,25 +7,27 @@ never on run ids: `rows` and `match`. This module gives each matched time figure
 
 The process is the unit (stats/intervals.py): each side's figure pools all its processes
 (cold repeats included), one value per process. r = B/A of the geometric means of the process
-values, with a 95% interval from Welch's t on the log process values, and a minimum effect e
-(default 5%). Each figure's test "the change is beyond ±e" gets a p-value, and the p-values of
-all figures judged at once are corrected by **Holm's** step-down method (family-wise error 5%;
-`--correction bh`: Benjamini-Hochberg, false discovery rate 5%, the same bound in an A/A):
+values, with an interval from Welch's t on the log process values (two variants of one sweep:
+paired, a t on the per-round log ratios), and a minimum effect e (default 5%). Every figure
+judged at once is one family: the p-values of "the interval leaves the band's edge" are
+corrected by **Benjamini-Hochberg** (default: at most 5% of the verdicts given are false) or
+**Holm** (`--correction holm`: at most 5% chance of any false verdict), which gives the
+family's level q (report/power.py), and every interval is printed at level 1 − q:
 
-    Holm-adjusted p < 0.05        slower / faster  (by the side the ratio lies)
-    lo >= 1/(1+e) and hi <= 1+e   same             (the interval lies inside the no-effect band)
-    otherwise                     inconclusive     (the data cannot tell a change of e from none)
+    interval beyond the band ±e    slower / faster  (by the side the ratio lies)
+    interval inside the band       same
+    otherwise                      inconclusive     (with the processes a side that would decide)
 
 A side with one value for a figure (one process, a captured log, a single first call) gives
 the ratio and `no verdict (one value)`, unless the effect is beyond what the other side's own
 spread allows: a prediction interval of one more process of that side (t, p-1 df), Holm-
 corrected like the rest. Both sides with one value: `no verdict (one value)`, always.
 `detectable` is the smallest change the figure could have called (e plus the interval's
-half-width, uncorrected). Only time figures get a verdict; counts and accuracy statistics are
-listed as plain A/B values. Figures whose arithmetic (precision) or thread count differs are
-listed apart, without a verdict; a side that did not record its precision is taken as FP32 and
-never paired with a TF32 run. Before any figure the differences between the two machines and
-settings are listed (`facts`).
+half-width at the family's level). Only time figures get a verdict; counts and accuracy
+statistics are listed as plain A/B values. Figures whose arithmetic (precision) or thread
+count differs are listed apart, without a verdict; a side that did not record its precision
+is taken as FP32 and never paired with a TF32 run. Before any figure the differences between
+the two machines and settings are listed (`facts`).
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from orchestrator.report.compare.match import (
 )
 from orchestrator.report.compare.rows import DISPUTED_CLASS, measurements
 from orchestrator.report.compare.sides import Fact, Side, load_side, machine_facts
-from orchestrator.stats import intervals
+from orchestrator.stats import intervals, power
 from orchestrator.stats.spread import ratio
 
 __all__ = ["Comparison", "InputError", "Row", "Side", "compare", "judge", "load_side",
@@ -57,7 +59,8 @@ DEFAULT_MIN_EFFECT = 0.05
 # the clocks of one steady matmul: a throughput means something (not a first call, no sync)
 ONE_VALUE = "no verdict (one value)"
 VERDICTS = ("same", "faster", "slower", "inconclusive", ONE_VALUE)
-FAMILY_ALPHA = 0.05  # Holm: the chance of any false slower/faster among all figures
+FAMILY_ALPHA = power.ALPHA  # BH: the share of false verdicts; Holm: the chance of any
+DEFAULT_CORRECTION = power.DEFAULT_CORRECTION
 
 
 @dataclass
@@ -86,9 +89,16 @@ class Row:
     # .py); None where the peak or the arithmetic is unknown
     a_peak_pct: float | None = None
     b_peak_pct: float | None = None
-    p_value: float | None = None  # of 'beyond ±e', before Holm
-    p_holm: float | None = None
+    p_value: float | None = None  # of 'the interval leaves the band edge', uncorrected
+    p_holm: float | None = None  # p_value adjusted by the comparison's correction
     inside: bool = False  # the interval lies inside the no-effect band
+    level: float | None = None  # the interval's confidence level: 1 − the family's q
+    needed: int | None = None  # inconclusive: processes a side that would decide (power.py)
+    log_diff: float = 0.0
+    se: float | None = None
+    df: float | None = None
+    spread: float | None = None  # the pooled log sd (paired: of the round differences)
+    paired: bool = False  # judged on per-round log ratios
 
 
 @dataclass
@@ -99,7 +109,8 @@ class Comparison:
     facts: list[Fact]
     pairings: list[str]  # labels compared as the same figure
     rows: list[Row]
-    correction: str = "holm"  # over the family of figures: 'holm' or 'bh'
+    correction: str = DEFAULT_CORRECTION  # over the family of figures: 'bh' or 'holm'
+    level: float | None = None  # the intervals' confidence level (1 − the family's q)
     only_a: list[str] = field(default_factory=list)
     only_b: list[str] = field(default_factory=list)
 
@@ -122,47 +133,83 @@ def verdict(lo: float, hi: float, min_effect: float) -> str:
     return "inconclusive"
 
 
-def judge(a: dict[str, Any], b: dict[str, Any], min_effect: float) -> dict[str, Any]:
-    """ratio, interval, basis, detectable and the uncorrected p-value for one time figure
-    (`values`, `sample_sets`: one per process); `finish` gives the verdict after Holm."""
+def judge(a: dict[str, Any], b: dict[str, Any], min_effect: float,
+          pair: bool = False) -> dict[str, Any]:
+    """ratio, 95% interval, basis and the uncorrected p-value for one time figure (`values`,
+    `sample_sets`: one per process; `rounds`: each process's round, read when `pair`);
+    `finish` sets the interval's level, the verdict and the processes needed after the
+    family's correction."""
     # B/A reads each side's centre, log spread and counts, never its own interval: no bootstrap
     ea = intervals.estimate(a["values"], a["sample_sets"], bootstrap=False)
     eb = intervals.estimate(b["values"], b["sample_sets"], bootstrap=False)
     if ea is None or eb is None:
         return {"basis": "no ratio (a zero or non-finite figure)"}
-    if ea.processes >= 2 and eb.processes >= 2:
+    if pair and (rounds := _rounds(a, b)) is not None:
+        mean, se, df = rounds
+        basis = f"processes {ea.processes}/{eb.processes} paired by round" + (
+            f", reps {ea.reps}/{eb.reps}" if ea.reps or eb.reps else "")
+        r = intervals.RatioEstimate(math.exp(mean), None, None, mean, se, df, basis)
+        spread: float | None = se * math.sqrt(df + 1)
+    elif ea.processes >= 2 and eb.processes >= 2:
         r = intervals.ratio(ea, eb)
+        spread = power.pooled_spread(ea.log_sd, eb.log_sd)
     elif ea.processes >= 2 or eb.processes >= 2:
         many, one = (ea, eb) if ea.processes >= 2 else (eb, ea)
         r = intervals.predict(many, one, one_is_b=one is eb)
+        spread = None
     else:
         return {"ratio": math.exp(eb.log_mean - ea.log_mean), "basis": "one value per side",
                 "verdict": ONE_VALUE}
-    out: dict[str, Any] = {"ratio": r.ratio, "basis": r.basis,
-                           "p_value": intervals.p_beyond(r, min_effect),
-                           "detectable": intervals.detectable(r, min_effect)}
-    if r.lo is not None and r.hi is not None:
-        out.update(lo=r.lo, hi=r.hi)
-        # 'same' needs both sides' processes: one value cannot show that nothing changed
-        out["inside"] = r.basis.startswith("processes") and verdict(r.lo, r.hi, min_effect) \
-            == "same"
+    both = r.basis.startswith("processes")  # one value cannot show that nothing changed
+    out: dict[str, Any] = {"ratio": r.ratio, "basis": r.basis, "log_diff": r.log_diff,
+                           "se": r.se, "df": r.df, "spread": spread,
+                           "paired": "paired" in r.basis,
+                           "p_value": power.p_decided(r.log_diff, r.se, r.df, min_effect, both)}
+    if (at95 := power.bounds(r.log_diff, r.se, r.df, 1 - intervals.LEVEL)) is not None:
+        out.update(lo=at95[0], hi=at95[1], level=intervals.LEVEL)
+        out["detectable"] = intervals.detectable(r, min_effect)
     return out
 
 
-def finish(rows: list[Row], correction: str = "holm") -> None:
-    """Holm (or Benjamini-Hochberg, `bh`) over every figure with a p-value, then each
-    figure's verdict."""
+def _rounds(a: dict[str, Any], b: dict[str, Any]) -> tuple[float, float, float] | None:
+    """The paired (mean, se, df) of B/A's per-round log ratios when both sides ran the same
+    rounds, one process each; else None (judged unpaired)."""
+    ra, rb = a.get("rounds"), b.get("rounds")
+    if not ra or not rb or len(set(ra)) != len(ra) or len(set(rb)) != len(rb) \
+            or set(ra) != set(rb):
+        return None
+    va, vb = dict(zip(ra, a["values"], strict=True)), dict(zip(rb, b["values"], strict=True))
+    order = sorted(va)
+    return power.paired([va[k] for k in order], [vb[k] for k in order])
+
+
+def finish(rows: list[Row], correction: str = DEFAULT_CORRECTION,
+           min_effect: float = DEFAULT_MIN_EFFECT) -> float:
+    """Benjamini-Hochberg (or Holm) over every figure with a p-value; every interval at the
+    family's level 1 − q; then each figure's verdict from its interval, and for an
+    inconclusive one the processes a side that would decide. Returns the level."""
     judged = [r for r in rows if r.p_value is not None]
-    adjust = intervals.CORRECTIONS[correction]
-    for row, adjusted in zip(judged, adjust([r.p_value for r in judged]), strict=True):
-        row.p_holm = adjusted
+    adjusted = intervals.CORRECTIONS[correction]([r.p_value for r in judged])
+    q = power.family_level(adjusted, correction, FAMILY_ALPHA)
+    for row, adj in zip(judged, adjusted, strict=True):
+        row.p_holm = adj
         one = not row.basis.startswith("processes")
-        if adjusted is not None and adjusted < FAMILY_ALPHA and row.ratio is not None:
-            row.verdict = "slower" if row.ratio > 1 else "faster"
+        found = power.bounds(row.log_diff, row.se, row.df, q)
+        if found is None:
+            continue
+        row.lo, row.hi, row.level = found[0], found[1], 1 - q
+        row.detectable = (1 + min_effect) * found[1] / row.ratio - 1 if row.ratio else None
+        said = verdict(row.lo, row.hi, min_effect)
+        row.inside = said == "same" and not one
+        if said in ("slower", "faster"):
+            row.verdict = said
         elif one:
             row.verdict = ONE_VALUE
         else:
-            row.verdict = "same" if row.inside else "inconclusive"
+            row.verdict = said
+        if row.verdict == "inconclusive" and row.spread is not None:
+            row.needed = power.needed(row.spread, min_effect, q, row.paired)
+    return 1 - q
 
 
 def _apart(a: dict[str, Any], b: dict[str, Any]) -> str:
@@ -179,7 +226,7 @@ def _apart(a: dict[str, Any], b: dict[str, Any]) -> str:
 
 
 def _row(a: dict[str, Any], b: dict[str, Any], note: str, min_effect: float,
-         hosts: tuple[dict[str, Any], dict[str, Any]] = ({}, {})) -> Row:
+         hosts: tuple[dict[str, Any], dict[str, Any]] = ({}, {}), pair: bool = False) -> Row:
     row = Row(section_of(a), describe(a, b), a["stat"], a["value"], b["value"], a["min"],
               b["min"], note=note)
     if not vocabulary.is_time(a["method"]) or a["stat"] not in ("median", "value"):
@@ -193,7 +240,7 @@ def _row(a: dict[str, Any], b: dict[str, Any], note: str, min_effect: float,
     if row.apart:
         row.ratio = ratio(b["value"], a["value"])
         return row
-    for name, value in judge(a, b, min_effect).items():
+    for name, value in judge(a, b, min_effect, pair).items():
         setattr(row, name, value)
     return row
 
@@ -234,8 +281,9 @@ def _say_arithmetic(rows: list[Row], pairs: list[tuple[dict[str, Any], dict[str,
 
 
 def compare(a: Side, b: Side, min_effect: float = DEFAULT_MIN_EFFECT,
-            correction: str = "holm") -> Comparison:
-    """Match the two sides' figures and give each time figure its verdict."""
+            correction: str = DEFAULT_CORRECTION, paired: bool = True) -> Comparison:
+    """Match the two sides' figures and give each time figure its verdict; two variants of
+    one sweep are judged on their per-round log ratios unless `paired` is False."""
     if not min_effect > 0:
         raise InputError(f"--min-effect must be above 0 (got {min_effect})")
     if correction not in intervals.CORRECTIONS:
@@ -249,9 +297,16 @@ def compare(a: Side, b: Side, min_effect: float = DEFAULT_MIN_EFFECT,
     order = {s: i for i, s in enumerate(sections())}
     pairs.sort(key=lambda p: (order[section_of(p[0])], p[0]["order"]))  # A's order per section
     hosts = (a.data.host or {}, b.data.host or {})
-    rows = [_row(x, y, note, min_effect, hosts) for x, y, note in pairs]
+    pair = paired and one_sweep(a, b)
+    rows = [_row(x, y, note, min_effect, hosts, pair) for x, y, note in pairs]
     _say_arithmetic(rows, pairs)
-    finish(rows, correction)
+    level = finish(rows, correction, min_effect)
     return Comparison(a, b, min_effect, machine_facts(a, b), pairings, rows, correction,
-                      list(dict.fromkeys(describe(x, x) for x in only_a)),
+                      level, list(dict.fromkeys(describe(x, x) for x in only_a)),
                       list(dict.fromkeys(describe(y, y) for y in only_b)))
+
+
+def one_sweep(a: Side, b: Side) -> bool:
+    """Whether the sides are two variants of one sweep of one store: their rounds match."""
+    return a.kind == b.kind == "store" and a.sweep is not None and a.sweep == b.sweep \
+        and bool(a.variant) and bool(b.variant) and a.variant != b.variant

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Issue 41 on the H200: verdicts with power, in one command (about 7 minutes, bounded to 8).
+#   OUT=/some/dir scripts/h200/power.sh
+# (a) scripts/h200/power.yaml twice, 3 processes a side (torch cuda 1024², torch cpu 1 and 4
+#     threads), the second sweep with MKL_CBWR=COMPATIBLE on the CPU runs: compare under the
+#     default (Benjamini-Hochberg) and under --correction holm. Every steady CPU figure should
+#     be `slower`, the GPU figures never faster/slower, no interval beyond the band beside
+#     `inconclusive`.
+# (b) scripts/h200/power-variants.yaml: one sweep, variants a and b identical, c with
+#     MKL_CBWR=COMPATIBLE: compare a/b (within-sweep A/A: 0 faster/slower) and a/c paired (the
+#     default for two variants of one sweep) and --unpaired: summary.txt lists each figure's
+#     interval width both ways.
+# (c) scripts/h200/power-decide.yaml: run until decided (b: cuBLAS's Lt path), budget 90 s:
+#     the store's stops say `decided` or why not (time budget, max processes) per figure.
+# Everything under $OUT: stores, compare folders, logs, summary.txt.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:?set OUT to the folder for the results}
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] && PY=${PYTHON:-.venv/bin/python}
+if ! "$PY" -c 'import torch, pydantic, pandas, rich, matplotlib' 2>/dev/null; then
+    echo "power.sh: $PY lacks torch, pydantic, pandas, rich or matplotlib (set PYTHON=...)" >&2
+    exit 2
+fi
+START=$(date +%s)
+LIMIT=${LIMIT:-470}
+mkdir -p "$OUT"
+left() { echo $(( LIMIT - ($(date +%s) - START) )); }
+sweep() {  # sweep NAME FILE [SHARE]: run FILE into $OUT/NAME within SHARE s (or what is left)
+    local t; t=$(left); [ -n "${3:-}" ] && [ "$3" -lt "$t" ] && t=$3
+    [ "$t" -gt 20 ] || { echo "power.sh: out of time before $1" >&2; return 0; }
+    timeout "$t" "$PY" -m orchestrator run "$2" --results "$OUT/$1" --quiet \
+        > "$OUT/run-$1.log" 2>&1 || echo "power.sh: sweep $1 ended with $?" >&2
+}
+cmp() {  # cmp NAME A B [ARGS...]
+    local name=$1 a=$2 b=$3; shift 3
+    "$PY" -m orchestrator compare "$a" "$b" --out "$OUT/$name" "$@" > "$OUT/$name.txt" 2>&1 \
+        || echo "power.sh: compare $name ended with $?" >&2
+}
+sed 's/^    threads: \[1, 4\]$/    threads: [1, 4]\n    env: {MKL_CBWR: COMPATIBLE}/' \
+    scripts/h200/power.yaml > "$OUT/power-slow.yaml"
+cp scripts/h200/power*.yaml "$OUT/"
+# (a) two sweeps
+sweep a scripts/h200/power.yaml 100
+sweep slow "$OUT/power-slow.yaml" 100
+if [ -d "$OUT/a" ] && [ -d "$OUT/slow" ]; then
+    cmp compare-a-slow "$OUT/a" "$OUT/slow"
+    cmp compare-holm-a-slow "$OUT/a" "$OUT/slow" --correction holm
+fi
+# (b) one variant sweep
+sweep variants scripts/h200/power-variants.yaml 160
+if [ -d "$OUT/variants" ]; then
+    cmp compare-variants-a-b "$OUT/variants#a" "$OUT/variants#b"
+    cmp compare-variants-a-c "$OUT/variants#a" "$OUT/variants#c"
+    cmp compare-variants-a-c-unpaired "$OUT/variants#a" "$OUT/variants#c" --unpaired
+fi
+# (c) until decided, in what is left
+sweep decide scripts/h200/power-decide.yaml
+[ -d "$OUT/decide" ] && cmp compare-decide-a-b "$OUT/decide#a" "$OUT/decide#b"
+"$PY" scripts/h200/power_summary.py "$OUT" | tee "$OUT/summary.txt"
+echo "power.sh: done in $(( $(date +%s) - START )) s"

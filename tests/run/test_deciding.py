@@ -1,0 +1,154 @@
+"""Run until decided (run/deciding.py through run/stopping.py): a variants sweep adds rounds
+until every steady figure's B/A is decided at a level that holds under repeated looks. A fake
+program (the sweep's measure step, monkeypatched) provokes each case; real torch with
+MKL_CBWR=COMPATIBLE as the B variant decides `slower` on this box."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from scipy import stats
+
+from orchestrator.cli import main
+from orchestrator.data.store import Store
+from orchestrator.errors import ConfigError
+from orchestrator.experiments import config
+from orchestrator.records import RunDef, RunRecord
+from orchestrator.report.compare import verdicts as compare
+from orchestrator.report.compare.sides import load_side
+from orchestrator.run import deciding
+from orchestrator.run.sweep import Sweep
+from orchestrator.stats import intervals
+
+from ..conftest import PROJECT, facts_once, facts_probed_once, write
+from ..report.fake_stores import lines
+
+FILE = """\
+version: 1
+defaults: {shape: [32, 32], reps: 3}
+experiments:
+  ab:
+    mode: mm
+    threads: [1]
+    precision_target: {target: 0.02, min_processes: 3, max_processes: %d, budget_s: 300,
+                       decide: true}
+    variants:
+      a: {}
+      b: {env: {MKL_CBWR: COMPATIBLE}}
+    targets:
+      - {program: torch, device: cpu}
+"""
+
+
+def _fake(monkeypatch: pytest.MonkeyPatch, factor: float) -> list[RunDef]:
+    """Each run 'prints' a median that drifts by round (shared by both variants), B `factor`
+    times A's, with a little noise of its own."""
+    ran: list[RunDef] = []
+    drift = [1.0, 1.3, 0.8, 1.2, 0.9, 1.1, 1.0, 0.95, 1.05, 1.0]
+    noise = [1.0, 1.004, 0.997, 1.002, 0.999, 1.003, 0.998, 1.001, 1.0, 0.999]
+
+    def measure(self, run, ctx, config, role, cold_series=None, paused=None):
+        ran.append(run)
+        k = run.process - 1
+        value = 300e-6 * drift[k] * (factor * noise[k] if run.variant == "b" else 1.0)
+        out = lines({"with sync": value, "no sync": value / 2}, 1)
+        return RunRecord(run=run, role=role, stdout=out.encode(), wall_s=0.1, returncode=0,
+                         started_at=1.0 + len(ran), ended_at=1.5 + len(ran))
+
+    monkeypatch.setattr(Sweep, "_measure", measure)
+    facts_probed_once(monkeypatch)
+    return ran
+
+
+def _stops(results: Path) -> set[tuple[str, int]]:
+    store = Store(results)
+    with store.reading():
+        (sweep,) = store.sweeps()
+        return {(s["reason"], s["processes"]) for s in store.stops(sweep["sweep_id"])}
+
+
+def test_a_clear_change_is_decided_after_the_pilot(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    ran = _fake(monkeypatch, 1.3)
+    exp = write(tmp_path / "e.yaml", FILE % 10)
+    assert Sweep(PROJECT, tmp_path / "r", show=False).run(exp) \
+        .exit_code == 0
+    assert sorted(r.process for r in ran if r.variant == "b") == [1, 2, 3]
+    assert _stops(tmp_path / "r") == {("decided", 3)}
+    c = compare.compare(load_side(f"{tmp_path / 'r'}#a"), load_side(f"{tmp_path / 'r'}#b"))
+    assert {r.verdict for r in c.rows if r.verdict} == {"slower"}  # compare agrees
+
+
+def test_a_change_inside_the_band_runs_until_same_or_the_limit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """B 0.5% slower: `same` needs the interval inside ±5% at 1 − 5%/(K·m); the round drift
+    of ±30% would hide it unpaired, paired it is decided within the planned rounds."""
+    ran = _fake(monkeypatch, 1.005)
+    exp = write(tmp_path / "e.yaml", FILE % 6)
+    Sweep(PROJECT, tmp_path / "r", show=False).run(exp)
+    reasons = _stops(tmp_path / "r")
+    assert {why for why, _ in reasons} <= {"decided", "max processes"}
+    assert max(r.process for r in ran) <= 6
+
+
+def test_the_looks_level_is_alpha_over_looks_and_figures() -> None:
+    assert deciding.level(8, 4) == pytest.approx(0.05 / 32)
+    a = [(k, v, None) for k, v in enumerate([10.0, 13.0, 8.0, 12.0], 1)]
+    b = [(k, v * 1.1, None) for k, v in enumerate([10.0, 13.1, 8.0, 12.05], 1)]
+    lo, hi = deciding.interval(stats_module(), a, b, 0.01) or (0, 0)
+    diffs = [math.log(y[1] / x[1]) for x, y in zip(a, b, strict=True)]
+    ci = stats.ttest_1samp(diffs, 0).confidence_interval(0.99)
+    assert (lo, hi) == pytest.approx((ci.low, ci.high))
+
+
+def stats_module() -> deciding.Quantiles:
+    return intervals  # type: ignore[return-value]
+
+
+def test_decide_without_variants_is_one_line(tmp_path: Path) -> None:
+    text = FILE.replace("    variants:\n      a: {}\n      b: {env: {MKL_CBWR: COMPATIBLE}}\n",
+                        "") % 6
+    with pytest.raises(ConfigError) as info:
+        config.load(write(tmp_path / "e.yaml", text))
+    assert "experiments.ab" in str(info.value) and "needs 'variants'" in str(info.value)
+
+
+REAL = """\
+version: 1
+defaults: {shape: [128, 128], reps: 20, timeout_s: 300}
+experiments:
+  mkl:
+    mode: mm
+    threads: [1]
+    precision_target: {target: 0.02, min_processes: 3, max_processes: 8, budget_s: 240,
+                       decide: true}
+    variants:
+      a: {}
+      slow: {env: {MKL_CBWR: COMPATIBLE}}
+    targets:
+      - {program: torch, device: cpu}
+"""
+
+
+@pytest.mark.torch
+def test_real_torch_until_decided_decides_mkl_cbwr_slower(tmp_path: Path) -> None:
+    exp = write(tmp_path / "e.yaml", REAL)
+    with facts_once():
+        assert main(["run", str(exp), "--results", str(tmp_path / "r"), "--quiet"]) == 0
+    reasons = _stops(tmp_path / "r")
+    assert {why for why, _ in reasons} == {"decided"}, reasons
+    c = compare.compare(load_side(f"{tmp_path / 'r'}#a"), load_side(f"{tmp_path / 'r'}#slow"))
+    steady = [r for r in c.rows if r.verdict and r.basis.startswith("processes")
+              and r.section == "CPU" and "first call" not in r.figure
+              and "device init" not in r.figure]
+    assert steady and {r.verdict for r in steady} == {"slower"}, [
+        (r.figure, r.ratio, r.lo, r.hi, r.verdict) for r in steady]
+    assert all("paired by round" in r.basis for r in steady)
+    store = Store(tmp_path / "r")
+    with store.reading():
+        defs = [RunDef.from_definition(json.loads(r["definition_json"]))
+                for r in store.query("SELECT definition_json FROM runs")]
+    assert {d.variant for d in defs} == {"a", "slow"}
