@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from orchestrator import axes
 from orchestrator.programs import probe
 from orchestrator.records import Header, RunDef
 
@@ -96,6 +97,11 @@ class Program(ABC):
     # device -> the execution modes a run may ask for (`exec`), first the default ('eager': the
     # program's own way, left out of the run's identity); a program with none takes no `exec`
     exec_modes: ClassVar[dict[str, tuple[str, ...]]] = {}
+    # the keyed sweep axes (orchestrator/axes.py, an experiments-file key) this program takes:
+    # their values reach its argv and environment (Axis.argv, Axis.env); the plan refuses a
+    # value of any other on its targets. The built-in axes (shape, threads, ...) every program
+    # takes, through the contract's fixed argv
+    accepts: ClassVar[tuple[str, ...]] = ()
     # the modes whose runs read and write the on-disk cache (`cache_home`) on every device
     cached_exec: ClassVar[tuple[str, ...]] = ()
     # a warm series gets its priming run even when the cache folder is not empty: the folder
@@ -151,9 +157,12 @@ class Program(ABC):
         # both programs: a block of its own after everything else; never under a profiler
         if run.energy_s and not run.profile:
             argv += ["--energy", f"{run.energy_s:g}"]
-        if run.params.get("exec"):  # a mode other than the program's own (torch: eager)
-            argv += ["--exec", run.params["exec"]]
+        argv += axes.program_argv(run.params, self.accepts)  # the axes it takes ('--exec')
         return argv + self.precision_argv(run)
+
+    def axis_env(self, run: RunDef) -> dict[str, str]:
+        """The environment variables of the axes it takes, at this run's values."""
+        return axes.program_env(run.params, self.accepts)
 
     def precision_argv(self, run: RunDef) -> list[str]:
         """`--precision P` for a program that takes it (the default where the run asks none)."""
