@@ -145,8 +145,7 @@ def _expand_variant(config: ExperimentsFile, name: str, exp: Experiment,
         processes = exp.processes_for(target)
         identity = dict(experiment=name, program=target.program, device=target.device,
                         mode=exp.mode, reps=exp.reps or d.reps, build=build_name,
-                        crate=build.crate if build else None,
-                        features=tuple(sorted(build.features)) if build else (),
+                        **_build_identity(target, build),
                         timed_runs=exp.timed_runs if exp.mode == "warm" else None,
                         processes=processes, samples=d.samples, env=env,
                         timeout_s=exp.timeout_s or d.timeout_s, energy_s=exp.energy_s or None)
@@ -161,6 +160,15 @@ def _expand_variant(config: ExperimentsFile, name: str, exp: Experiment,
                              rule_scope=scope)
             yield from _profile_runs(run, _profilers(target, exp), reason, caps, expect, rule,
                                      scope)
+
+
+def _build_identity(target: Target, build: Build | None) -> dict[str, Any]:
+    """Which build the run runs, as its program's build system names it (stored `crate`,
+    `features`: the run id's names since the first stores)."""
+    system = programs.get(target.program).build_system
+    if build is None or system is None:
+        return {"crate": None, "features": ()}
+    return system.identity(build)
 
 
 def _refuse_axes(name: str, exp: Experiment, index: int, target: Target) -> None:

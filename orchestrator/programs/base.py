@@ -6,7 +6,8 @@ its build, its caches (where: `cache_place`; what may move them: `cache_override
 cold run removes and how a run's store looks prove cold or warm), its driver-cache policy,
 which header and method line forms only it prints (docs/LINES.md; a header's own facts in
 `Header.facts`), which labels imply it and how the report names its builds, its rows of the
-machine facts and the report's Source lines, and what facts about it a sweep records.
+machine facts and the report's Source lines, and what facts about it a sweep records; a
+program made of parts names its `BuildSystem` (programs/build.py).
 Everything else (the line grammar shared by all programs, the run's record, the store) is the
 same for every framework. Adding a framework is one folder with a Program subclass,
 registered in `programs/__init__.py`, plus its program.
@@ -23,6 +24,7 @@ from typing import Any, ClassVar
 
 from orchestrator import axes
 from orchestrator.programs import probe
+from orchestrator.programs.build import BuildSystem
 from orchestrator.records import Header, RunDef
 
 
@@ -80,7 +82,8 @@ class Program(ABC):
     # its parser (ValueError: what was expected): the experiments file's `env` is checked
     # with them, so a bad value is one line naming the variable, never a crash mid-sweep
     env_values: ClassVar[dict[str, Callable[[str], object]]] = {}
-    needs_build: ClassVar[bool] = False  # a target names one of the file's `builds`
+    # how its programs are built (a target then names one of the file's `builds`); None: not
+    build_system: ClassVar[BuildSystem | None] = None
     modes: ClassVar[tuple[str, ...]] = ("mm", "accuracy")
     thread_vars: ClassVar[tuple[str, ...]] = ()  # environment variables set to the count
     thread_flag: ClassVar[bool] = False  # '--threads N' on the command line too
