@@ -2,9 +2,9 @@
 
 `base` (the `Program` interface and `Paths`), `build` (the `BuildSystem` of a program made of
 parts, and `Builders`: each build by its unit's system), `torch/` (bench_py/exec_gpu.py),
-`burn/` (the bench_rust crates: `Cargo` its build system, `burn/cargo` builds them, `burn/cubecl_store` and `burn/cubecl_proof` read
-and prove cubecl's autotune cache), `jax/` (bench_py/exec_jax.py; its compilation cache in
-`jax/cache`). The registry here (`REGISTRY`, `get`, `register`, `reference`, `candidates`) is
+`burn/` (the bench_rust crates: `Cargo` its build system, `burn/cargo` builds them,
+`burn/cubecl_store` and `burn/cubecl_proof` read and prove cubecl's autotune cache), `jax/`
+(bench_py/exec_jax.py; its compilation cache in `jax/cache`). The registry here (`REGISTRY`, `get`, `register`, `reference`, `candidates`) is
 what the experiments file's `program` key and its JSON Schema, the plan, the runner, the
 machine facts, the parser and the report read; `builders` is what the run layer and the CLI
 build with (`units` and `build_system_of`: which build system builds a `builds:` entry's
