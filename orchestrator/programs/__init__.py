@@ -4,14 +4,15 @@
 parts, and `Builders`: each build by its unit's system), `torch/` (bench_py/exec_gpu.py),
 `burn/` (the bench_rust crates: `Cargo` its build system, `burn/cargo` builds them,
 `burn/cubecl_store` and `burn/cubecl_proof` read and prove cubecl's autotune cache), `jax/`
-(bench_py/exec_jax.py; its compilation cache in `jax/cache`). The registry here (`REGISTRY`, `get`, `register`, `reference`, `candidates`) is
-what the experiments file's `program` key and its JSON Schema, the plan, the runner, the
-machine facts, the parser and the report read; `builders` is what the run layer and the CLI
-build with (`units` and `build_system_of`: which build system builds a `builds:` entry's
-crate). Adding a framework: one folder with a `Program` subclass (its devices, build system,
-caches, driver-cache policy, header facts, display names and machine-fact rows), one
-`register(...)` line below, and its benchmark program (tests/programs/test_fourth_framework.py
-does it with a stand-in; test_fourth_framework_build.py with a build system of its own).
+(bench_py/exec_jax.py; its compilation cache in `jax/cache`). The registry here (`REGISTRY`,
+`get`, `register`, `reference`, `candidates`) is what the experiments file's `program` key and
+its JSON Schema, the plan, the runner, the machine facts, the parser and the report read;
+`builders` is what the run layer and the CLI build with (`units` and `build_system_of`: which
+build system builds a `builds:` entry's crate). Adding a framework: one folder with a
+`Program` subclass (its devices, build system, caches, driver-cache policy, header facts,
+display names and machine-fact rows), one `register(...)` line below, and its benchmark
+program (tests/programs/test_fourth_framework.py does it with a stand-in;
+test_fourth_framework_build.py with a build system of its own).
 
 May import: `records` (record types), `vocabulary`, `axes`, `errors` and `signals` (Ctrl-C
 deferred while a probe starts), nothing else of the package.
