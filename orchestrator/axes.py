@@ -13,7 +13,10 @@ what every layer needs of it, so a new axis is its entry here plus its experimen
   record it matches anything (`wildcard`);
 - how the plan gets its values: `key`, the experiments-file key it sweeps (a list on the
   experiment, or on a target, which wins), for an axis the plan has no rule of its own for
-  (experiments/plan.py `_EXPANDERS`: the built-in axes, whose values depend on the program).
+  (experiments/plan.py `_EXPANDERS`: the built-in axes, whose values depend on the program);
+- how a value reaches the program: `argv` (its part of the command line) and `env` (its
+  environment variables); a program names the keyed axes it takes (`Program.axes`), and the
+  plan refuses a value on a target whose program does not take it.
 
 Order is meaning: the plan nests its loops in this order (outermost first), and `describe` lists
 its parts in it. Read at call time, so a test's stand-in entry reaches every consumer.
@@ -54,6 +57,20 @@ class Axis:
     compare: str | None = None  # its field in compare's match key; None: not part of it
     wildcard: bool = True  # compare: unrecorded ('') on one side matches any value
     key: str | None = None  # the experiments-file key whose list of values the plan sweeps
+    # the value on the program's command line / in its environment; None: it does not reach
+    # the program that way (the built-in axes' argv is the contract's fixed part, base.argv)
+    argv: Callable[[Any], list[str]] | None = None
+    env: Callable[[Any], dict[str, str]] | None = None
+
+
+def flag(option: str, default: Any = None) -> Callable[[Any], list[str]]:
+    """`OPTION value` on the command line when the value is not the default: an axis's argv."""
+    return lambda value: [] if value == default else [option, str(value)]
+
+
+def variable(name: str, default: Any = None) -> Callable[[Any], dict[str, str]]:
+    """`NAME=value` in the environment when the value is not the default: an axis's env."""
+    return lambda value: {} if value == default else {name: str(value)}
 
 
 def _named(name: str) -> Callable[[Any, Any], str | None]:
@@ -82,7 +99,7 @@ AXES: tuple[Axis, ...] = (
     # its own way, torch's eager): added later, so unset it leaves the run id alone. Before
     # `cache`, whose sweep depends on it (only a compiled mode has an on-disk cache of torch's)
     Axis("exec", words=lambda v, _r: v or None, column="exec_mode", cell=_blank,
-         compare="exec_mode", wildcard=False, key="exec"),
+         compare="exec_mode", wildcard=False, key="exec", argv=flag("--exec")),
     # the cache state the process should find; the plan's series sets it with cache_action
     Axis("cache", default="none", hashed_default=True, legacy=True, words=_cache_words,
          column="cache", cell=_cache_cell, compare="cache"),
@@ -155,6 +172,20 @@ def cells(params: Mapping[str, Any]) -> dict[str, Any]:
 def compare_keys(wildcard: bool | None = None) -> list[str]:
     """Compare's match-key fields of the axes (only the wildcard ones, or only the others)."""
     return [a.compare for a in AXES if a.compare and (wildcard is None or a.wildcard == wildcard)]
+
+
+def program_argv(params: Mapping[str, Any], accepted: Iterable[str]) -> list[str]:
+    """The command-line parts of the axes a program takes, in the registry's order."""
+    taken = set(accepted)
+    return [part for a in AXES if a.argv is not None and a.name in taken
+            for part in a.argv(params[a.name])]
+
+
+def program_env(params: Mapping[str, Any], accepted: Iterable[str]) -> dict[str, str]:
+    """The environment variables of the axes a program takes."""
+    taken = set(accepted)
+    return {k: v for a in AXES if a.env is not None and a.name in taken
+            for k, v in a.env(params[a.name]).items()}
 
 
 def from_file(axis: Axis, target: Any, exp: Any) -> Iterable[Any]:

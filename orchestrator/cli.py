@@ -21,13 +21,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from orchestrator import programs
 from orchestrator.data import outputs
 from orchestrator.data.parse import parse_text, read_log
 from orchestrator.errors import InputError, OrchestratorError
 from orchestrator.experiments import config as config_mod
 from orchestrator.experiments.config import Capability
 from orchestrator.experiments.plan import PlannedRun, builds_needed
-from orchestrator.programs.burn.cargo import Builder
 from orchestrator.records import BuildResult, Status
 from orchestrator.run import carry
 from orchestrator.run.machine import cpu_count
@@ -254,7 +254,7 @@ def _done_in(results: Path) -> dict[str, str]:
 
 def cmd_build(args: argparse.Namespace, console: Console) -> int:
     config, planned = plan(args.experiments, args.only, args.python, args.assume)
-    builder = Builder(PROJECT)
+    builder = programs.builders(PROJECT)  # each build by its program's build system
     results = [builder.build(name, b) for name, b in builds_needed(config, planned).items()]
     return _show_builds(results, console)
 

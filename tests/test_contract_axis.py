@@ -1,24 +1,34 @@
 """A new sweep axis is a parameter, not a field: its registry entry in orchestrator/axes.py
-(with its column in the vocabulary) plus its experiments-file key, and nothing else.
+(with its column in the vocabulary, and how it reaches a program: argv, env) plus its
+experiments-file key, and the programs that take it say so (`Program.accepts`).
 
 The stand-in `batch` axis is added from this test alone: the plan sweeps it, the run's one line
 names it, its run ids keep the old ones where it is unset, the dataset has its column and
-compare's match key tells its points apart.
+compare's match key tells its points apart; through a real `run`, its value reaches a stand-in
+program's argv and environment (the program echoes them: the test writes none of its output),
+and a target whose program does not take it is refused in one line naming its YAML path.
 """
 
 from __future__ import annotations
 
+import json
+import sqlite3
+import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 import yaml
 from pydantic import StrictInt
 
-from orchestrator import axes, vocabulary
+from orchestrator import axes, programs, vocabulary
+from orchestrator.cli import main
 from orchestrator.data import dataset
 from orchestrator.data.store import Store
 from orchestrator.experiments import config, plan
-from orchestrator.records import RunRecord
+from orchestrator.programs import Paths, Program
+from orchestrator.records import RunDef, RunRecord
 from orchestrator.report.compare import match as compare_match
 from orchestrator.report.compare import rows as compare_rows
 from orchestrator.report.compare.sides import load_side
@@ -26,7 +36,8 @@ from orchestrator.run.sweep import parse_record
 
 from .report.fake_stores import lines
 
-BATCH = axes.Axis("batch", column="batch", compare="batch", key="batch")
+BATCH = axes.Axis("batch", column="batch", compare="batch", key="batch",
+                  argv=axes.flag("--batch"), env=axes.variable("BATCH_SIZE"))
 COLUMN = vocabulary.Column("batch", "Int64", "a stand-in: matrices per call", "run")
 
 
@@ -60,6 +71,99 @@ experiments:
 def stand_in(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(axes, "AXES", (*axes.AXES, BATCH))
     monkeypatch.setattr(vocabulary, "COLUMNS", (*vocabulary.COLUMNS, COLUMN))
+    torch = type(programs.get("torch"))  # the programs that take it say so
+    monkeypatch.setattr(torch, "accepts", (*torch.accepts, "batch"))
+
+
+# a stand-in program: echoes its argv and its BATCH_SIZE as lines, then one timing line
+ECHO = """\
+import os
+import sys
+
+for part in sys.argv[1:]:
+    print("# argv", part)
+print("# env BATCH_SIZE", os.environ.get("BATCH_SIZE", "unset"))
+print("cpu 64x64 matmul with sync, 3 runs: min 1.000ms median 1.000ms")
+"""
+
+
+class Echo(Program):
+    """A stand-in framework that takes the stand-in axis."""
+
+    name = "echo"
+    title = "Echo"
+    devices = ("cpu",)
+    device_needs: ClassVar[dict[str, tuple[str, ...]]] = {"cpu": ()}
+    accepts = ("batch",)
+    script: ClassVar[Path]
+
+    def command(self, run: RunDef, paths: Paths) -> list[str]:
+        return [sys.executable, str(self.script)]
+
+
+@pytest.fixture
+def echo(stand_in: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    script = tmp_path / "echo.py"
+    script.write_text(ECHO, encoding="utf-8")
+    monkeypatch.setattr(Echo, "script", script, raising=False)
+    monkeypatch.setattr(config, "ExperimentsFile", BatchFile)  # the file knows the key
+    programs.register(Echo())
+    try:
+        yield
+    finally:
+        programs.unregister("echo")
+
+
+RUN_FILE = """
+version: 1
+defaults: {shape: [64, 64], reps: 3, timeout_s: 60, order: {interleave: false}}
+experiments:
+  echo:
+    mode: mm
+    batch: [1, 4]
+    targets: [{program: echo, device: cpu}]
+"""
+
+
+def _echoed(results: Path) -> dict[int, tuple[list[str], str]]:
+    """Per batch value: what the program printed of its argv and its BATCH_SIZE, from the
+    store (plain sqlite3)."""
+    with sqlite3.connect(results / "results.sqlite") as db:
+        rows = db.execute("SELECT definition_json, stdout FROM runs").fetchall()
+    found = {}
+    for definition, stdout in rows:
+        text = stdout.decode() if isinstance(stdout, bytes) else stdout
+        argv = [line.removeprefix("# argv ") for line in text.splitlines()
+                if line.startswith("# argv ")]
+        env = next(line.split()[-1] for line in text.splitlines() if line.startswith("# env"))
+        found[json.loads(definition)["batch"]] = (argv, env)
+    return found
+
+
+def test_contract_axis_reaches_the_program(echo: None, tmp_path: Path) -> None:
+    exp = tmp_path / "echo.yaml"
+    exp.write_text(RUN_FILE, encoding="utf-8")
+    results = tmp_path / "results"
+    assert main(["run", str(exp), "--results", str(results), "--quiet"]) == 0
+    echoed = _echoed(results)
+    assert sorted(echoed) == [1, 4]
+    for batch, (argv, env) in echoed.items():
+        assert argv[argv.index("--batch") + 1] == str(batch) and argv.count("--batch") == 1
+        assert env == str(batch)
+    statuses = dataset.load(results).runs["status"].tolist()
+    assert statuses == ["ok", "ok"]
+
+
+def test_contract_axis_refused_where_the_program_takes_none(
+        echo: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    exp = tmp_path / "jax.yaml"
+    exp.write_text(RUN_FILE.replace("{program: echo, device: cpu}",
+                                    "{program: echo, device: cpu}, {program: jax, device: cpu}"),
+                   encoding="utf-8")
+    assert main(["plan", str(exp)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["error: experiments.echo.batch: targets[1] is jax, which takes no 'batch' "
+                   "(it takes none); put it on the targets whose program takes it"]
 
 
 def _planned() -> list[plan.PlannedRun]:

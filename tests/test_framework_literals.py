@@ -1,7 +1,8 @@
 """No framework named outside its folder: an ast scan of every string constant in the package.
 
 A framework is a folder behind a complete Program (programs/): its names ('torch', 'burn',
-'PyTorch', 'Flex', 'cubecl', 'JAX') reach the rest of the package only through the registry.
+'PyTorch', 'Flex', 'cubecl', 'JAX') and the units of its build system (burn's crates
+'exec-gpu', ...: `programs.units()`) reach the rest of the package only through the registry.
 Docstrings and comments are prose and not scanned; what is left is listed below, each module
 with why its constants stay (printed wording kept byte-identical, stored column names, an
 on-disk name). A new constant naming a framework outside programs/ fails this test: read it
@@ -14,10 +15,14 @@ import ast
 import re
 from pathlib import Path
 
+from orchestrator import programs
+
 from .conftest import PROJECT
 
 PACKAGE = PROJECT / "orchestrator"
-NAMES = re.compile(r"torch|burn|pytorch|flex|cubecl|jax", re.IGNORECASE)
+# the frameworks' names, then every unit a build system builds (the crates' names)
+NAMES = re.compile("|".join(["torch|burn|pytorch|flex|cubecl|jax",
+                             *(re.escape(unit) for unit in programs.units())]), re.IGNORECASE)
 # module -> (why its constants stay, the first 40 characters of each allowed constant)
 ALLOWED: dict[str, tuple[str, tuple[str, ...]]] = {
     "data/sweep_runs.py": (
@@ -225,3 +230,12 @@ def test_the_scan_sees_a_literal(tmp_path: Path) -> None:
     (tmp_path / "run" / "odd.py").write_text(
         '"""burn\'s cache, in prose."""\nNAME = "burn"\n', encoding="utf-8")
     assert framework_constants(tmp_path) == {"run/odd.py": {"burn"}}
+
+
+def test_the_scan_sees_a_crate_name(tmp_path: Path) -> None:
+    """A build system's unit is a framework's name too: a crate spelled outside programs/."""
+    assert "exec-amx" in programs.units()
+    (tmp_path / "experiments").mkdir()
+    (tmp_path / "experiments" / "odd.py").write_text('CRATES = ("exec-amx",)\n',
+                                                      encoding="utf-8")
+    assert framework_constants(tmp_path) == {"experiments/odd.py": {"exec-amx"}}

@@ -221,12 +221,25 @@ class ExperimentsFile(Strict):
                     known = ", ".join(self.builds) or "none defined"
                     raise PathError((*at, "build"),
                                     f"unknown build '{target.build}' (known: {known})")
+                if target.build is not None and (problem := self._built_by(target)):
+                    raise PathError((*at, "build"), problem)
                 if target.precision_target is not None and (
                         problem := exp.no_rounds(target.precision_target)):
                     raise PathError((*at, "precision_target"), problem)
             for variant, side in (exp.variants or {}).items():
                 self._variant_builds(name, exp, variant, side)
         return self
+
+    def _built_by(self, target: Target) -> str | None:
+        """Why the target's build is not one its program's build system builds; None: it is."""
+        crate = self.builds[str(target.build)].crate
+        system = programs.get(target.program).build_system
+        if system is None or crate in system.units:
+            return None  # a program without builds: the target's own check says it
+        owner = programs.build_system_of(crate)
+        return (f"build '{target.build}' is {owner.name}'s {owner.what} '{crate}', which "
+                f"{target.program}'s {system.name} does not build (its {system.what}s: "
+                f"{', '.join(system.units)})")
 
     def _variant_builds(self, name: str, exp: Experiment, variant: str, side: Variant) -> None:
         """A variant's `builds:` swaps a build its experiment's targets use for another build
@@ -239,6 +252,11 @@ class ExperimentsFile(Strict):
                                 f"(its builds: {', '.join(sorted(used)) or 'none'})")
             if new not in self.builds:
                 raise PathError(at, f"unknown build '{new}' (known: {', '.join(self.builds)})")
+            systems = {programs.build_system_of(self.builds[b].crate).name for b in (old, new)}
+            if len(systems) > 1:
+                raise PathError(at, f"build '{new}' is built by another build system than "
+                                f"'{old}' ({' and '.join(sorted(systems))}): the same program "
+                                "could not run it")
             if new == old:
                 raise PathError(at, f"build '{old}' is swapped for itself: name another "
                                 "build under 'builds:'")

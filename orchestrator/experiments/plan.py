@@ -134,6 +134,7 @@ def _expand_variant(config: ExperimentsFile, name: str, exp: Experiment,
     d = config.defaults
     env = tuple(sorted({**d.env, **exp.env, **extra.env}.items()))
     for index, target in enumerate(exp.targets):
+        _refuse_axes(name, exp, index, target)
         build_name = extra.builds.get(target.build, target.build) if target.build else None
         build = config.builds[build_name] if build_name else None
         reason = _skip_reason(target, build, caps)
@@ -144,8 +145,7 @@ def _expand_variant(config: ExperimentsFile, name: str, exp: Experiment,
         processes = exp.processes_for(target)
         identity = dict(experiment=name, program=target.program, device=target.device,
                         mode=exp.mode, reps=exp.reps or d.reps, build=build_name,
-                        crate=build.crate if build else None,
-                        features=tuple(sorted(build.features)) if build else (),
+                        **_build_identity(target, build),
                         timed_runs=exp.timed_runs if exp.mode == "warm" else None,
                         processes=processes, samples=d.samples, env=env,
                         timeout_s=exp.timeout_s or d.timeout_s, energy_s=exp.energy_s or None)
@@ -160,6 +160,32 @@ def _expand_variant(config: ExperimentsFile, name: str, exp: Experiment,
                              rule_scope=scope)
             yield from _profile_runs(run, _profilers(target, exp), reason, caps, expect, rule,
                                      scope)
+
+
+def _build_identity(target: Target, build: Build | None) -> dict[str, Any]:
+    """Which build the run runs, as its program's build system names it (stored `crate`,
+    `features`: the run id's names since the first stores)."""
+    system = programs.get(target.program).build_system
+    if build is None or system is None:
+        return {"crate": None, "features": ()}
+    return system.identity(build)
+
+
+def _refuse_axes(name: str, exp: Experiment, index: int, target: Target) -> None:
+    """A keyed axis's value on a target whose program does not take it (Program.accepts): one
+    line naming its YAML path, before anything runs (the value would reach no program)."""
+    program = programs.get(target.program)
+    for axis in axes.axes():
+        if axis.key is None or axis.name in program.accepts:
+            continue
+        takes = f"it takes {', '.join(program.accepts)}" if program.accepts else "it takes none"
+        if getattr(target, axis.key, None) is not None:
+            raise InputError(f"experiments.{name}.targets[{index}].{axis.key}: a "
+                             f"{program.name} target takes no '{axis.key}' ({takes})")
+        if getattr(exp, axis.key, None) is not None:
+            raise InputError(f"experiments.{name}.{axis.key}: targets[{index}] is "
+                             f"{program.name}, which takes no '{axis.key}' ({takes}); "
+                             "put it on the targets whose program takes it")
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """The experiments file's targets: what one experiment runs (a registered program, or one of
 its builds, on one device: its threads, profile runs, arithmetic and precision target), the
-cargo builds a target names, and the literals both are checked against (capabilities, crates,
-thread counts, profilers, arithmetics: each read from the program registry at import).
+builds a target names (each checked by the build system owning its crate: programs/build.py),
+and the literals both are checked against (capabilities, thread counts, profilers,
+arithmetics: each read from the program registry at import).
 `config` holds the file around them.
 """
 
@@ -14,7 +15,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from orchestrator import programs, vocabulary
 from orchestrator.experiments import limits as lim
 from orchestrator.experiments.limits import Env, Seconds, StrictBool, StrictInt
-from orchestrator.programs.burn import CRATE_FEATURES
 
 # what the host has (detect.py), then what each program's probe reports (Program.provides:
 # 'torch', 'jax'), then the tools: the enum is the registry's at import, in this order
@@ -27,7 +27,6 @@ _TOOL_CAPABILITIES = (
 Capability = Literal[(*_HOST_CAPABILITIES,  # type: ignore[valid-type]
                       *(c for p in programs.REGISTRY.values() for c in p.provides),
                       *_TOOL_CAPABILITIES)]
-Crate = Literal["exec-gpu", "exec-cpu", "exec-amx"]
 Threads = lim.ThreadCount | Literal["auto"]
 # a profile run of each measured CUDA mm run, under Nsight Compute: 'ncu' with L2 as the timed
 # runs had it (--cache-control none), 'ncu_flushed' with caches flushed before every kernel
@@ -50,7 +49,9 @@ class Strict(BaseModel):
 class Build(Strict):
     """One cargo build: a crate of bench_rust/ and its crate features."""
 
-    crate: Crate
+    # a unit of a program's build system (cargo's crates): checked by it, listed by the schema
+    crate: str = Field(json_schema_extra=lambda schema: _enum(schema, programs.units(),
+                                                              "Crate"))
     features: tuple[str, ...] = ()
     requires: tuple[Capability, ...] = Field((), description="skip where the host lacks these")
     expect_failure: StrictBool = Field(
@@ -59,15 +60,19 @@ class Build(Strict):
     env: Env = Field(default_factory=dict, description="cargo's extra environment")
     note: str = ""
 
+    @field_validator("crate")
+    @classmethod
+    def _built_by_someone(cls, value: str) -> str:
+        if value not in programs.units():
+            raise ValueError(f"expected {_one_of(programs.units())} (got {value!r})")
+        return value
+
     @model_validator(mode="after")
     def _known_features(self) -> Build:
-        known = CRATE_FEATURES[self.crate]
-        for feature in self.features:
-            if feature not in known:
-                raise ValueError(
-                    f"crate {self.crate} has no feature '{feature}' "
-                    f"(known: {', '.join(known) or 'none'})"
-                )
+        """Its build system's own check (cargo: a typo in a feature must not reach cargo)."""
+        problem = programs.build_system_of(self.crate).problem(self.crate, self.features)
+        if problem:
+            raise ValueError(problem)
         return self
 
 
@@ -92,11 +97,15 @@ def _one_of(values: tuple[str, ...]) -> str:
     return ", ".join(quoted[:-1]) + " or " + quoted[-1] if len(quoted) > 1 else quoted[0]
 
 
-def _program_enum(schema: dict[str, Any]) -> None:
-    """The JSON Schema lists the registered programs (first, as a Literal's enum would be)."""
+def _enum(schema: dict[str, Any], values: tuple[str, ...], title: str | None = None) -> None:
+    """The JSON Schema lists the registry's values (first, as a Literal's enum would be)."""
     rest = dict(schema)
     schema.clear()
-    schema.update(enum=list(programs.names()), **rest)
+    schema.update(enum=list(values), **({"title": title} if title else {}), **rest)
+
+
+def _program_enum(schema: dict[str, Any]) -> None:
+    _enum(schema, programs.names())
 
 
 Ratio = Seconds  # a strict, finite float (the same checks as a duration)
@@ -216,8 +225,8 @@ class Target(Strict):
                 f"unknown {self.program} device '{self.device}' "
                 f"(expected one of {', '.join(program.devices)})"
             )
-        if program.needs_build and not self.build:
+        if program.build_system is not None and not self.build:
             raise ValueError(f"a {self.program} target needs 'build' (a name under 'builds')")
-        if not program.needs_build and self.build:
+        if program.build_system is None and self.build:
             raise ValueError(f"a {self.program} target takes no 'build'")
         return self

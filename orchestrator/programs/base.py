@@ -6,7 +6,8 @@ its build, its caches (where: `cache_place`; what may move them: `cache_override
 cold run removes and how a run's store looks prove cold or warm), its driver-cache policy,
 which header and method line forms only it prints (docs/LINES.md; a header's own facts in
 `Header.facts`), which labels imply it and how the report names its builds, its rows of the
-machine facts and the report's Source lines, and what facts about it a sweep records.
+machine facts and the report's Source lines, and what facts about it a sweep records; a
+program made of parts names its `BuildSystem` (programs/build.py).
 Everything else (the line grammar shared by all programs, the run's record, the store) is the
 same for every framework. Adding a framework is one folder with a Program subclass,
 registered in `programs/__init__.py`, plus its program.
@@ -21,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from orchestrator import axes
 from orchestrator.programs import probe
+from orchestrator.programs.build import BuildSystem
 from orchestrator.records import Header, RunDef
 
 
@@ -79,7 +82,8 @@ class Program(ABC):
     # its parser (ValueError: what was expected): the experiments file's `env` is checked
     # with them, so a bad value is one line naming the variable, never a crash mid-sweep
     env_values: ClassVar[dict[str, Callable[[str], object]]] = {}
-    needs_build: ClassVar[bool] = False  # a target names one of the file's `builds`
+    # how its programs are built (a target then names one of the file's `builds`); None: not
+    build_system: ClassVar[BuildSystem | None] = None
     modes: ClassVar[tuple[str, ...]] = ("mm", "accuracy")
     thread_vars: ClassVar[tuple[str, ...]] = ()  # environment variables set to the count
     thread_flag: ClassVar[bool] = False  # '--threads N' on the command line too
@@ -96,6 +100,11 @@ class Program(ABC):
     # device -> the execution modes a run may ask for (`exec`), first the default ('eager': the
     # program's own way, left out of the run's identity); a program with none takes no `exec`
     exec_modes: ClassVar[dict[str, tuple[str, ...]]] = {}
+    # the keyed sweep axes (orchestrator/axes.py, an experiments-file key) this program takes:
+    # their values reach its argv and environment (Axis.argv, Axis.env); the plan refuses a
+    # value of any other on its targets. The built-in axes (shape, threads, ...) every program
+    # takes, through the contract's fixed argv
+    accepts: ClassVar[tuple[str, ...]] = ()
     # the modes whose runs read and write the on-disk cache (`cache_home`) on every device
     cached_exec: ClassVar[tuple[str, ...]] = ()
     # a warm series gets its priming run even when the cache folder is not empty: the folder
@@ -151,9 +160,12 @@ class Program(ABC):
         # both programs: a block of its own after everything else; never under a profiler
         if run.energy_s and not run.profile:
             argv += ["--energy", f"{run.energy_s:g}"]
-        if run.params.get("exec"):  # a mode other than the program's own (torch: eager)
-            argv += ["--exec", run.params["exec"]]
+        argv += axes.program_argv(run.params, self.accepts)  # the axes it takes ('--exec')
         return argv + self.precision_argv(run)
+
+    def axis_env(self, run: RunDef) -> dict[str, str]:
+        """The environment variables of the axes it takes, at this run's values."""
+        return axes.program_env(run.params, self.accepts)
 
     def precision_argv(self, run: RunDef) -> list[str]:
         """`--precision P` for a program that takes it (the default where the run asks none)."""

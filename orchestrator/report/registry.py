@@ -5,9 +5,11 @@ the registration names its row selection (`select`, run ONCE per report), its pl
 file name and its drawer in plots.py), the tables `report A B` joins across sides and how
 `compare` shows it; the function turns the selected rows into its tables and findings.
 `report` (writer.py), `report A B` (compare/side_by_side.py) and `compare` read this one
-registry, and Markdown, CSV and PNG are exporters over the sections it builds. The
-registry's order is the report's: the order in which report/sections/ registers its modules
-(a test's stand-in, last).
+registry, and Markdown, CSV and PNG are exporters over the sections it builds. Each section
+says its number once (`number="3"`, `"6b"`): the registry's order (the report's) sorts by it,
+and its headings (the section's title, its side tables') are numbered from it; a section
+without a number (a test's stand-in) comes after the numbered ones, in registration order.
+Compare's order is its own (`CompareSection.rank`: the more specific sections later).
 """
 
 from __future__ import annotations
@@ -100,30 +102,45 @@ class Registered:
     plot: tuple[str, plots.Drawer] | None = None  # the PNG's file name and its drawer
     side_by_side: tuple[SideTable, ...] = ()
     compare: CompareSection | None = None
+    number: str | None = None  # its place in the report ('3', '6b'); None: after the others
+
+    def heading(self, words: str) -> str:
+        """A heading of this section: '3. ' and its words."""
+        return f"{self.number}. {words}" if self.number else words
+
+    @property
+    def place(self) -> tuple[int, int, str]:
+        """Its sort key in the report: by number ('6' before '6b' before '7'), then the rest."""
+        if self.number is None:
+            return (1, 0, "")
+        digits = self.number.rstrip("abcdefghijklmnopqrstuvwxyz")
+        return (0, int(digits), self.number[len(digits):])
 
     def section(self, ctx: Context) -> Section:
         rows = self.select(ctx)  # selected once: the tables, the checks and the plot read it
         built = self.build(ctx, rows)
+        built.title = self.heading(built.title)
         if self.plot is not None:
             built.plot, built.draw = self.plot
         return built
 
 
-REGISTRY: list[Registered] = []  # in the report's order, the order of registration
+REGISTRY: list[Registered] = []  # in the report's order: by number (Registered.place)
 
 
 Builder = Callable[[Context, Any], Section]
 
 
-def section(name: str, select: Callable[[Context], Any], *,
+def section(name: str, select: Callable[[Context], Any], *, number: str | None = None,
             plot: tuple[str, plots.Drawer] | None = None,
             side_by_side: tuple[SideTable, ...] = (),
             compare: CompareSection | None = None) -> Callable[[Builder], Builder]:
-    """Register the decorated builder as the report's next section."""
+    """Register the decorated builder as a section of the report, at its `number`."""
     def register(build: Builder) -> Builder:
         if any(r.name == name for r in REGISTRY):
             raise ValueError(f"report section {name!r} registered twice")
-        REGISTRY.append(Registered(name, select, build, plot, side_by_side, compare))
+        REGISTRY.append(Registered(name, select, build, plot, side_by_side, compare, number))
+        REGISTRY.sort(key=lambda r: r.place)  # stable: unnumbered ones keep their order
         return build
     return register
 

@@ -25,7 +25,8 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 
-from orchestrator.programs.burn.cargo import Build, Builder
+from orchestrator.programs.build import Builder
+from orchestrator.programs.build import BuildSpec as Build
 from orchestrator.records import BuildResult
 from orchestrator.run import leftovers
 

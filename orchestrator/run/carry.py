@@ -19,10 +19,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator import programs
 from orchestrator.errors import OrchestratorError
 from orchestrator.experiments.config import ExperimentsFile
 from orchestrator.experiments.plan import PlannedRun, builds_needed
-from orchestrator.programs.burn.cargo import Builder
 from orchestrator.records import BuildResult
 
 # What the orchestrator imports that a bare GPU box (torch, pandas, numpy, psutil, PyYAML) lacks;
@@ -52,7 +52,7 @@ def download_wheels(dest: Path, python_version: str, platform: str) -> list[Path
 
 def bundle(project: Path, config: ExperimentsFile, planned: list[PlannedRun],
            python_version: str, platform: str) -> Bundle:
-    builder = Builder(project)
+    builder = programs.builders(project)
     results = [builder.build(name, build)
                for name, build in builds_needed(config, planned).items()]
     wheels = download_wheels(project / "build" / "wheels", python_version, platform)

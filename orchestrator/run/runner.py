@@ -70,13 +70,15 @@ def program_cwd(run: RunDef, project: Path) -> Path:
 
 
 def program_env(run: RunDef, base: dict[str, str] | None = None) -> dict[str, str]:
-    """Only PASS_THROUGH from `base`, the program's thread settings, then the run's own env."""
+    """Only PASS_THROUGH from `base`, the program's thread settings, the run's own env, then
+    the variables of the sweep axes its program takes (the point the run's row names)."""
     source = os.environ if base is None else base
     env = {k: source[k] for k in PASS_THROUGH if k in source}
     if run.threads is not None:
         env.update(programs.get(run.program).thread_env(run.threads))
     env["PYTHONUNBUFFERED"] = "1"
     env.update(dict(run.env))
+    env.update(programs.get(run.program).axis_env(run))
     return env
 
 

@@ -27,7 +27,6 @@ from orchestrator.data.store import Store
 from orchestrator.errors import CacheSafetyError, InputError, StoreError
 from orchestrator.experiments import config as config_mod
 from orchestrator.experiments.plan import PlannedRun, builds_needed, expand
-from orchestrator.programs.burn.cargo import Builder
 from orchestrator.records import (
     BuildResult,
     CacheAction,
@@ -192,9 +191,10 @@ class Sweep:
             1 for p in planned if p.run.run_id not in redo and not p.expect_failure
             and finished[p.run.run_id] == Status.FAILED)
         runnable = [p for p in todo if p.skip_reason is None]
-        # cargo starts first, in the background; the runs that need no build (or a finished
-        # one) go on meanwhile
-        background = BackgroundBuilds(Builder(self.project), builds_needed(config, runnable))
+        # the builds start first (each by its build system), in the background; the runs that
+        # need no build (or a finished one) go on meanwhile
+        background = BackgroundBuilds(programs.builders(self.project),
+                                      builds_needed(config, runnable))
         builds: dict[str, BuildResult] = {}
         # absolute: programs start in other folders and are told to write there
         scratch = (store.folder / "scratch").absolute()

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 from orchestrator.errors import CacheSafetyError
 from orchestrator.programs.base import FactRow, Paths, Program
+from orchestrator.programs.build import Builder, BuildSystem
 from orchestrator.programs.burn import cubecl_proof
 from orchestrator.records import Header, RunDef
 
@@ -32,6 +33,22 @@ CRATE_FEATURES: dict[str, tuple[str, ...]] = {
     "exec-cpu": (),
     "exec-amx": ("x86-v4", "apple-amx", "accelerate"),
 }
+
+
+
+class Cargo(BuildSystem):
+    """burn's build system: a crate of bench_rust/ and its cargo features (`burn/cargo`)."""
+
+    name = "cargo"
+    what, option = "crate", "feature"
+    units = CRATE_FEATURES
+
+    def builder(self, project: Path) -> Builder:
+        # cargo's machinery (its process, its build cache) is imported only to build
+        from orchestrator.programs.burn.cargo import Builder as CargoBuilder
+
+        return CargoBuilder(project)
+
 
 # cubecl keeps autotune results in `<dir>/target/environment/`, where `<dir>` is the outermost
 # folder holding a `Cargo.toml` on the way up from the process's working directory (see
@@ -62,7 +79,7 @@ class Burn(Program):
     cached_devices = ("cuda", "metal", "vulkan")
     driver_cache_devices = ("cuda",)
     cache_env = cubecl_proof.CACHE_ENV
-    needs_build = True
+    build_system = Cargo()  # a target names one of the file's `builds`
     modes = ("mm", "warm", "accuracy")
     thread_vars = ("RAYON_NUM_THREADS",)
     methods: ClassVar[dict[str, str]] = {

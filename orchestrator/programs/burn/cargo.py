@@ -28,25 +28,13 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Protocol
 
 from orchestrator.errors import CacheSafetyError
+from orchestrator.programs.build import BuildSpec as Build
+from orchestrator.programs.build import Watch
 from orchestrator.programs.burn import build_cache, build_env
-from orchestrator.programs.burn.cargo_process import Watch, error_summary, executable, run_group
+from orchestrator.programs.burn.cargo_process import error_summary, executable, run_group
 from orchestrator.records import BuildResult, Status
-
-
-class Build(Protocol):
-    """What a build needs from the experiments file's `builds` entry (spec.config.Build)."""
-
-    @property
-    def crate(self) -> str: ...
-    @property
-    def features(self) -> tuple[str, ...]: ...
-    @property
-    def env(self) -> dict[str, str]: ...
-    @property
-    def expect_failure(self) -> bool: ...
 
 STAMP_VERSION = 1
 CACHE_ENV = "ORCHESTRATOR_BUILD_CACHE"  # the build cache's folder (cargo-target/, bin/)

@@ -10,21 +10,11 @@ import os
 import signal
 import subprocess
 from pathlib import Path
-from typing import Protocol
 
 from orchestrator.programs import probe
+from orchestrator.programs.build import Watch
 
 ERROR_LINES = 30
-
-
-class Watch(Protocol):
-    """What a sweep does around each process it starts (run/leftovers.Watch): a mark for its
-    environment, the process written down once started, and once it is done, what it left
-    running ended and the entry crossed out."""
-
-    def env(self) -> dict[str, str]: ...
-    def started(self, pid: int) -> None: ...
-    def ended(self) -> None: ...
 
 
 def run_group(argv: list[str], cwd: Path, env: dict[str, str],

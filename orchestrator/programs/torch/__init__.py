@@ -64,6 +64,7 @@ class Torch(Program):
         "cpu": ("eager", *_COMPILED), "cuda": ("eager", *_COMPILED, "cudagraph"),
         "mps": ("eager",), "auto": ("eager",)}
     cached_exec = _COMPILED
+    accepts = ("exec",)  # its modes reach bench_py as `--exec MODE`
     prime_warm = True  # one folder for every mode and shape (programs/torch/cache.py)
     cache_home = ("bench_py", "target", "torch-compile-cache")
     cache_env = cache.CACHE_ENV

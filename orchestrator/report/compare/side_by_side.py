@@ -165,7 +165,7 @@ def _render(sides: list[Side], out: Path, whole: Dataset | None = None) -> list[
                  for i, (fig, side) in enumerate(zip(prepared, sides, strict=True))]
         name = table.name
         merged = merge(name, list(table.keys), parts)
-        lines += [f"## {table.title}", ""]
+        lines += [f"## {entry.heading(table.title)}", ""]
         if merged is None:
             lines += ["_No side has data for this table._", ""]
             continue

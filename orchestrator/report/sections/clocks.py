@@ -9,10 +9,10 @@ from orchestrator.report import arithmetic, checks, clocks, profile_report
 from orchestrator.report.registry import Context, Section, section
 
 
-@section("clocks", lambda ctx: clocks.select(ctx.fig))
+@section("clocks", number="1b", select=lambda ctx: clocks.select(ctx.fig))
 def _clocks(ctx: Context, selected: clocks.ClockRows) -> Section:
     return Section(
-        "1b. Beyond the chapter: what each clock measured",
+        "Beyond the chapter: what each clock measured",
         "Per GPU target, every clock beside the kernels' own GPU time from a profiler that is "
         "not the framework's timer (CUPTI in bench_py, Nsight Compute in a profile run), min "
         "and median, with the differences named; then the kernels each framework ran, and "

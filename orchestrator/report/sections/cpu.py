@@ -14,12 +14,12 @@ from orchestrator.report.tables import duration, ordered
 from orchestrator.stats.spread import ratio
 
 
-@section("cpu", lambda ctx: timing_tables.cpu_figures(ctx.fig),
+@section("cpu", number="3", select=lambda ctx: timing_tables.cpu_figures(ctx.fig),
          plot=("cpu_threads.png", plots.draw_cpu),
-         side_by_side=(SideTable("cpu_threads", "3. CPU builds and threads (min, with sync)",
+         side_by_side=(SideTable("cpu_threads", "CPU builds and threads (min, with sync)",
                                  lambda cpu, d: timing_tables.cpu_table(cpu, d.host),
                                  ("build",)),
-                       SideTable("cpu_first_call", "3. CPU builds: first call",
+                       SideTable("cpu_first_call", "CPU builds: first call",
                                  lambda cpu, d: timing_tables.cpu_first_call_table(cpu),
                                  ("build",))),
          compare=CompareSection("CPU", 3, lambda row: row["device"] == "cpu"))
@@ -27,7 +27,7 @@ def _cpu(ctx: Context, cpu: pd.DataFrame) -> Section:
     fig, sets, host, th = ctx.fig, ctx.sets, ctx.data.host, ctx.th
     rows = cpu[cpu["method"].isin(vocabulary.method_keys(table1=True))]
     return Section(
-        "3. CPU builds and threads",
+        "CPU builds and threads",
         "Minimum time of `with sync` (else `no sync`) per build and thread count; the BLAS "
         "PyTorch's build uses, when the host facts recorded it.",
         [timing_tables.cpu_table(cpu, host), timing_tables.cpu_first_call_table(cpu)],

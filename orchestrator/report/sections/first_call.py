@@ -17,9 +17,9 @@ from orchestrator.report.registry import CompareSection, Context, Section, SideT
 from orchestrator.report.tables import duration
 
 
-@section("first_call", lambda ctx: timing_tables.first_call_rows(ctx.fig),
+@section("first_call", number="2", select=lambda ctx: timing_tables.first_call_rows(ctx.fig),
          plot=("first_call.png", plots.draw_first_call),
-         side_by_side=(SideTable("first_call", "2. First call across processes",
+         side_by_side=(SideTable("first_call", "First call across processes",
                                  lambda rows, d: timing_tables.first_call_table(rows),
                                  ("framework", "process")),),
          compare=CompareSection("first call", 2,
@@ -30,7 +30,7 @@ def _first_call(ctx: Context, rows: pd.DataFrame) -> Section:
     spread, priming = cache_report.cold_spread_table(rows), cache_report.priming_table(data)
     breakdown = first_call_breakdown.breakdown_table(fig)  # jax: only where it was printed
     return Section(
-        "2. First call across processes",
+        "First call across processes",
         "The first matmul of each process: when the call returned and when a sync after it "
         "returned. For burn, process 1 starts from a cold autotune cache, process 2 finds it "
         "warm.", [timing_tables.first_call_table(rows),

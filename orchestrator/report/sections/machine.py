@@ -10,11 +10,11 @@ from orchestrator.report import state_checks
 from orchestrator.report.registry import Context, Section, section
 
 
-@section("machine", lambda ctx: ctx.fig)
+@section("machine", number="8", select=lambda ctx: ctx.fig)
 def _machine(ctx: Context, fig: pd.DataFrame) -> Section:
     host = ctx.data.host
     return Section(
-        "8. The machine around the runs",
+        "The machine around the runs",
         "What was recorded before and after every run: for GPU runs NVML's SM clock (and its "
         "max and application clock), performance state, temperature, power, clock-event "
         "reasons, the energy the GPU drew during the run and the time it was throttled, and "

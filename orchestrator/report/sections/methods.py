@@ -15,16 +15,16 @@ from orchestrator.report.registry import CompareSection, Context, Section, SideT
 from orchestrator.report.tables import duration
 
 
-@section("methods", lambda ctx: timing_tables.methods_rows(ctx.fig),
+@section("methods", number="1", select=lambda ctx: timing_tables.methods_rows(ctx.fig),
          plot=("methods.png", plots.draw_methods),
-         side_by_side=(SideTable("methods", "1. Timing methods on the accelerator",
+         side_by_side=(SideTable("methods", "Timing methods on the accelerator",
                                  lambda rows, d: timing_tables.methods_table(rows),
                                  ("method",)),),
          compare=CompareSection("methods", 1, lambda row: True))
 def _methods(ctx: Context, rows: pd.DataFrame) -> Section:
     fig, sets, th = ctx.fig, ctx.sets, ctx.th
     return Section(
-        "1. Timing methods on the accelerator",
+        "Timing methods on the accelerator",
         "Each method timed the same matmul in one process (first call excluded): min and "
         "median of the timed runs, and the 1-minute load average around the runs.",
         [timing_tables.methods_table(rows), energy.energy_table(fig)],

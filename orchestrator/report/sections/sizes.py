@@ -10,15 +10,15 @@ from orchestrator.report import sizes_plot, sizes_report
 from orchestrator.report.registry import Context, Section, SideTable, section
 
 
-@section("sizes", lambda ctx: sizes_report.with_peaks(ctx.fig, ctx.data.host),
+@section("sizes", number="6b", select=lambda ctx: sizes_report.with_peaks(ctx.fig, ctx.data.host),
          plot=("sizes.png", sizes_plot.draw),
-         side_by_side=(SideTable("sizes", "6b. How cost grows: time, TFLOP/s and % of peak "
+         side_by_side=(SideTable("sizes", "How cost grows: time, TFLOP/s and % of peak "
                                  "per size", lambda rows, d: sizes_report.summary_table(rows),
                                  ("target", "size")),))
 def _sizes(ctx: Context, rows: pd.DataFrame) -> Section:
     host = ctx.data.host
     return Section(
-        "6b. Beyond the chapter: how cost grows",
+        "Beyond the chapter: how cost grows",
         "Per target, the matmul's time at each size (the smallest min over its runs) by three "
         "clocks: the kernels' own time, the queued device time, with sync; throughput "
         "2·M·N·M / t from the first of them measured (basis), % of the device's peak for the "

@@ -10,12 +10,12 @@ from orchestrator.report import drift, process_table, ratios
 from orchestrator.report.registry import Context, Section, section
 
 
-@section("statistics", lambda ctx: ctx.fig)
+@section("statistics", number="6", select=lambda ctx: ctx.fig)
 def _statistics(ctx: Context, fig: pd.DataFrame) -> Section:
     sets = ctx.sets
     pairs = ratios.pairs(fig, sets)  # paired (and bootstrapped) once: both tables and checks
     return Section(
-        "6. Beyond the chapter: spread, confidence and ratios",
+        "Beyond the chapter: spread, confidence and ratios",
         "Every time figure over its processes, the unit of replication (median [95% "
         "interval] from the processes, processes × reps); then from the raw samples of each "
         "process: each median with its 95% confidence interval (order statistics), and burn / "

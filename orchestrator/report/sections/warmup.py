@@ -18,16 +18,16 @@ from orchestrator.report.registry import (
 from orchestrator.report.tables import duration, ordered
 
 
-@section("warmup", lambda ctx: timing_tables.warmup_rows(ctx.fig),
+@section("warmup", number="5", select=lambda ctx: timing_tables.warmup_rows(ctx.fig),
          plot=("warmup.png", plots.draw_warmup),
-         side_by_side=(SideTable("warmup", "5. The warm-up puzzle",
+         side_by_side=(SideTable("warmup", "The warm-up puzzle",
                                  lambda rows, d: timing_tables.warmup_table(rows),
                                  ("cache", "warm-up")),),
          compare=CompareSection("warm-up", 4, method_section("warm-up")))
 def _warmup(ctx: Context, rows: pd.DataFrame) -> Section:
     th = ctx.th
     return Section(
-        "5. The warm-up puzzle",
+        "The warm-up puzzle",
         "burn: one warm-up without sync (result dropped, or kept alive unread), then timed "
         "runs that each end with a sync, on a cold and on a warm autotune cache.",
         [timing_tables.warmup_table(rows)],
