@@ -51,6 +51,7 @@ li.machine{border-left-color:#2e6fb7!important;background:#eaf2fb!important}
 li.other{border-left-color:#999!important;background:#f6f6f6!important}
 .kind{font-weight:600}.lessons li{margin:.3rem 0}img{max-width:100%;height:auto;
 border:1px solid #eee}.partial{background:#fdecea;padding:.5rem;border:1px solid #c0392b}
+th.group .side{font-weight:400;font-size:12px}
 """
 # the kinds a reader must not miss: a number that is wrong or of something else
 SERIOUS = set(summary.SEVERITY[:10])
@@ -78,16 +79,19 @@ def inline(value: object, ids: set[str] | None = None) -> str:
     return re.sub(r"\[([^\]]+)\]\(#([\w-]+)\)", link, out)
 
 
-def table_html(table: Table, csv: bool = True) -> list[str]:
-    """A table with a header row of column groups where its columns have them (`A: ...`)."""
+def table_html(table: Table, csv: bool = True, groups: dict[str, str] | None = None
+               ) -> list[str]:
+    """A table with a header row of column groups where its columns have them (`A: ...`);
+    `groups`: what a group's header says under its letter (a side's, variant's or host's name,
+    env and note)."""
     columns = [str(c) for c in table.frame.columns]
-    groups = [c.split(": ", 1)[0] if ": " in c else "" for c in columns]
+    heads = [c.split(": ", 1)[0] if ": " in c else "" for c in columns]
     out = ['<table class="data">', "<thead>"]
-    if any(groups):
+    if any(heads):
         out.append("<tr>" + "".join(
-            f'<th class="group" colspan="{n}">{text(g)}</th>' for g, n in _runs(groups))
+            f'<th class="group" colspan="{n}">{_group(g, groups)}</th>' for g, n in _runs(heads))
             + "</tr>")
-    shown = [c.split(": ", 1)[1] if g else c for c, g in zip(columns, groups, strict=True)]
+    shown = [c.split(": ", 1)[1] if g else c for c, g in zip(columns, heads, strict=True)]
     out.append("<tr>" + "".join(f"<th>{text(c)}</th>" for c in shown) + "</tr></thead><tbody>")
     cells = [table.frame.iloc[:, i].tolist() for i in range(table.frame.shape[1])]
     for row in zip(*cells, strict=True):
@@ -98,6 +102,11 @@ def table_html(table: Table, csv: bool = True) -> list[str]:
         out.append(f'<p class="csv">CSV: <a href="{text(table.name)}.csv">'
                    f"{text(table.name)}.csv</a></p>")
     return out
+
+
+def _group(letter: str, groups: dict[str, str] | None) -> str:
+    said = (groups or {}).get(letter)
+    return text(letter) + (f'<br><span class="side">{inline(said)}</span>' if said else "")
 
 
 def _blank(value: object) -> object:
@@ -173,13 +182,19 @@ def page(title: str, toc: list[tuple[str, str, int]], body: list[str]) -> str:
             + "\n".join(body) + "\n</main></body></html>\n")
 
 
-def render(title: str, found: Opening, skipped: list[tuple[str, str]], source: list[str],
-           top: list[str], out: Path) -> str:
-    """report.html from the same opening and sections as report.md (`found`: opening.Opening;
-    `top`: the bold lines said before everything, a partial report's and the sweep's gaps)."""
+Body = tuple[list[tuple[str, str, int]], list[str]]  # a page's (toc, body) before `page`
+
+
+def title_html(title: str) -> str:
+    return f'<h1 id="{slug(title)}">{text(title)}</h1>'
+
+
+def report_body(found: Opening, skipped: list[tuple[str, str]], source: list[str],
+                top: list[str], out: Path) -> Body:
+    """report.html's contents after its title: the findings, the sections, the plots not
+    drawn (a variant sweep's page shows them after its column groups)."""
     layout = found.layout
-    body = [f'<h1 id="{slug(title)}">{text(title)}</h1>']
-    body += [f'<p class="partial">{inline(line)}</p>' for line in top]
+    body = [f'<p class="partial">{inline(line)}</p>' for line in top]
     body.append(f'<section><h2 id="findings">{FINDINGS}</h2><ul class="lessons">')
     for lesson in found.lessons:
         target = found.link(lesson.table)
@@ -216,7 +231,7 @@ def render(title: str, found: Opening, skipped: list[tuple[str, str]], source: l
                     + "".join(f"<li><code>{text(n)}</code>: {text(why)}.</li>"
                               for n, why in skipped) + "</ul></section>")
         toc.append(("plots-not-drawn", "Plots not drawn", 1))
-    return page(title, toc, body)
+    return toc, body
 
 
 def sections_page(title: str, intro: list[str], sections: list[Section], out: Path | None,
@@ -241,4 +256,30 @@ def sections_page(title: str, intro: list[str], sections: list[Section], out: Pa
         body += [f'<section><h2 id="{sid}">{text(plot)}</h2>',
                  *plot_html(out, plot, title), "</section>"]
         toc.append((sid, plot, 1))
+    return page(title, toc, body)
+
+
+def sides_page(title: str, lines: list[str], groups: dict[str, str], tables: list[Table],
+               whole: tuple[list[str], Body] | None = None) -> str:
+    """report.html of `report A B`, of a variant sweep or of a multi-host store: the sides'
+    lines, each joined table with one column group per side (`groups`: the side's name, env
+    and note, said in its group's header), then (`whole`: a heading and intro, and the sweep's
+    report body) every table and plot of the whole sweep."""
+    anchors = Anchors()
+    anchors.add(title)
+    body = [title_html(title), '<ul class="sides">',
+            *(f"<li>{inline(line.removeprefix('- '))}</li>" for line in lines), "</ul>"]
+    toc = []
+    for table in tables:
+        sid = anchors.add(f"sides {table.title}")  # apart from the whole sweep's ids
+        toc.append((sid, table.title, 1))
+        body.append(f'<section><h2 id="{sid}">{text(table.title)}</h2>')
+        body += [f'<p class="note">{inline(table.missing)}</p>'] if table.missing else \
+            table_html(table, groups=groups)
+        body.append("</section>")
+    if whole is not None:
+        (heading, *intro), (more_toc, more) = whole
+        body += [f'<h1 id="the-whole-sweep">{text(heading)}</h1>',
+                 *(f"<p>{inline(p)}</p>" for p in intro), *more]
+        toc += [("the-whole-sweep", heading, 1), *more_toc]
     return page(title, toc, body)
