@@ -4,7 +4,8 @@ The browser tests load each page in headless Chromium (tests/report/chromium.py)
 folder the report wrote, as a reader would (file://), and check what a reader relies on: no
 console error or failed load, every plot drawn (an <img> that decoded), every table there,
 every link of the contents and of the findings landing on an element with that id, every CSV
-link naming a file in the folder. Without Chromium they skip here and fail in CI.
+link naming a file in the folder. Without Chromium they are skipped ("not run: ...") here and
+fail in CI (tests/parts.py).
 """
 
 from __future__ import annotations
