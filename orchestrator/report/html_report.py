@@ -33,6 +33,7 @@ from orchestrator.report.registry import Section
 from orchestrator.report.tables import Table
 
 PAGE_NAME = "report.html"
+SIDES_STYLE = "th.group .side{font-weight:400;font-size:12px}\n"  # a side's words in its group
 STYLE = """
 body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1b1b1b;background:#fff}
 nav{position:fixed;top:0;left:0;bottom:0;width:17rem;overflow:auto;padding:1rem;
@@ -51,7 +52,6 @@ li.machine{border-left-color:#2e6fb7!important;background:#eaf2fb!important}
 li.other{border-left-color:#999!important;background:#f6f6f6!important}
 .kind{font-weight:600}.lessons li{margin:.3rem 0}img{max-width:100%;height:auto;
 border:1px solid #eee}.partial{background:#fdecea;padding:.5rem;border:1px solid #c0392b}
-th.group .side{font-weight:400;font-size:12px}
 """
 # the kinds a reader must not miss: a number that is wrong or of something else
 SERIOUS = set(summary.SEVERITY[:10])
@@ -172,12 +172,13 @@ def section_html(section: Section, sid: str, table_ids: Iterable[str], out: Path
     return [*body, "</section>"]
 
 
-def page(title: str, toc: list[tuple[str, str, int]], body: list[str]) -> str:
-    """The whole document: `toc` is (id, words, level) in the page's order."""
+def page(title: str, toc: list[tuple[str, str, int]], body: list[str], style: str = "") -> str:
+    """The whole document: `toc` is (id, words, level) in the page's order; `style`: more
+    rules after STYLE."""
     items = "".join(f'<li class="toc{level}"><a href="#{i}">{text(words)}</a></li>'
                     for i, words, level in toc)
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{text(title)}</title>\n<style>{STYLE}</style></head><body>\n"
+            f"<title>{text(title)}</title>\n<style>{STYLE}{style}</style></head><body>\n"
             f'<nav id="toc"><strong>Contents</strong><ul>{items}</ul></nav>\n<main>\n'
             + "\n".join(body) + "\n</main></body></html>\n")
 
@@ -282,4 +283,4 @@ def sides_page(title: str, lines: list[str], groups: dict[str, str], tables: lis
         body += [f'<h1 id="the-whole-sweep">{text(heading)}</h1>',
                  *(f"<p>{inline(p)}</p>" for p in intro), *more]
         toc += [("the-whole-sweep", heading, 1), *more_toc]
-    return page(title, toc, body)
+    return page(title, toc, body, SIDES_STYLE)
