@@ -270,14 +270,16 @@ def sides_page(title: str, lines: list[str], groups: dict[str, str], tables: lis
     anchors.add(title)
     body = [title_html(title), '<ul class="sides">',
             *(f"<li>{inline(line.removeprefix('- '))}</li>" for line in lines), "</ul>"]
+    empty = [t for t in tables if t.missing is not None]  # named once, not a section each
+    if empty:
+        body.append('<p class="note">No side has data for these tables: '
+                    f'{text(", ".join(t.title for t in empty))}.</p>')
     toc = []
-    for table in tables:
+    for table in (t for t in tables if t.missing is None):
         sid = anchors.add(f"sides {table.title}")  # apart from the whole sweep's ids
         toc.append((sid, table.title, 1))
-        body.append(f'<section><h2 id="{sid}">{text(table.title)}</h2>')
-        body += [f'<p class="note">{inline(table.missing)}</p>'] if table.missing else \
-            table_html(table, groups=groups)
-        body.append("</section>")
+        body += [f'<section><h2 id="{sid}">{text(table.title)}</h2>',
+                 *table_html(table, groups=groups), "</section>"]
     if whole is not None:
         (heading, *intro), (more_toc, more) = whole
         body += [f'<h1 id="the-whole-sweep">{text(heading)}</h1>',

@@ -171,7 +171,7 @@ def _render(sides: list[Side], out: Path, whole: Dataset | None = None) -> list[
         lines += [f"## {table.title}", ""]
         if merged is None:
             lines += [f"_{NO_SIDE}._", ""]
-            shown.append(Table(name, table.title, pd.DataFrame(), missing=f"{NO_SIDE}."))
+            shown.append(Table(name, table.title, pd.DataFrame(), missing=NO_SIDE))
             continue
         path = out / f"{'variants_' if whole is not None else ''}{name}.csv"
         merged.to_csv(path, index=False)
