@@ -1,14 +1,15 @@
-"""The HTML exporter: report.html and compare.html, one self-contained page each.
+"""The HTML exporter: report.html, compare.html and history.html, one self-contained page each.
 
 The same section model as report.md (report/registry.py's sections, report/opening.py's
-findings), so the page and the Markdown never disagree: a table of contents, the findings with
-links to their tables, every table (column groups where the report has sides: `A: ...`,
-`B: ...`, or a host's or variant's prefix), notes, warnings styled by their kind (findings.Kind),
+findings; a side-by-side report's joined tables, `sides_page`; compare's and history's sections,
+`sections_page`), so the page and the Markdown never disagree: a table of contents, the findings
+with links to their tables, every table (column groups where the report has sides: `A: ...`, `B:
+...`, or a host's or variant's prefix), notes, warnings styled by their kind (findings.Kind),
 links to the CSVs beside the page, and the plots inline as base64 PNG. No script, no font, no
 request: it opens offline from the folder (file://), and the CSV links work wherever the folder
 is copied. Static images, not an interactive library: the PNGs are the files the Markdown shows,
-a page with no script has nothing to break or to audit, and every value a hover would show is
-in the table beside the plot.
+a page with no script has nothing to break or to audit, and every value a hover would show is in
+the table beside the plot.
 
 Every text is escaped (html.escape after escape.neutral: bidi controls shown as code points);
 the only markup read from the text is the report's own `**bold**`, `` `code` `` and
@@ -187,6 +188,7 @@ Body = tuple[list[tuple[str, str, int]], list[str]]  # a page's (toc, body) befo
 
 
 def title_html(title: str) -> str:
+    """The page's one heading of its title (its id the title's slug, as in report.md)."""
     return f'<h1 id="{slug(title)}">{text(title)}</h1>'
 
 

@@ -7,7 +7,8 @@ side's value columns carry its letter: `A: PyTorch mps min` beside `B: PyTorch c
 only one side has keeps empty cells for the other. Above the tables, one machine line per side
 (from compare's facts: what a log did not record reads 'not recorded'). The tables are the
 registered sections' own (report/sections/, `side_by_side=`), each side's rows selected as
-the section selects them for a one-side report.
+the section selects them for a one-side report. report.html shows the same, each side's
+columns under one grouped header cell naming the side (report/html_report.py `sides_page`).
 """
 
 from __future__ import annotations
