@@ -1,14 +1,15 @@
-"""The HTML exporter: report.html and compare.html, one self-contained page each.
+"""The HTML exporter: report.html, compare.html and history.html, one self-contained page each.
 
 The same section model as report.md (report/registry.py's sections, report/opening.py's
-findings), so the page and the Markdown never disagree: a table of contents, the findings with
-links to their tables, every table (column groups where the report has sides: `A: ...`,
-`B: ...`, or a host's or variant's prefix), notes, warnings styled by their kind (findings.Kind),
+findings; a side-by-side report's joined tables, `sides_page`; compare's and history's sections,
+`sections_page`), so the page and the Markdown never disagree: a table of contents, the findings
+with links to their tables, every table (column groups where the report has sides: `A: ...`, `B:
+...`, or a host's or variant's prefix), notes, warnings styled by their kind (findings.Kind),
 links to the CSVs beside the page, and the plots inline as base64 PNG. No script, no font, no
 request: it opens offline from the folder (file://), and the CSV links work wherever the folder
 is copied. Static images, not an interactive library: the PNGs are the files the Markdown shows,
-a page with no script has nothing to break or to audit, and every value a hover would show is
-in the table beside the plot.
+a page with no script has nothing to break or to audit, and every value a hover would show is in
+the table beside the plot.
 
 Every text is escaped (html.escape after escape.neutral: bidi controls shown as code points);
 the only markup read from the text is the report's own `**bold**`, `` `code` `` and
@@ -33,6 +34,7 @@ from orchestrator.report.registry import Section
 from orchestrator.report.tables import Table
 
 PAGE_NAME = "report.html"
+SIDES_STYLE = "th.group .side{font-weight:400;font-size:12px}\n"  # a side's words in its group
 STYLE = """
 body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1b1b1b;background:#fff}
 nav{position:fixed;top:0;left:0;bottom:0;width:17rem;overflow:auto;padding:1rem;
@@ -78,16 +80,19 @@ def inline(value: object, ids: set[str] | None = None) -> str:
     return re.sub(r"\[([^\]]+)\]\(#([\w-]+)\)", link, out)
 
 
-def table_html(table: Table, csv: bool = True) -> list[str]:
-    """A table with a header row of column groups where its columns have them (`A: ...`)."""
+def table_html(table: Table, csv: bool = True, groups: dict[str, str] | None = None
+               ) -> list[str]:
+    """A table with a header row of column groups where its columns have them (`A: ...`);
+    `groups`: what a group's header says under its letter (a side's, variant's or host's name,
+    env and note)."""
     columns = [str(c) for c in table.frame.columns]
-    groups = [c.split(": ", 1)[0] if ": " in c else "" for c in columns]
+    heads = [c.split(": ", 1)[0] if ": " in c else "" for c in columns]
     out = ['<table class="data">', "<thead>"]
-    if any(groups):
+    if any(heads):
         out.append("<tr>" + "".join(
-            f'<th class="group" colspan="{n}">{text(g)}</th>' for g, n in _runs(groups))
+            f'<th class="group" colspan="{n}">{_group(g, groups)}</th>' for g, n in _runs(heads))
             + "</tr>")
-    shown = [c.split(": ", 1)[1] if g else c for c, g in zip(columns, groups, strict=True)]
+    shown = [c.split(": ", 1)[1] if g else c for c, g in zip(columns, heads, strict=True)]
     out.append("<tr>" + "".join(f"<th>{text(c)}</th>" for c in shown) + "</tr></thead><tbody>")
     cells = [table.frame.iloc[:, i].tolist() for i in range(table.frame.shape[1])]
     for row in zip(*cells, strict=True):
@@ -98,6 +103,11 @@ def table_html(table: Table, csv: bool = True) -> list[str]:
         out.append(f'<p class="csv">CSV: <a href="{text(table.name)}.csv">'
                    f"{text(table.name)}.csv</a></p>")
     return out
+
+
+def _group(letter: str, groups: dict[str, str] | None) -> str:
+    said = (groups or {}).get(letter)
+    return text(letter) + (f'<br><span class="side">{inline(said)}</span>' if said else "")
 
 
 def _blank(value: object) -> object:
@@ -163,23 +173,31 @@ def section_html(section: Section, sid: str, table_ids: Iterable[str], out: Path
     return [*body, "</section>"]
 
 
-def page(title: str, toc: list[tuple[str, str, int]], body: list[str]) -> str:
-    """The whole document: `toc` is (id, words, level) in the page's order."""
+def page(title: str, toc: list[tuple[str, str, int]], body: list[str], style: str = "") -> str:
+    """The whole document: `toc` is (id, words, level) in the page's order; `style`: more
+    rules after STYLE."""
     items = "".join(f'<li class="toc{level}"><a href="#{i}">{text(words)}</a></li>'
                     for i, words, level in toc)
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{text(title)}</title>\n<style>{STYLE}</style></head><body>\n"
+            f"<title>{text(title)}</title>\n<style>{STYLE}{style}</style></head><body>\n"
             f'<nav id="toc"><strong>Contents</strong><ul>{items}</ul></nav>\n<main>\n'
             + "\n".join(body) + "\n</main></body></html>\n")
 
 
-def render(title: str, found: Opening, skipped: list[tuple[str, str]], source: list[str],
-           top: list[str], out: Path) -> str:
-    """report.html from the same opening and sections as report.md (`found`: opening.Opening;
-    `top`: the bold lines said before everything, a partial report's and the sweep's gaps)."""
+Body = tuple[list[tuple[str, str, int]], list[str]]  # a page's (toc, body) before `page`
+
+
+def title_html(title: str) -> str:
+    """The page's one heading of its title (its id the title's slug, as in report.md)."""
+    return f'<h1 id="{slug(title)}">{text(title)}</h1>'
+
+
+def report_body(found: Opening, skipped: list[tuple[str, str]], source: list[str],
+                top: list[str], out: Path) -> Body:
+    """report.html's contents after its title: the findings, the sections, the plots not
+    drawn (a variant sweep's page shows them after its column groups)."""
     layout = found.layout
-    body = [f'<h1 id="{slug(title)}">{text(title)}</h1>']
-    body += [f'<p class="partial">{inline(line)}</p>' for line in top]
+    body = [f'<p class="partial">{inline(line)}</p>' for line in top]
     body.append(f'<section><h2 id="findings">{FINDINGS}</h2><ul class="lessons">')
     for lesson in found.lessons:
         target = found.link(lesson.table)
@@ -216,7 +234,7 @@ def render(title: str, found: Opening, skipped: list[tuple[str, str]], source: l
                     + "".join(f"<li><code>{text(n)}</code>: {text(why)}.</li>"
                               for n, why in skipped) + "</ul></section>")
         toc.append(("plots-not-drawn", "Plots not drawn", 1))
-    return page(title, toc, body)
+    return toc, body
 
 
 def sections_page(title: str, intro: list[str], sections: list[Section], out: Path | None,
@@ -242,3 +260,31 @@ def sections_page(title: str, intro: list[str], sections: list[Section], out: Pa
                  *plot_html(out, plot, title), "</section>"]
         toc.append((sid, plot, 1))
     return page(title, toc, body)
+
+
+def sides_page(title: str, lines: list[str], groups: dict[str, str], tables: list[Table],
+               whole: tuple[list[str], Body] | None = None) -> str:
+    """report.html of `report A B`, of a variant sweep or of a multi-host store: the sides'
+    lines, each joined table with one column group per side (`groups`: the side's name, env
+    and note, said in its group's header), then (`whole`: a heading and intro, and the sweep's
+    report body) every table and plot of the whole sweep."""
+    anchors = Anchors()
+    anchors.add(title)
+    body = [title_html(title), '<ul class="sides">',
+            *(f"<li>{inline(line.removeprefix('- '))}</li>" for line in lines), "</ul>"]
+    empty = [t for t in tables if t.missing is not None]  # named once, not a section each
+    if empty:
+        body.append('<p class="note">No side has data for these tables: '
+                    f'{text(", ".join(t.title for t in empty))}.</p>')
+    toc = []
+    for table in (t for t in tables if t.missing is None):
+        sid = anchors.add(f"sides {table.title}")  # apart from the whole sweep's ids
+        toc.append((sid, table.title, 1))
+        body += [f'<section><h2 id="{sid}">{text(table.title)}</h2>',
+                 *table_html(table, groups=groups), "</section>"]
+    if whole is not None:
+        (heading, *intro), (more_toc, more) = whole
+        body += [f'<h1 id="the-whole-sweep">{text(heading)}</h1>',
+                 *(f"<p>{inline(p)}</p>" for p in intro), *more]
+        toc += [("the-whole-sweep", heading, 1), *more_toc]
+    return page(title, toc, body, SIDES_STYLE)

@@ -27,6 +27,7 @@ from orchestrator.report.sections import Section, build_sections
 from orchestrator.report.tables import Table
 
 REPORT_NAME = "report.md"
+TITLE = "Timing report"
 WRITER = "report"  # data/outputs.py: what wrote a folder's files
 
 
@@ -44,7 +45,8 @@ def write(data: Dataset, out: Path, *, thresholds: Thresholds | None = None,
 
 def _render(data: Dataset, out: Path, thresholds: Thresholds | None,
             partial: str | None = None, scope: str | None = None) -> list[Path]:
-    text, written, page = _whole(data, out, thresholds, partial, scope)
+    text, written, (toc, body) = _whole(data, out, thresholds, partial, scope)
+    page = html_report.page(TITLE, toc, [html_report.title_html(TITLE), *body])
     report = out / REPORT_NAME
     report.write_text(text, encoding="utf-8")
     html = out / html_report.PAGE_NAME
@@ -53,17 +55,18 @@ def _render(data: Dataset, out: Path, thresholds: Thresholds | None,
 
 
 def whole(data: Dataset, out: Path, thresholds: Thresholds | None = None
-          ) -> tuple[str, list[Path]]:
-    """report.md's text and the CSVs and plots it names, written into `out` (a variant
-    sweep's report after its column groups: report/compare/side_by_side.py)."""
-    text, written, _page = _whole(data, out, thresholds)
-    return text, written
+          ) -> tuple[str, list[Path], html_report.Body]:
+    """report.md's text, the CSVs and plots it names (written into `out`) and report.html's
+    contents after its title (a variant sweep's report after its column groups:
+    report/compare/side_by_side.py)."""
+    return _whole(data, out, thresholds)
 
 
 def _whole(data: Dataset, out: Path, thresholds: Thresholds | None,
            partial: str | None = None, scope: str | None = None
-           ) -> tuple[str, list[Path], str]:
-    """report.md's text, the CSVs and plots it names (written into `out`), report.html's."""
+           ) -> tuple[str, list[Path], html_report.Body]:
+    """report.md's text, the CSVs and plots it names (written into `out`), report.html's
+    contents after its title."""
     th = (thresholds or Thresholds()).for_host(data.host)  # the load limit scales with cores
     fig = tables.prepare(data)
     sets = sample_sets(data.samples)
@@ -83,9 +86,8 @@ def _whole(data: Dataset, out: Path, thresholds: Thresholds | None,
     top = [*([f"**{partial[0].upper()}{partial[1:]}.**"] if partial else []),
            *([f"**Note: {scope}.**"] if scope else []),
            *(f"**Warning: {gap}.**" for gap in data.gaps())]
-    page = html_report.render("Timing report", found, skipped, _source_lines(data, th), top,
-                              out)
-    return text, written, page
+    body = html_report.report_body(found, skipped, _source_lines(data, th), top, out)
+    return text, written, body
 
 
 def legacy_report(path: Path) -> bool:

@@ -4,8 +4,9 @@ Chromium (Debian's `chromium`) is started with `--remote-debugging-pipe`: comman
 on fd 3, answers and events come back on fd 4, each message ended by a NUL byte; no port, no
 network. `open_page` loads a file:// URL, waits for its load event and returns what a test
 checks: console errors and uncaught exceptions, failed loads, the result of a script run in the
-page, and optionally a PNG of the first screen. Where Chromium is missing the tests skip, and
-fail under CI (`CI` set), where the README's test command installs it.
+page, and optionally a PNG of the first screen. Chromium is found and started as every test
+part is (tests/parts.py `chromium_command`, `require_part`): where it is missing the test is
+skipped with "not run: ..." and, with CI=true, fails (the README's test command installs it).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import contextlib
 import fcntl
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 import time
@@ -23,21 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
+from tests.parts import chromium_command
 
-NAMES = ("chromium", "chromium-browser")
 TIMEOUT_S = 60.0
-
-
-def binary() -> str:
-    """Chromium's path; skip here without it, fail in CI."""
-    found = next((p for p in map(shutil.which, NAMES) if p), None)
-    if found is None:
-        message = "headless Chromium (Debian package `chromium`) is not installed"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return found
 
 
 @dataclass
@@ -95,7 +83,6 @@ class _Pipe:
 def open_page(url: str, script: str, screenshot: tuple[int, int] | None = None) -> Page:
     """Load `url`, run `script` (an expression; its JSON-able value is `Page.result`), and
     collect every console error, exception and failed request on the way."""
-    chrome = binary()
     # above fd 10 and close-on-exec: only the two dup2'd into 3 and 4 reach Chromium
     to_chrome_r, to_chrome_w = map(_high, os.pipe())
     from_chrome_r, from_chrome_w = map(_high, os.pipe())
@@ -107,9 +94,8 @@ def open_page(url: str, script: str, screenshot: tuple[int, int] | None = None) 
 
     with tempfile.TemporaryDirectory(prefix="report-browser-") as profile:
         proc = subprocess.Popen(
-            [chrome, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
-             f"--user-data-dir={profile}", "--no-first-run", f"--window-size={width},{height}",
-             "--hide-scrollbars", "about:blank"],
+            [*chromium_command(Path(profile)), "--remote-debugging-pipe",
+             f"--window-size={width},{height}", "--hide-scrollbars", "about:blank"],
             preexec_fn=pipes_at_3_and_4, close_fds=False, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL)
         os.close(to_chrome_r)

@@ -4,7 +4,8 @@ The browser tests load each page in headless Chromium (tests/report/chromium.py)
 folder the report wrote, as a reader would (file://), and check what a reader relies on: no
 console error or failed load, every plot drawn (an <img> that decoded), every table there,
 every link of the contents and of the findings landing on an element with that id, every CSV
-link naming a file in the folder. Without Chromium they skip here and fail in CI.
+link naming a file in the folder. Without Chromium they are skipped ("not run: ...") here and
+fail in CI (tests/parts.py).
 """
 
 from __future__ import annotations
@@ -161,3 +162,28 @@ def test_a_partial_report_says_so_everywhere_and_the_sweeps_replaces_it(tmp_path
     assert all("partial" not in pd.read_csv(p).columns for p in out.glob("*.csv"))
     assert [warn for _, warn in said] == [False, False]
     assert "replacing the partial one" in said[-1][0]
+
+
+# ---- the column groups of a store's parts --------------------------------------------------------
+
+
+def test_report_html_of_a_two_host_store_in_chromium(tmp_path: Path) -> None:
+    """A store merged from two machines: report.html beside report.md, one grouped header
+    cell per host, every table of report.md, every link landing, in a real browser."""
+    from orchestrator.cli import main
+    from orchestrator.data import merge
+
+    store = tmp_path / "m"
+    merge.merge(store, [merge.Source(H200, "old"),
+                        merge.Source(PROJECT / "docs" / "results" / "h200-2026-12-01", "new")])
+    out = tmp_path / "rep"
+    assert main(["report", str(store), "--out", str(out)]) == 0
+    groups = "[...document.querySelectorAll('th.group')].map(t => t.innerText)"
+    seen = open_page(file_url(out / "report.html"), f"({{...{CHECKS}, groups: {groups}}})")
+    assert seen.errors == []
+    got = seen.result
+    assert got["tables"] == _tables_in((out / "report.md").read_text(encoding="utf-8")) >= 4
+    assert got["broken"] == [] and len(got["toc"]) == got["tables"]
+    assert got["csv"] and all((out / name).is_file() for name in got["csv"])
+    heads = set(got["groups"]) - {""}
+    assert heads == {f"A\n{store.name}@old", f"B\n{store.name}@new"}, heads

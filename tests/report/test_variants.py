@@ -193,3 +193,36 @@ def test_compare_of_a_whole_variant_sweep_is_refused_naming_its_parts(swept: Pat
     with pytest.raises(InputError, match=r"holds 2 parts compare never pools .*r#a, .*r#slow"):
         from orchestrator.report.compare.sides import one_part
         one_part(str(swept))
+
+
+@pytest.mark.torch
+def test_report_html_of_a_variant_sweep_in_chromium(swept: Path, tmp_path: Path) -> None:
+    """report.html beside the variant sweep's report.md: each joined table's column groups as
+    grouped header cells naming the variant with its env and note, then the whole sweep's
+    sections and plots; opened in a real browser."""
+    from tests.report.chromium import file_url, open_page
+
+    from .test_html_report import CHECKS, _tables_in
+
+    out = tmp_path / "rep"
+    assert main(["report", str(swept), "--out", str(out)]) == 0
+    groups = """[...document.querySelectorAll('th.group')].map(t => t.innerText)"""
+    seen = open_page(file_url(out / "report.html"),
+                     f"({{...{CHECKS}, groups: {groups}}})")
+    assert seen.errors == []
+    got = seen.result
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert got["tables"] == _tables_in(md) and all(n > 0 for n in got["rows"])
+    assert sorted(p["name"] for p in got["plots"]) == sorted(p.name for p in out.glob("*.png"))
+    assert got["plots"] and all(p["ok"] for p in got["plots"]), got["plots"]
+    assert got["broken"] == [] and "#findings" in got["toc"] and "#the-whole-sweep" in got["toc"]
+    assert got["csv"] and all((out / name).is_file() for name in got["csv"])
+    a = [g for g in got["groups"] if g.startswith("A\n")]
+    slow = [g for g in got["groups"] if g.startswith("B\n")]
+    assert a and all(g.endswith("#a: variant a: env no variables") for g in a), a
+    assert slow and all(g.endswith("variant slow: env MKL_CBWR=COMPATIBLE; note: MKL's "
+                                   "conditional numerical reproducibility") for g in slow), slow
+    # the whole sweep after the groups: its findings, each variant's rows apart
+    text = got["text"]
+    assert text.index("Every table of the sweep") < text.index("Findings")
+    assert "PyTorch cpu #slow, 1 thread" in text

@@ -7,7 +7,8 @@ side's value columns carry its letter: `A: PyTorch mps min` beside `B: PyTorch c
 only one side has keeps empty cells for the other. Above the tables, one machine line per side
 (from compare's facts: what a log did not record reads 'not recorded'). The tables are the
 registered sections' own (report/sections/, `side_by_side=`), each side's rows selected as
-the section selects them for a one-side report.
+the section selects them for a one-side report. report.html shows the same, each side's
+columns under one grouped header cell naming the side (report/html_report.py `sides_page`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from orchestrator.data import identity, outputs
 from orchestrator.data.dataset import Dataset
 from orchestrator.data.store import Store
 from orchestrator.errors import InputError
-from orchestrator.report import escape, tables, writer
+from orchestrator.report import escape, html_report, tables, writer
 from orchestrator.report.compare import sides as compare_sides
 from orchestrator.report.compare.rows import accuracy_label
 from orchestrator.report.compare.sides import (
@@ -35,6 +36,8 @@ from orchestrator.report.tables import Table
 from orchestrator.report.writer import markdown_table, note_lines
 
 REPORT_NAME = "report.md"
+TITLE = "Timing report: side by side"
+NO_SIDE = "No side has data for this table"
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 HOST_FACTS = ("accelerators (devices of the figures)", "GPU", "CPU", "OS")
 
@@ -118,7 +121,8 @@ def tables_side_by_side() -> list[tuple[Registered, SideTable]]:
 
 def write_many(specs: list[str], out: Path, inputs: outputs.Inputs = outputs.NO_INPUTS,
                whole: bool = False) -> list[Path]:
-    """report.md and one CSV per table, the sides' columns side by side; files in `out` an
+    """report.md, report.html (the column groups as grouped header cells) and one CSV per
+    table, the sides' columns side by side; files in `out` an
     earlier report did not write, or an input, are refused (data/outputs.py). `whole`: the
     sides are the variants of one sweep, whose every table and plot follow, each variant's
     rows apart (their labels end in `#VARIANT`: data/identity.py); the side-by-side tables'
@@ -153,12 +157,12 @@ WHOLE = ("# Every table of the sweep, each variant apart",
 
 def _render(sides: list[Side], out: Path, whole: Dataset | None = None) -> list[Path]:
     prepared = [tables.prepare(side.data) for side in sides]
-    lines = ["# Timing report: side by side", "",
-             *(machine_line(LETTERS[i], s) for i, s in enumerate(sides)),
+    heads = [*(machine_line(LETTERS[i], s) for i, s in enumerate(sides)),
              # a side that is half a sweep, or lost damaged rows, says so (Dataset.gaps)
              *(f"- **Warning: {LETTERS[i]}**: {gap}." for i, s in enumerate(sides)
-               for gap in s.data.gaps()), ""]
-    written = []
+               for gap in s.data.gaps())]
+    lines = [f"# {TITLE}", "", *heads, ""]
+    written, shown = [], []
     for entry, table in tables_side_by_side():
         # each side's rows as the section selects them for its one-side report
         parts = [(LETTERS[i], table.build(entry.select(Context(side.data, fig)), side.data))
@@ -167,19 +171,36 @@ def _render(sides: list[Side], out: Path, whole: Dataset | None = None) -> list[
         merged = merge(name, list(table.keys), parts)
         lines += [f"## {entry.heading(table.title)}", ""]
         if merged is None:
-            lines += ["_No side has data for this table._", ""]
+            lines += [f"_{NO_SIDE}._", ""]
+            shown.append(Table(name, table.title, pd.DataFrame(), missing=NO_SIDE))
             continue
         path = out / f"{'variants_' if whole is not None else ''}{name}.csv"
         merged.to_csv(path, index=False)
         written.append(path)
         notes = [n for _letter, t in parts for n in t.notes]  # what the cells hold, once
+        shown.append(Table(path.stem, table.title, merged, notes))
         lines += [*markdown_table(merged), "", *note_lines(notes), f"CSV: `{path.name}`", ""]
+    page_whole = None
     if whole is not None:
-        text, files = writer.whole(whole, out)
+        text, files, body = writer.whole(whole, out)
         lines += [WHOLE[0], "", WHOLE[1], "", *text.split("\n")[1:]]
         written += files
+        page_whole = ([WHOLE[0].removeprefix("# "), WHOLE[1]], body)
     report = out / REPORT_NAME
     # text from the data is shown, never obeyed (bidi controls, raw HTML: report/escape.py)
     report.write_text("\n".join(escape.markdown(line) for line in lines).rstrip() + "\n",
                       encoding="utf-8")
-    return [report, *written]
+    page = out / html_report.PAGE_NAME
+    page.write_text(html_report.sides_page(TITLE, heads, _groups(sides), shown, page_whole),
+                    encoding="utf-8")
+    return [report, page, *written]
+
+
+def _groups(sides: list[Side]) -> dict[str, str]:
+    """What each side's column group says in its header: its name, and a variant's env and
+    note."""
+    out = {}
+    for i, side in enumerate(sides):
+        variant = _variant_words(side)
+        out[LETTERS[i]] = f"`{side.name}`" + (f": {variant}" if variant else "")
+    return out

@@ -1,11 +1,12 @@
-"""What `history` writes: history.md, history.csv, one PNG per figure group, and the terminal.
+"""What `history` writes: history.md, .html and .csv, one PNG per figure group, the terminal.
 
 The report's exporters (report/writer.py's Markdown table and CSV, plots.save's PNG) over the
 history (report/history/course.py). history.md lists the sweeps in time order with what
 changed at each step, then the change points, each with what else changed at that step, then
 each group's courses (a figure per row, a sweep per column). history.csv has one row per
 figure and sweep, with the step into it judged. `history-GROUP.png` draws each figure of a
-group over the sweeps with its 95% interval, change points marked. Files of those names that
+group over the sweeps with its 95% interval, change points marked. history.html is history.md
+as a page (report/html_report.py), the plots inline. Files of those names that
 `history` did not write are never overwritten (data/outputs.py).
 """
 
@@ -21,10 +22,11 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from orchestrator.data import outputs
-from orchestrator.report import plot_style, plots, writer
+from orchestrator.report import html_report, plot_style, plots, writer
 from orchestrator.report.compare.rows import key_fields
 from orchestrator.report.compare.tables import ci_cell, ratio_cell
 from orchestrator.report.history.course import Course, History, Step
+from orchestrator.report.registry import Section
 from orchestrator.report.tables import Table, duration
 
 MARK = "<!-- written by `python -m orchestrator history` -->"
@@ -84,21 +86,30 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "figures"
 
 
-def render_markdown(h: History, plot_names: dict[str, str]) -> str:
+def _title(h: History) -> str:
+    return f"history: {len(h.sweeps)} sweeps, {len(h.courses)} figures"
+
+
+def _intro(h: History) -> str:
     e = h.min_effect
     word = "Holm" if h.correction == "holm" else "Benjamini-Hochberg"
     judged = sum(s.row.p_value is not None for c in h.courses for s in c.steps)
-    out = [MARK, f"# history: {len(h.sweeps)} sweeps, {len(h.courses)} figures", "",
-           "Each figure over the sweeps (the geometric mean of its process values, its 95% "
-           "interval over processes). Each step of a figure (its sweep before → this one) is "
-           "judged as `compare` judges a figure: B/A over processes, Welch's t on the log "
-           f"process values; a change point where the change is beyond ±{e:.0%} at 5% over all "
-           f"{judged} judged steps of the history, corrected by {word} (▲ slower, ▼ faster). "
-           "Noise between sweeps is `inconclusive` or `same`, never a change point.", ""]
+    return ("Each figure over the sweeps (the geometric mean of its process values, its 95% "
+            "interval over processes). Each step of a figure (its sweep before → this one) is "
+            "judged as `compare` judges a figure: B/A over processes, Welch's t on the log "
+            f"process values; a change point where the change is beyond ±{e:.0%} at 5% over "
+            f"all {judged} judged steps of the history, corrected by {word} (▲ slower, "
+            "▼ faster). Noise between sweeps is `inconclusive` or `same`, never a change point.")
+
+
+NO_CHANGE = "No change point: no figure moved beyond the band at the family's error rate."
+
+
+def render_markdown(h: History, plot_names: dict[str, str]) -> str:
+    out = [MARK, f"# {_title(h)}", "", _intro(h), ""]
     for table in (sweeps_table(h), change_points_table(h)):
         out += [f"## {table.title}", ""]
-        out += writer.markdown_table(table.frame) if not table.frame.empty else \
-            ["No change point: no figure moved beyond the band at the family's error rate."]
+        out += writer.markdown_table(table.frame) if not table.frame.empty else [NO_CHANGE]
         out.append("")
     for section, courses in groups(h).items():
         table = course_table(h, section, courses)
@@ -106,6 +117,19 @@ def render_markdown(h: History, plot_names: dict[str, str]) -> str:
         if section in plot_names:
             out += [f"![{section}]({plot_names[section]})", ""]
     return "\n".join(out)
+
+
+def render_html(h: History, plot_names: dict[str, str], out: Path) -> str:
+    """history.html: history.md's sweeps, change points (with what else changed at each) and
+    each group's table with its plot (a PNG in `out`) inline, through the report's page."""
+    points = change_points_table(h)
+    if points.frame.empty:
+        points.missing = NO_CHANGE.removesuffix(".")
+    parts = [Section(t.title, "", [t]) for t in (sweeps_table(h), points)]
+    parts += [Section(section, "", [course_table(h, section, courses)],
+                      plot=plot_names.get(section)) for section, courses in groups(h).items()]
+    page = html_report.sections_page(_title(h), [_intro(h)], parts, out)
+    return page.replace("\n", f"\n{MARK}\n", 1)  # after the doctype: no quirks mode
 
 
 CSV_FIELDS = ("section", "figure", *key_fields(), "experiment", "sweep_index", "sweep",
@@ -186,13 +210,16 @@ def _ours(path: Path) -> bool:
         return False
     if path.suffix == ".md":
         return head.startswith(MARK.encode())
+    if path.suffix == ".html":
+        return head.startswith(b"<!DOCTYPE html>\n" + MARK.encode())
     if path.suffix == ".csv":
         return head.split(b"\n", 1)[0].strip() == ",".join(CSV_FIELDS).encode()
     return head.startswith(b"\x89PNG") and PNG_SOFTWARE.encode() in head
 
 
 def write(h: History, out: Path, inputs: outputs.Inputs = outputs.NO_INPUTS) -> list[Path]:
-    """history.md, history.csv and history-GROUP.png in `out`, refusing files not ours."""
+    """history.md, history.html, history.csv and history-GROUP.png in `out`, refusing files
+    not ours."""
     def render(stage: Path) -> list[Path]:
         names = {section: f"history-{slug(section)}.png" for section, courses
                  in groups(h).items() if _plotted(courses)}
@@ -200,9 +227,10 @@ def write(h: History, out: Path, inputs: outputs.Inputs = outputs.NO_INPUTS) -> 
         for section, name in names.items():
             written.append(plots.save(draw(h, section, groups(h)[section]), stage / name,
                                       software=PNG_SOFTWARE))
-        md = stage / "history.md"
+        md, page = stage / "history.md", stage / "history.html"
         md.write_text(render_markdown(h, names), encoding="utf-8")
-        return [md, writer.write_csv(csv_table(h), stage), *written]
+        page.write_text(render_html(h, names, stage), encoding="utf-8")
+        return [md, page, writer.write_csv(csv_table(h), stage), *written]
 
     return outputs.write_folder(out, "--out", "history", inputs, render, _ours)
 

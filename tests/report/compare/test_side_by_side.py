@@ -66,3 +66,21 @@ def test_a_bad_side_is_one_line_exit_two(tmp_path: Path,
     code = main(["report", str(H200), str(tmp_path / "missing"), "--out", str(tmp_path / "r")])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "no such results folder" in err[0]
+
+
+def test_report_html_of_two_sides_in_chromium(report: Path) -> None:
+    """report.html beside report.md: one grouped header cell per side naming it, every table
+    of report.md, every contents link landing."""
+    from tests.report.chromium import file_url, open_page
+
+    from ..test_html_report import CHECKS, _tables_in
+
+    groups = "[...document.querySelectorAll('th.group')].map(t => t.innerText)"
+    seen = open_page(file_url(report / "report.html"), f"({{...{CHECKS}, groups: {groups}}})")
+    assert seen.errors == []
+    got = seen.result
+    assert got["tables"] == _tables_in((report / "report.md").read_text(encoding="utf-8"))
+    assert got["tables"] >= 4 and got["broken"] == [] and len(got["toc"]) == got["tables"]
+    assert got["csv"] and all((report / name).is_file() for name in got["csv"])
+    assert "A\nchapter_listings.log" in got["groups"]
+    assert "B\nh200-2026-11-30@20261130-154152-599978" in got["groups"]

@@ -85,3 +85,5 @@ def test_the_ci_recipe_fails_on_the_commit_that_slows_torch(
                for r in changed)
     md = (repo / "timing-history" / "history.md").read_text(encoding="utf-8")
     assert "MKL_CBWR=COMPATIBLE" in md.split("## Change points", 1)[1]
+    page = (repo / "timing-history" / "history.html").read_text(encoding="utf-8")
+    assert "MKL_CBWR=COMPATIBLE" in page.split(">Change points</h2>", 1)[1]

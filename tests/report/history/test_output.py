@@ -94,3 +94,44 @@ def test_it_never_writes_over_an_input(capsys: pytest.CaptureFixture[str]) -> No
     assert main(["history", *map(str, H200[-2:]), "--out", str(store)]) == 2
     assert "input of this command" in capsys.readouterr().err
     assert kept() == before
+
+
+def test_history_html_in_chromium(written: Path, h200_history: History) -> None:
+    """history.html beside history.md: the sweeps with what changed, the change points (or
+    that there is none), each group's table with its plot inline; opened in a real browser."""
+    from tests.report.chromium import file_url, open_page
+
+    from ..test_html_report import CHECKS, _tables_in
+
+    page = (written / "history.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>\n" + output.MARK)
+    seen = open_page(file_url(written / "history.html"), CHECKS)
+    assert seen.errors == []
+    got = seen.result
+    md = (written / "history.md").read_text(encoding="utf-8")
+    assert got["tables"] == _tables_in(md) and all(n > 0 for n in got["rows"])
+    pngs = sorted(p.name for p in written.glob("history-*.png"))
+    assert sorted(p["name"] for p in got["plots"]) == pngs and all(p["ok"] for p in got["plots"])
+    assert got["broken"] == [] and len(got["toc"]) == 2 + len(output.groups(h200_history))
+    assert got["scripts"] == 0
+    assert "OS: Linux 6.18.44-fc-v1147-gpu x86_64 → Linux 6.18.44-fc-v1252-gpu x86_64" in \
+        got["text"]
+    assert "No change point: no figure moved beyond the band" in got["text"]
+
+
+def test_history_html_names_what_changed_at_a_change_point(
+        every_h200_history: History, tmp_path: Path) -> None:
+    """Every committed H200 store: the first-call A/A's real change is a row of the page's
+    change points, with what else changed at that step, in the browser."""
+    from tests.report.chromium import file_url, open_page
+
+    from ..test_html_report import CHECKS
+
+    output.write(every_h200_history, tmp_path)
+    points = "[...document.querySelectorAll('#change-points ~ table tbody tr')].map(r => " \
+        "r.innerText)"
+    seen = open_page(file_url(tmp_path / "history.html"), f"({{...{CHECKS}, points: {points}}})")
+    assert seen.errors == [] and seen.result["broken"] == []
+    rows = seen.result["points"]
+    assert len(rows) == len(every_h200_history.change_points()) > 0
+    assert all("jax cpu" in r and "slower" in r and "complete → incomplete" in r for r in rows)
