@@ -113,6 +113,12 @@ ALLOWED: dict[str, tuple[str, tuple[str, ...]]] = {
             'JAX: `jax.jit(f).lower(a, b)`, `.compile',
         ),
     ),
+    "report/summary.py": (
+        "the stored column inputs_match_torch_cpu (the findings' same-numbers lesson)",
+        (
+            'inputs_match_torch_cpu',
+        ),
+    ),
     "report/sections/accuracy.py": (
         ("printed section descriptions (golden prose, the docs engineer's section model); the "
          "stored column inputs_match_torch_cpu and its printed finding"),

@@ -133,6 +133,10 @@ class Program(ABC):
     # an accuracy line's build words as a log prints them -> the stored label ('flex
     # template' -> 'flex(template)'); a word with a `build_prefixes` key's stem, +rest
     accuracy_labels: ClassVar[dict[str, str]] = {}
+    # how its builds look in every plot (report/styles.py): one marker for the framework, one
+    # colour per build label it knows (any other label gets a colour from its name's hash)
+    plot_marker: ClassVar[str] = "D"
+    plot_colors: ClassVar[dict[str, str]] = {}
 
     @abstractmethod
     def command(self, run: RunDef, paths: Paths) -> list[str]:

@@ -12,18 +12,17 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 
-# the builds the chapter and the default experiments file run, each its own colour
-KNOWN = {
-    ("torch", "cpu"): "#1f77b4", ("torch", "cuda"): "#17becf", ("torch", "mps"): "#6baed6",
-    ("burn", "flex"): "#d62728", ("burn", "flex(template)"): "#ff7f0e",
-    ("burn", "flex+x86-v4"): "#8c564b", ("burn", "flex+accelerate"): "#e377c2",
-    ("burn", "cuda"): "#9467bd", ("burn", "metal"): "#bcbd22", ("burn", "wgpu"): "#7f7f7f",
-    ("jax", "cpu"): "#2ca02c", ("jax", "cuda"): "#98df8a",
-}
-# any other build: a colour from these by a hash of its name (none of them is a known one's)
+from orchestrator import programs
+
+# a build no Program names a colour for: one from these by a hash of its name (none of them is a
+# known build's: programs/*/ `plot_colors`)
 OTHERS = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d",
           "#31a354", "#756bb1", "#636363", "#ad494a", "#5254a3")
-MARKERS = {"torch": "o", "burn": "s", "jax": "^"}
+
+
+def _program(framework: str) -> programs.Program | None:
+    # a framework no Program is registered for (a log's, a stand-in's) gets the defaults
+    return programs.REGISTRY.get(framework.lower())
 
 
 @dataclass(frozen=True)
@@ -41,8 +40,9 @@ def base_label(label: str) -> str:
 
 def color(framework: str, label: str) -> str:
     key = (framework.lower(), base_label(label))
-    if key in KNOWN:
-        return KNOWN[key]
+    program = _program(framework)
+    if program is not None and key[1] in program.plot_colors:
+        return program.plot_colors[key[1]]
     return OTHERS[zlib.crc32(f"{key[0]}|{key[1]}".encode()) % len(OTHERS)]
 
 
@@ -51,5 +51,6 @@ def style(framework: str, label: str, threads: object = None) -> Style:
         many = float(threads) > 1  # type: ignore[arg-type]
     except (TypeError, ValueError):  # None, pd.NA: one thread or an accelerator
         many = False
-    return Style(color(framework, label), MARKERS.get(framework.lower(), "D"),
+    program = _program(framework)
+    return Style(color(framework, label), program.plot_marker if program else "D",
                  "[tf32]" not in label.lower(), "--" if many else "-")

@@ -73,6 +73,10 @@ def cache_dir_for(cwd: Path) -> Path:
 class Burn(Program):
     name = "burn"
     title = "burn"
+    plot_marker = "s"
+    plot_colors: ClassVar[dict[str, str]] = {
+        "flex": "#d62728", "flex(template)": "#ff7f0e", "flex+x86-v4": "#8c564b",
+        "flex+accelerate": "#e377c2", "cuda": "#9467bd", "metal": "#bcbd22", "wgpu": "#7f7f7f"}
     devices = ("flex", "cuda", "metal", "vulkan")
     device_needs: ClassVar[dict[str, tuple[str, ...]]] = {
         "cuda": ("cuda",), "metal": ("metal",), "vulkan": ("vulkan",), "flex": ()}

@@ -29,6 +29,8 @@ _IMPORTABLE = "import importlib.util,sys; sys.exit(importlib.util.find_spec('jax
 class Jax(Program):
     name = "jax"
     title = "JAX"
+    plot_marker = "^"
+    plot_colors: ClassVar[dict[str, str]] = {"cpu": "#2ca02c", "cuda": "#98df8a"}
     devices = ("cpu", "cuda")
     device_needs: ClassVar[dict[str, tuple[str, ...]]] = {"cpu": ("jax",), "cuda": ("jax", "cuda")}
     cached_devices = ("cpu", "cuda")

@@ -44,6 +44,9 @@ class Torch(Program):
     name = "torch"
     title = "PyTorch"
     aliases = ("pytorch",)
+    plot_marker = "o"
+    plot_colors: ClassVar[dict[str, str]] = {"cpu": "#1f77b4", "cuda": "#17becf",
+                                             "mps": "#6baed6"}
     devices = ("cpu", "cuda", "mps", "auto")
     # its own CUDA_CACHE_PATH too: precompiled SASS, so it should stay empty (recorded)
     driver_cache_devices = ("cuda", "auto")
