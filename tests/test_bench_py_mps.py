@@ -199,6 +199,7 @@ class Program:
     facts: ModuleType  # resolve_device
     fmt: ModuleType  # emit, the duration format
     bench: ModuleType  # the modes' `time`
+    compiled: ModuleType  # the first call's `time` (every execution mode's first call)
     main: Callable[[list[str]], int]
 
 
@@ -208,10 +209,10 @@ def load_program(monkeypatch: pytest.MonkeyPatch) -> Program:
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, spec.name, module)
     spec.loader.exec_module(module)  # puts bench_py/ on sys.path: the package is the program's
-    from bench_core import bench, facts
+    from bench_core import bench, compiled, facts
     from bench_core import format as fmt
 
-    return Program(facts, fmt, bench, module.main)
+    return Program(facts, fmt, bench, compiled, module.main)
 
 
 def _set_default(monkeypatch: pytest.MonkeyPatch, function: Any, name: str, value: Any) -> None:
@@ -313,6 +314,7 @@ def install(
     monkeypatch.setattr(program.facts, "resolve_device", resolve_on_cpu)
     monkeypatch.setattr(program.fmt, "emit", emit)
     monkeypatch.setattr(program.bench, "time", ClockShim(fake))
+    monkeypatch.setattr(program.compiled, "time", ClockShim(fake))
     return fake
 
 

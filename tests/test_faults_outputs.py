@@ -271,8 +271,11 @@ def test_report_folder_drops_its_own_stale_files_only(results: Path, tmp_path: P
     assert (out / "notes.txt").read_text() == "a user's notes"
     assert (out / "accuracy.csv").read_text() == "edited by hand\n"
     report = (out / "report.md").read_text()
-    for name in now - {"notes.txt", "accuracy.csv", ".orchestrator-report.json", "report.md"}:
-        assert name in report  # every file there besides the user's is this report's
+    # every file there besides the user's is this report's (report.html: the same report as a
+    # page, beside report.md, which does not name it)
+    for name in now - {"notes.txt", "accuracy.csv", ".orchestrator-report.json", "report.md",
+                       "report.html"}:
+        assert name in report
 
 
 # 4. a .lock that leads elsewhere ---------------------------------------------------------------

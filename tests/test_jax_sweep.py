@@ -72,7 +72,9 @@ def test_jax_cpu_sweep_has_jax_rows_cache_proofs_and_breakdown(tmp_path: Path) -
     report = _cli("report", str(results), "--out", str(tmp_path / "report"))
     assert report.returncode == 0, report.stderr
     text = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
-    assert "### First call taken apart (trace and lower, compile, first run)" in text
+    # the breakdown (the first-call section's one table here: its heading is the section's)
+    assert "| process | cache | trace and lower | compile | first run | cache proof |" in text
+    assert "CSV: `first_call_breakdown.csv`" in text
     assert "| jax-first | JAX | cpu | 2 | warm |" in text
     assert "dispatches asynchronously on the CPU too" in text
     # the ratios in roles: JAX, the candidate, against PyTorch, the reference

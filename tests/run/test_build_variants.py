@@ -15,7 +15,7 @@ import pytest
 from orchestrator.cli import main
 from orchestrator.data.store import Store
 from orchestrator.experiments.config import Build
-from orchestrator.programs.burn.cargo import Builder, build_key
+from orchestrator.programs.burn.cargo import CACHE_ENV, Builder, build_key
 from orchestrator.records import RunDef
 from orchestrator.report.compare import verdicts as compare
 from orchestrator.report.compare.verdicts import load_side
@@ -50,7 +50,11 @@ def swept(tmp_path_factory: pytest.TempPathFactory) -> Path:
     failed = {n: r.error for n, b in BUILDS.items() if (r := builder.build(n, b)).status != "ok"}
     assert not failed, failed
     tmp = tmp_path_factory.mktemp("build-ab")
-    with facts_once():  # only burn runs: torch's and JAX's facts probed once a session
+    # the sweep takes both from that cache (up to date: no cargo compiles in its background):
+    # a variant whose build is still compiling would let the other's runs go first, and the
+    # rounds this module checks would not be the plan's
+    with pytest.MonkeyPatch.context() as env, facts_once():  # facts probed once a session
+        env.setenv(CACHE_ENV, str(USER_BUILD_CACHE))
         assert main(["run", str(write(tmp / "ab.yaml", AB)), "--results", str(tmp / "r"),
                      "--quiet"]) == 0
     return tmp / "r"
@@ -81,7 +85,8 @@ def test_compare_judges_the_two_builds_over_their_processes(swept: Path) -> None
     c = compare.compare(load_side(f"{swept}#a"), load_side(f"{swept}#b"))
     steady = [r for r in c.rows if ", reps " in r.basis]
     assert steady and not c.only_a and not c.only_b
-    assert {r.basis for r in steady} == {"processes 3/3, reps 20/20"}
+    # two variants of one sweep, each round one process of each: judged paired by round
+    assert {r.basis for r in steady} == {"processes 3/3 paired by round, reps 20/20"}
     assert {r.verdict for r in steady} <= {"same", "inconclusive", "slower", "faster"}
     # the same code on both sides: at a 60% minimum effect (tests/report/compare/test_verdicts.py's
     # bound for this box), nothing may read as changed
