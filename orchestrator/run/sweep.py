@@ -224,8 +224,8 @@ class Sweep:
         pending, measured_since_report = list(todo), False
         while pending:
             self._take_builds(background, builds, ctx, summary.sweep_id)
-            ready = next((p for p in pending if p.skip_reason is not None or not p.run.build
-                          or p.run.build in builds), None)
+            ready = next((p for i, p in enumerate(pending) if _ready(p, pending[:i], builds)),
+                         None)
             if ready is None:
                 if measured_since_report and self.on_partial is not None:
                     self.on_partial(summary.sweep_id, background.left())
@@ -345,3 +345,17 @@ def reparse(results: Path) -> tuple[int, int, Damage]:
             store.replace_parsed(row["sweep_id"], row["run_id"], parsed)
             runs, figures = runs + 1, figures + len(parsed.figures)
     return runs, figures, damage
+
+
+def _ready(run: PlannedRun, earlier: list[PlannedRun], builds: dict[str, BuildResult]) -> bool:
+    """Whether `run` may go now: its build is there (or it needs none), and, for a variant of
+    an A/B in one sweep, no earlier run of its experiment is still waiting for a build: a
+    variant whose build is still compiling must not let the other's runs overtake it, or the
+    rounds (one process of each variant, judged paired by round) would not be the plan's."""
+    def waiting(p: PlannedRun) -> bool:
+        return p.skip_reason is None and bool(p.run.build) and p.run.build not in builds
+    if waiting(run):
+        return False
+    return not run.run.variant or not any(
+        p.run.experiment == run.run.experiment and p.run.variant and waiting(p)
+        for p in earlier)

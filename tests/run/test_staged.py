@@ -136,7 +136,9 @@ def _measured_with_the_build_paused(results: Path, beats_file: Path) -> None:
         runs = db.execute("SELECT started_at, ended_at, gate_json FROM runs "
                           "ORDER BY started_at").fetchall()
     beats = [float(b) for b in beats_file.read_text().split()]
-    assert len(beats) > 10  # it did run between the runs
+    # it did run between the runs (a beat every 50 ms until it is done: how many depends on how
+    # fast the machine ran the rest; 9 and 10 were seen where 11 were once asked for)
+    assert len(beats) >= 5
     paused = [json.loads(gate).get("builds_paused") or [] for _, _, gate in runs]
     assert all(set(p) <= {"template", "default"} for p in paused)
     waited = [(a, b) for (a, b, _), p in zip(runs, paused, strict=True) if "default" in p]
