@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from ...conftest import PROJECT
+from ..compare.test_aa import STEADY
 
 WORKFLOW = PROJECT / "docs" / "ci" / "timing.yml"
 TIMING = """\
@@ -31,7 +32,6 @@ experiments:
       - {program: torch, device: cpu}
 """
 SLOW = TIMING + "    env: {MKL_CBWR: COMPATIBLE}\n"
-STEADY = ("no sync", "with sync", "read-back", "benchmark.Timer")
 
 
 def _step(name: str) -> list[str]:
