@@ -18,10 +18,24 @@ cd "$(dirname "$0")/../.."
 OUT=${OUT:?set OUT to the folder for the results}
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] && PY=${PYTHON:-.venv/bin/python}
-if ! "$PY" -c 'import torch, pydantic, pandas, rich, matplotlib' 2>/dev/null; then
-    echo "power.sh: $PY lacks torch, pydantic, pandas, rich or matplotlib (set PYTHON=...)" >&2
+# The GPU machine has torch and pandas but not pydantic or rich: the bundle's wheels carry them
+# (unzipped into build/offline-site, as run-offline.sh does); compare's PNG needs matplotlib,
+# so without it the stores come back and the compares are made on the dev box.
+if ! "$PY" -c 'import pydantic, rich' 2>/dev/null && [ -f build/bundle.tar.xz ]; then
+    [ -f build/.bundle-unpacked ] || { "$PY" -m tarfile -e build/bundle.tar.xz .; touch build/.bundle-unpacked; }
+    site=build/offline-site
+    if [ ! -f "$site/.unpacked" ]; then
+        rm -rf "$site" && mkdir -p "$site"
+        for wheel in build/wheels/*.whl; do "$PY" -m zipfile -e "$wheel" "$site"; done
+        touch "$site/.unpacked"
+    fi
+    export PYTHONPATH="$PWD/$site${PYTHONPATH:+:$PYTHONPATH}"
+fi
+if ! "$PY" -c 'import torch, pydantic, pandas, rich' 2>/dev/null; then
+    echo "power.sh: $PY lacks torch, pydantic, pandas or rich (set PYTHON=..., or bundle)" >&2
     exit 2
 fi
+HAVE_MPL=1; "$PY" -c 'import matplotlib' 2>/dev/null || HAVE_MPL=0
 START=$(date +%s)
 LIMIT=${LIMIT:-470}
 mkdir -p "$OUT"
@@ -34,6 +48,7 @@ sweep() {  # sweep NAME FILE [SHARE]: run FILE into $OUT/NAME within SHARE s (or
 }
 cmp() {  # cmp NAME A B [ARGS...]
     local name=$1 a=$2 b=$3; shift 3
+    [ "$HAVE_MPL" = 1 ] || return 0
     "$PY" -m orchestrator compare "$a" "$b" --out "$OUT/$name" "$@" > "$OUT/$name.txt" 2>&1 \
         || echo "power.sh: compare $name ended with $?" >&2
 }
