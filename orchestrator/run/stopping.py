@@ -243,8 +243,8 @@ class Stopping:
         run, rule = planned.run, planned.rule
         assert rule is not None
         sides = [_values(self.store, self.sweep_id, self.members.get(s, {})) for s in group]
-        looks = rule.max_processes - rule.first_look + 1
-        verdicts = deciding.look(intervals, sides, measured, looks, rule.min_effect)
+        verdicts = deciding.look(intervals, sides, measured, rule.first_look,
+                                 rule.max_processes, rule.min_effect, rule.spending)
         spent = self._spent(run.experiment, planned.rule_scope)
         over = spent + spent / max(measured, 1) > rule.budget_s
         why = deciding.DECIDED if deciding.decided(verdicts) else BUDGET if over \
