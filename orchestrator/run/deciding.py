@@ -9,9 +9,10 @@ ratios (paired; Welch's t on the log process values where the rounds differ).
 Looking after every round and stopping at the first "decided" would inflate false verdicts (a
 fixed-n 5% test peeked at 30 times is wrong ~30% of the time). The level here holds under any
 stopping: α = 5% is split evenly over the group's m figures (Bonferroni: the figures of one run
-are not independent), and each figure's α/m is spent over the looks after rounds pilot..max
-(stats/sequential.py): by O'Brien-Fleming-type spending over the information fraction
-rounds / max_processes (the default: little early, most of α/m at the last looks), Pocock-type,
+are not independent), and each figure's α/m is spent over the looks after rounds pilot..last
+(stats/sequential.py; `last` is max_processes, or the rounds the time budget holds at the
+pilot's pace: run/stopping.py): by O'Brien-Fleming-type spending over the information fraction
+rounds / last (the default: little early, most of α/m at the last looks), Pocock-type,
 or `bonferroni` (α/(K·m) at each of the K looks, the first rule, kept for comparison). The
 boundaries are set on the paired t statistics' joint law, so the intervals are repeated
 confidence intervals: all of them, at every look, hold the true ratio with probability
@@ -54,10 +55,11 @@ def group_of(run: RunDef) -> tuple[Any, ...]:
 def level(rounds: int, first: int, last: int, figures: int, spending: str,
           alpha: float = ALPHA) -> float:
     """q of each interval after `rounds` rounds, of looks after every round from `first` to
-    `last`: α/figures spent over them by `spending` (stats/sequential.py)."""
+    `last`: α/figures spent over them by `spending` (stats/sequential.py); 0.0 (nothing
+    left: no verdict) after `last` or before `first`."""
     last = max(last, first, 1)
     levels = sequential.look_levels(first, last, alpha / max(figures, 1), spending)
-    return levels[min(max(rounds, min(levels)), last)]
+    return levels.get(rounds, 0.0)
 
 
 def interval(stats: Quantiles, a: Points, b: Points, q: float) -> tuple[float, float] | None:

@@ -88,6 +88,30 @@ def test_a_clear_change_is_decided_within_a_few_rounds(
     assert {r.verdict for r in c.rows if r.verdict} == {"slower"}  # compare agrees
 
 
+def test_a_budget_for_three_rounds_spends_all_of_alpha_at_the_third(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pilot's rounds took 0.2 s each (two runs of 0.1 s) and the budget is 0.6 s: the
+    looks' horizon is 3 rounds, not max_processes' 10, so O'Brien-Fleming spends all of
+    α/m at the pilot's look and decides there (over 10 rounds it waited for the 4th)."""
+    ran = _fake(monkeypatch, 1.3)
+    text = (FILE % 10).replace("budget_s: 300", "budget_s: 0.6")
+    Sweep(PROJECT, tmp_path / "r", show=False).run(write(tmp_path / "e.yaml", text))
+    assert sorted(r.process for r in ran if r.variant == "b") == [1, 2, 3]
+    assert _stops(tmp_path / "r") == {("decided", 3)}
+
+
+def test_a_budget_that_ends_before_a_decision_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """B 1.05× A, on the band's edge, cannot be decided: a 4-round budget stops the group
+    at its horizon, `time budget`, with nothing spent past it."""
+    ran = _fake(monkeypatch, 1.05)
+    text = (FILE % 10).replace("budget_s: 300", "budget_s: 0.9")
+    Sweep(PROJECT, tmp_path / "r", show=False).run(write(tmp_path / "e.yaml", text))
+    assert max(r.process for r in ran) == 4
+    assert {why for why, _ in _stops(tmp_path / "r")} == {"time budget"}
+    assert deciding.level(5, 3, 4, 2, "obrien-fleming") == 0.0  # past the horizon
+
+
 def test_a_change_inside_the_band_runs_until_same_or_the_limit(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """B 0.5% slower: `same` needs the interval inside ±5% at 1 − 5%/(K·m); the round drift
