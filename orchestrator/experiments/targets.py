@@ -136,6 +136,10 @@ class PrecisionTarget(Strict):
                          "budget ends")
     min_effect: Ratio = Field(0.05, gt=0, lt=1, description="with decide: the smallest "
                               "change that counts (compare's --min-effect)")
+    spending: Literal["obrien-fleming", "pocock", "bonferroni"] = Field(
+        "obrien-fleming", description="with decide: how 5% is spent over the looks after "
+        "every round (stats/sequential.py): O'Brien-Fleming-type or Pocock-type alpha "
+        "spending over rounds / max_processes, or Bonferroni (5%/looks each)")
 
     @model_validator(mode="after")
     def _counts_in_order(self) -> PrecisionTarget:

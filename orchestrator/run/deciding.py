@@ -8,13 +8,20 @@ ratios (paired; Welch's t on the log process values where the rounds differ).
 
 Looking after every round and stopping at the first "decided" would inflate false verdicts (a
 fixed-n 5% test peeked at 30 times is wrong ~30% of the time). The level here holds under any
-stopping: α = 5% is spent evenly over the group's K possible looks and its m figures
-(Bonferroni: each interval at level 1 − α/(K·m)), so the chance that any verdict the rule
-stops on is false stays within 5% however many rounds it took. The group stops, `decided`,
-when every figure's interval lies beyond the ±min_effect band (slower, faster) or inside it
-(same); else at the budget or max_processes like any precision target. `compare` at the end
-judges at a narrower level than the rule did, so it gives every decided figure the same
-verdict.
+stopping: α = 5% is split evenly over the group's m figures (Bonferroni: the figures of one run
+are not independent), and each figure's α/m is spent over the looks after rounds pilot..last
+(stats/sequential.py; `last` is max_processes, or the rounds the time budget holds at the
+pilot's pace: run/stopping.py): by O'Brien-Fleming-type spending over the information fraction
+rounds / last (the default: little early, most of α/m at the last looks), Pocock-type,
+or `bonferroni` (α/(K·m) at each of the K looks, the first rule, kept for comparison). The
+boundaries are set on the paired t statistics' joint law, so the intervals are repeated
+confidence intervals: all of them, at every look, hold the true ratio with probability
+1 − α/m together, and a verdict read at any look is false at most that often. The group
+stops, `decided`, when every figure's interval lies beyond the ±min_effect band (slower,
+faster) or inside it (same); else at the budget or max_processes like any precision target.
+`compare` at the end judges the whole comparison by its own correction (BH's α·R/M over its M
+figures): no stricter than the rule's look (at most α/m) wherever it decides R ≥ M/m figures,
+as in the sweeps here, so the decided figures keep their verdicts (tests/run/test_deciding.py).
 """
 
 from __future__ import annotations
@@ -24,9 +31,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from orchestrator.records import RunDef
+from orchestrator.stats import sequential
 
 DECIDED = "decided"
 ALPHA = 0.05
+MIN_LEVEL = 1e-12  # a look spending less cannot decide (O'Brien-Fleming's first of many)
 Points = list[tuple[int, float, Any]]  # (process, median, samples) of one figure
 
 
@@ -43,16 +52,21 @@ def group_of(run: RunDef) -> tuple[Any, ...]:
     return (run.experiment, run.program, run.device, params)
 
 
-def level(looks: int, figures: int, alpha: float = ALPHA) -> float:
-    """q of each interval: α over the group's looks and figures."""
-    return alpha / max(looks, 1) / max(figures, 1)
+def level(rounds: int, first: int, last: int, figures: int, spending: str,
+          alpha: float = ALPHA) -> float:
+    """q of each interval after `rounds` rounds, of looks after every round from `first` to
+    `last`: α/figures spent over them by `spending` (stats/sequential.py); 0.0 (nothing
+    left: no verdict) after `last` or before `first`."""
+    last = max(last, first, 1)
+    levels = sequential.look_levels(first, last, alpha / max(figures, 1), spending)
+    return levels.get(rounds, 0.0)
 
 
 def interval(stats: Quantiles, a: Points, b: Points, q: float) -> tuple[float, float] | None:
     """log B/A's interval at level 1 − q: paired by round where both ran the same rounds,
     else Welch's; None with fewer than 2 values a side or a value without a log."""
     va, vb = {k: v for k, v, _ in a}, {k: v for k, v, _ in b}
-    if len(va) < 2 or len(vb) < 2 or min(*va.values(), *vb.values()) <= 0:
+    if len(va) < 2 or len(vb) < 2 or min(*va.values(), *vb.values()) <= 0 or q < MIN_LEVEL:
         return None
     if set(va) == set(vb):
         diffs = [math.log(vb[k]) - math.log(va[k]) for k in sorted(va)]
@@ -88,17 +102,18 @@ def verdict(bounds: tuple[float, float] | None, min_effect: float) -> str:
 
 
 def look(stats: Quantiles, sides: list[dict[tuple[str, str], Points]], rounds: int,
-         looks: int, min_effect: float) -> dict[tuple[str, str], list[str]] | None:
+         first: int, last: int, min_effect: float,
+         spending: str = sequential.DEFAULT_SPENDING) -> dict[tuple[str, str], list[str]] | None:
     """Each figure's verdicts (one per variant after the first) over the first `rounds`
-    processes; None when a figure of the first variant is missing on another side (a failed
-    or unmatched series: not decided)."""
+    processes, at the look level of looks after rounds first..last; None when a figure of the
+    first variant is missing on another side (a failed or unmatched series: not decided)."""
     cut = [{f: [p for p in points if p[0] <= rounds] for f, points in side.items()}
            for side in sides]
     base, others = cut[0], cut[1:]
     figures = sorted(base)
     if not figures or not others or any(f not in o for o in others for f in figures):
         return None
-    q = level(looks, len(figures) * len(others))
+    q = level(rounds, first, last, len(figures) * len(others), spending)
     return {f: [verdict(interval(stats, base[f], o[f], q), min_effect) for o in others]
             for f in figures}
 

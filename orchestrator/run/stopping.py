@@ -243,10 +243,13 @@ class Stopping:
         run, rule = planned.run, planned.rule
         assert rule is not None
         sides = [_values(self.store, self.sweep_id, self.members.get(s, {})) for s in group]
-        looks = rule.max_processes - rule.first_look + 1
-        verdicts = deciding.look(intervals, sides, measured, looks, rule.min_effect)
+        last = self._horizon(run.experiment, planned.rule_scope, rule)
+        verdicts = deciding.look(intervals, sides, measured, rule.first_look, last,
+                                 rule.min_effect, rule.spending)
         spent = self._spent(run.experiment, planned.rule_scope)
-        over = spent + spent / max(measured, 1) > rule.budget_s
+        # the horizon is the budget's rounds: its last look spent, the budget is what ends it
+        over = spent + spent / max(measured, 1) > rule.budget_s \
+            or (last < rule.max_processes and measured >= last)
         why = deciding.DECIDED if deciding.decided(verdicts) else BUDGET if over \
             else MAX if final else None
         if why is None:
@@ -263,6 +266,21 @@ class Stopping:
                 records.append((run.experiment, series, "", "", NONE, None, 0, rule.target,
                                 time.time()))
         return records
+
+    def _horizon(self, experiment: str, scope: str, rule: PrecisionTarget) -> int:
+        """The last round the looks spend α up to: max_processes, or fewer where the
+        pilot's rounds show the time budget ends sooner (spending over rounds / max_processes
+        that the budget cuts at half would leave most of α unspent). Fixed by the pilot's
+        stored wall time alone, never by a figure, so every look and a resume agree."""
+        pilot = {run_id for runs in self.members.values() for run_id, k in runs.items()
+                 if k <= rule.first_look and self.scope.get(run_id) == scope}
+        rows = self.store.query("SELECT run_id, wall_s FROM runs WHERE sweep_id=? AND "
+                                "experiment=?", (self.sweep_id, experiment))
+        spent = sum(row["wall_s"] or 0.0 for row in rows if row["run_id"] in pilot)
+        if not spent > 0:
+            return rule.max_processes
+        rounds = int(rule.budget_s // (spent / rule.first_look))
+        return max(rule.first_look, min(rule.max_processes, rounds))
 
     def _spent(self, experiment: str, scope: str) -> float:
         """The stored wall time of the runs whose rule shares this budget scope (priming runs

@@ -26,9 +26,7 @@ power (|d| may fall either side: the two-sided 0.9), a change of (1+e)² `slower
 90% (se_n = s·√(2/n) with s the two sides' pooled log sd, 2n − 2 df; paired: s_d/√n, n − 1
 df).
 
-**Looks under a sequential rule.** `look_level` spends α over at most K planned looks
-(Bonferroni over looks: α/K each): an interval judged after every round at that level keeps
-its error rate under any stopping, where a fixed 95% test peeked at after every round does not.
+Looks under a sequential rule (run until decided) spend α in stats/sequential.py.
 """
 
 from __future__ import annotations
@@ -119,11 +117,6 @@ def needed(spread: float, min_effect: float, q: float, paired_rounds: bool = Fal
 def pooled_spread(sd_a: float, sd_b: float) -> float:
     """The two sides' log spread as one sd (equal processes a side)."""
     return math.sqrt((sd_a * sd_a + sd_b * sd_b) / 2)
-
-
-def look_level(looks: int, alpha: float = ALPHA) -> float:
-    """The level of each of at most `looks` planned looks (α spent evenly: α/K)."""
-    return alpha / max(looks, 1)
 
 
 def processes_for(half_width: float, processes: int, target: float,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import typing
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from orchestrator.report.compare import verdicts as compare
 from orchestrator.report.compare.sides import load_side
 from orchestrator.run import deciding
 from orchestrator.run.sweep import Sweep
-from orchestrator.stats import intervals
+from orchestrator.stats import intervals, sequential
 
 from ..conftest import PROJECT, facts_once, facts_probed_once, write
 from ..report.fake_stores import lines
@@ -70,16 +71,45 @@ def _stops(results: Path) -> set[tuple[str, int]]:
         return {(s["reason"], s["processes"]) for s in store.stops(sweep["sweep_id"])}
 
 
-def test_a_clear_change_is_decided_after_the_pilot(tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("spending", "rounds"), [("bonferroni", 3), ("pocock", 3),
+                                                 ("obrien-fleming", 4)])
+def test_a_clear_change_is_decided_within_a_few_rounds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spending: str, rounds: int) -> None:
+    """B 1.3× A: Bonferroni and Pocock spend enough at the pilot's look to decide there;
+    O'Brien-Fleming keeps most of α for later looks and decides one round later."""
     ran = _fake(monkeypatch, 1.3)
-    exp = write(tmp_path / "e.yaml", FILE % 10)
+    text = (FILE % 10).replace("decide: true}", f"decide: true, spending: {spending}}}")
+    exp = write(tmp_path / "e.yaml", text)
     assert Sweep(PROJECT, tmp_path / "r", show=False).run(exp) \
         .exit_code == 0
-    assert sorted(r.process for r in ran if r.variant == "b") == [1, 2, 3]
-    assert _stops(tmp_path / "r") == {("decided", 3)}
+    assert sorted(r.process for r in ran if r.variant == "b") == list(range(1, rounds + 1))
+    assert _stops(tmp_path / "r") == {("decided", rounds)}
     c = compare.compare(load_side(f"{tmp_path / 'r'}#a"), load_side(f"{tmp_path / 'r'}#b"))
     assert {r.verdict for r in c.rows if r.verdict} == {"slower"}  # compare agrees
+
+
+def test_a_budget_for_three_rounds_spends_all_of_alpha_at_the_third(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pilot's rounds took 0.2 s each (two runs of 0.1 s) and the budget is 0.6 s: the
+    looks' horizon is 3 rounds, not max_processes' 10, so O'Brien-Fleming spends all of
+    α/m at the pilot's look and decides there (over 10 rounds it waited for the 4th)."""
+    ran = _fake(monkeypatch, 1.3)
+    text = (FILE % 10).replace("budget_s: 300", "budget_s: 0.6")
+    Sweep(PROJECT, tmp_path / "r", show=False).run(write(tmp_path / "e.yaml", text))
+    assert sorted(r.process for r in ran if r.variant == "b") == [1, 2, 3]
+    assert _stops(tmp_path / "r") == {("decided", 3)}
+
+
+def test_a_budget_that_ends_before_a_decision_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """B 1.05× A, on the band's edge, cannot be decided: a 4-round budget stops the group
+    at its horizon, `time budget`, with nothing spent past it."""
+    ran = _fake(monkeypatch, 1.05)
+    text = (FILE % 10).replace("budget_s: 300", "budget_s: 0.9")
+    Sweep(PROJECT, tmp_path / "r", show=False).run(write(tmp_path / "e.yaml", text))
+    assert max(r.process for r in ran) == 4
+    assert {why for why, _ in _stops(tmp_path / "r")} == {"time budget"}
+    assert deciding.level(5, 3, 4, 2, "obrien-fleming") == 0.0  # past the horizon
 
 
 def test_a_change_inside_the_band_runs_until_same_or_the_limit(
@@ -94,8 +124,11 @@ def test_a_change_inside_the_band_runs_until_same_or_the_limit(
     assert max(r.process for r in ran) <= 6
 
 
-def test_the_looks_level_is_alpha_over_looks_and_figures() -> None:
-    assert deciding.level(8, 4) == pytest.approx(0.05 / 32)
+def test_the_looks_level_is_alpha_over_figures_spent_over_the_looks() -> None:
+    assert deciding.level(5, 3, 10, 4, "bonferroni") == pytest.approx(0.05 / 32)
+    spent = sequential.look_levels(3, 10, 0.05 / 4, "obrien-fleming")
+    assert deciding.level(5, 3, 10, 4, "obrien-fleming") == spent[5]
+    assert deciding.level(10, 3, 10, 4, "obrien-fleming") > 0.05 / 32 * 4  # most at the last
     a = [(k, v, None) for k, v in enumerate([10.0, 13.0, 8.0, 12.0], 1)]
     b = [(k, v * 1.1, None) for k, v in enumerate([10.0, 13.1, 8.0, 12.05], 1)]
     lo, hi = deciding.interval(stats_module(), a, b, 0.01) or (0, 0)
@@ -152,3 +185,15 @@ def test_real_torch_until_decided_decides_mkl_cbwr_slower(tmp_path: Path) -> Non
         defs = [RunDef.from_definition(json.loads(r["definition_json"]))
                 for r in store.query("SELECT definition_json FROM runs")]
     assert {d.variant for d in defs} == {"a", "slow"}
+
+
+def test_the_file_offers_the_spendings_of_the_statistics(tmp_path: Path) -> None:
+    """experiments/ may not import stats/: its list is held to sequential's here."""
+    field = config.PrecisionTarget.model_fields["spending"]
+    assert field.default == sequential.DEFAULT_SPENDING
+    assert set(typing.get_args(field.annotation)) == set(sequential.SPENDINGS)
+    text = (FILE % 6).replace("decide: true}", "decide: true, spending: haybittle}")
+    with pytest.raises(ConfigError) as info:
+        config.load(write(tmp_path / "e.yaml", text))
+    assert "experiments.ab.precision_target.spending" in str(info.value)
+    assert "obrien-fleming" in str(info.value)

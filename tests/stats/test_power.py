@@ -142,11 +142,6 @@ def test_processes_needed_decide_a_change_by_simulation() -> None:
         assert 0.72 <= hits / 400 <= 0.99, (change, hits)
 
 
-def test_looks_spend_alpha_evenly() -> None:
-    assert power.look_level(10) == pytest.approx(0.005)
-    assert power.look_level(0) == 0.05
-
-
 @pytest.mark.parametrize("correction", ["bh", "holm"])
 @pytest.mark.parametrize("name", ["h200-aa-2026-12-03", "h200-aa-first-call-2026-12-03"])
 def test_the_committed_aa_stores_give_at_most_five_percent_false_verdicts(
