@@ -1,8 +1,10 @@
 """The PyTorch program's execution modes (`--exec`, docs/LINES.md "Execution modes"), for real
 on the CPU: `compile` prints the exec header, the first call, its breakdown and the compile
 cache's counters in the contract's forms, cold then warm through `--cache-dir` (Inductor's and
-Triton's folders under it); the modes a device cannot run, and `--cache-dir` without a
-compiled mode, are one `error:` line and exit 2. 32x32, 2 reps.
+Triton's folders under it); the mega-cache saved by one process and loaded by another into
+empty folders (FX graph hit), a blob another user could have planted refused; the modes a device
+cannot run, and `--cache-dir` without a compiled mode, are one `error:` line and exit 2. 32x32,
+2 reps.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ EXTRA = {
     "cache": re.compile(r"cpu 32x32 matmul compile cache \(inductor\): fx graph hit (?P<hit>\d+) "
                         r"miss (?P<miss>\d+), aot autograd hit \d+ miss \d+, autotune "
                         r"benchmarked \d+"),
+    "artifacts": re.compile(rf"cpu 32x32 matmul compile cache artifacts: (?P<verb>loaded|saved) "
+                            rf"(?P<bytes>\d+) bytes in {DUR}, entries (?P<entries>.+)"),
 }
 
 
@@ -68,9 +72,56 @@ def test_compile_on_the_cpu_cold_then_warm(tmp_path: Path) -> None:
     assert warm["cache"]["hit"] == "1" and warm["cache"]["miss"] == "0"
 
 
+@pytest.mark.torch
+def test_mega_cache_saved_by_one_process_warms_another(tmp_path: Path) -> None:
+    """torch.compiler.save_cache_artifacts after a cold compile; a new process with empty
+    Inductor/Triton folders loads the blob and its compile hits the FX graph cache."""
+    pytest.importorskip("torch")
+    blob = tmp_path / "mega" / "blob.bin"
+    args = ("--device", "cpu", "--shape", "32x32", "--reps", "2", "--exec", "compile",
+            "--threads", "1")
+    cold = _run(*args, "--cache-dir", str(tmp_path / "a"), "--save-cache-artifacts", str(blob))
+    assert cold.returncode == 0, cold.stderr
+    saved = _lines(cold)["artifacts"]
+    assert saved["verb"] == "saved" and int(saved["bytes"]) == blob.stat().st_size > 1000
+    assert "inductor 1" in saved["entries"]
+    assert not list(blob.parent.glob(".*tmp"))  # written beside, renamed over
+    fresh = tmp_path / "b"
+    warm = _run(*args, "--cache-dir", str(fresh), "--load-cache-artifacts", str(blob))
+    assert warm.returncode == 0, warm.stderr
+    seen = _lines(warm)
+    assert seen["artifacts"]["verb"] == "loaded"
+    assert seen["artifacts"]["bytes"] == saved["bytes"]
+    assert seen["cache"]["hit"] == "1" and seen["cache"]["miss"] == "0"
+    assert any((fresh / "inductor" / "fxgraph").rglob("*"))  # the load filled the folder
+    lines = warm.stdout.splitlines()
+    at = [i for i, line in enumerate(lines) if "compile cache" in line]
+    assert "artifacts" in lines[at[-1]] and at[-1] == at[0] + 1
+
+
+@pytest.mark.torch
+def test_a_blob_others_could_write_is_never_unpickled(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    folder = tmp_path / "mega"
+    folder.mkdir()
+    blob = folder / "blob.bin"
+    blob.write_bytes(b"not a pickle of ours")
+    blob.chmod(0o666)
+    base = ("--device", "cpu", "--shape", "8x8", "--reps", "1", "--exec", "compile")
+    proc = _run(*base, "--load-cache-artifacts", str(blob))
+    assert proc.returncode == 1 and proc.stdout == ""  # refused before torch is imported
+    assert "is writable by others (mode 666" in proc.stderr, proc.stderr
+    link = folder / "link.bin"
+    link.symlink_to(blob)
+    proc = _run(*base, "--load-cache-artifacts", str(link))
+    assert proc.returncode == 1 and "is a symlink" in proc.stderr, proc.stderr
+
+
 @pytest.mark.parametrize(("args", "words"), [
     (("--device", "cpu", "--exec", "cudagraph"), "--exec cudagraph needs a CUDA device"),
     (("--device", "cpu", "--cache-dir", "x"), "--cache-dir is for the compiled modes"),
+    (("--device", "cpu", "--load-cache-artifacts", "x"),
+     "--load-cache-artifacts is for the compiled modes"),
     (("--exec", "compile:fast"), "argument --exec: invalid choice"),
 ])
 def test_refused_modes_are_one_error_line(args: tuple[str, ...], words: str) -> None:

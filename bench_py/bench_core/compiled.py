@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import BenchError
+from . import BenchError, megacache
 from . import format as fmt
 from .format import OP
 
@@ -135,8 +135,10 @@ class First:
             fmt.emit(line)
 
 
-def prepare(dev: Device, exec_mode: str, a: torch.Tensor, b: torch.Tensor, shape: str) -> First:
-    """The matmul of `exec_mode` and its first call (docs/LINES.md)."""
+def prepare(dev: Device, exec_mode: str, a: torch.Tensor, b: torch.Tensor, shape: str,
+            artifacts: megacache.Artifacts | None = None) -> First:
+    """The matmul of `exec_mode` and its first call (docs/LINES.md); a compiled mode's
+    caches filled from a mega-cache blob before it, or saved as one after it (`artifacts`)."""
     head = f"{dev.label} {shape} {OP}"
     if exec_mode == CUDAGRAPH:
         return _graph(dev, a, b, head)
@@ -153,7 +155,9 @@ def prepare(dev: Device, exec_mode: str, a: torch.Tensor, b: torch.Tensor, shape
     else:  # older torch: the kernel-time block's names still say what ran
         fmt.note(f"torch {torch.__version__} has no select_algorithm.add_feedback_saver: "
                  f"no {AUTOTUNE_METHOD} line")
+    artifacts = artifacts or megacache.Artifacts()
     try:
+        loaded = megacache.load(artifacts, head) if artifacts.load else None
         before, counts = _metrics(), _counts()
         fn = torch.compile(_matmul, mode=mode, fullgraph=True, dynamic=False)
         first = _first(dev, fn, a, b)
@@ -170,6 +174,8 @@ def prepare(dev: Device, exec_mode: str, a: torch.Tensor, b: torch.Tensor, shape
     hit, miss, fx_hit, fx_miss, tuned = counts
     first.more.append(f"{head} {CACHE_METHOD}: fx graph hit {fx_hit} miss {fx_miss}, aot "
                       f"autograd hit {hit} miss {miss}, autotune benchmarked {tuned}")
+    saved = megacache.save(artifacts.save, head) if artifacts.save else None
+    first.more += [line for line in (loaded, saved) if line]
     return first
 
 
