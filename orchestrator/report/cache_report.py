@@ -149,11 +149,11 @@ def settings_warnings(data: Dataset) -> list[str]:
 
 
 def unproven_warnings(fig: pd.DataFrame) -> list[str]:
-    """Runs labelled warm whose store did not prove it."""
+    """Runs labelled warm (or mega: loaded from artifacts) whose store did not prove it."""
     if "cache_proof" not in fig:
         return []
     proofs = fig["cache_proof"].fillna("").astype(str)
-    rows = fig[(fig["cache"] == "warm") & proofs.str.startswith("not ")]
-    return [f"{experiment} {column_name(framework, label)}: labelled warm, but {proof}"
-            for experiment, framework, label, proof in ordered(
-                rows, ["experiment", "framework", "label", "cache_proof"])]
+    rows = fig[fig["cache"].isin(["warm", "mega"]) & proofs.str.startswith("not ")]
+    return [f"{experiment} {column_name(framework, label)}: labelled {cache}, but {proof}"
+            for experiment, framework, label, cache, proof in ordered(
+                rows, ["experiment", "framework", "label", "cache", "cache_proof"])]
