@@ -99,6 +99,60 @@ def test_mega_cache_saved_by_one_process_warms_another(tmp_path: Path) -> None:
     assert "artifacts" in lines[at[-1]] and at[-1] == at[0] + 1
 
 
+# Inductor's mm autotune with real candidates on a CPU: a constant weight (freezing) makes its
+# C++ GEMM template a candidate beside ATen's extern mm; bench_core's feedback saver gets torch's
+# own ChoiceCaller objects, as it does from Triton templates and cuBLAS on CUDA
+AUTOTUNE = """
+import os, sys
+os.environ["TORCHINDUCTOR_CACHE_DIR"] = sys.argv[1]
+sys.path.insert(0, sys.argv[2])
+import torch
+import torch._inductor.config as config
+from torch._inductor import select_algorithm
+from bench_core import compiled
+config.freezing = True
+config.max_autotune_gemm_backends = "CPP,ATEN"
+seen = compiled.Autotune()
+select_algorithm.add_feedback_saver(seen)
+class Linear(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(64, 64))
+    def forward(self, x):
+        return x @ self.w
+with torch.no_grad():
+    torch.compile(Linear().eval(), mode="max-autotune", fullgraph=True)(torch.randn(64, 64))
+print(sorted(type(c).__name__ for c in seen.timings))
+print(seen.line("cpu 64x64 matmul"))
+"""
+
+
+@pytest.mark.torch
+def test_the_autotune_winner_from_real_candidates_parses(tmp_path: Path) -> None:
+    """No CUDA max-autotune log exists in the repository (no GPU here): the winner's words and
+    the line come from torch's real candidates on the CPU instead, then the parser reads them."""
+    pytest.importorskip("torch")
+    from orchestrator.data import parse
+
+    proc = subprocess.run([sys.executable, "-c", AUTOTUNE, str(tmp_path / "inductor"),
+                           str(ROOT / "bench_py")], capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    kinds, line = proc.stdout.splitlines()[-2:]
+    if line == "None":
+        pytest.skip(f"Inductor's C++ GEMM template is no candidate on this CPU ({kinds})")
+    assert "ExternKernelCaller" in kinds and kinds.count("'") >= 4  # two candidates or more
+    match = re.fullmatch(rf"# kernel cpu 64x64 matmul autotune \(inductor\): (\d+) candidates: "
+                         rf"(\S+) \((template|extern), {DUR}\)(: .+)?", line)
+    assert match is not None, line
+    result = parse.parse_text(line + "\n")
+    assert result.unknown == []
+    [fig] = result.figures
+    assert (fig.method, fig.stat, fig.value) == ("compile_autotune", "candidates",
+                                                 float(match.group(1)))
+    assert fig.kernel.startswith(f"{match.group(2)} ({match.group(3)}, ")
+
+
 @pytest.mark.torch
 def test_a_blob_others_could_write_is_never_unpickled(tmp_path: Path) -> None:
     pytest.importorskip("torch")

@@ -85,7 +85,7 @@ def _matmul(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return x @ y
 
 
-class _Autotune:
+class Autotune:
     """What Inductor's mm autotune chose: every candidate's time (ms) of its last choice."""
 
     def __init__(self) -> None:
@@ -105,6 +105,14 @@ class _Autotune:
         text = " ".join(str(getattr(best, "description", "") or "").split())
         words = f"{name} ({kind}, {fmt.format_duration(finite[best] / 1e3)})"
         return len(self.timings), f"{words}: {text}" if text else words
+
+    def line(self, head: str) -> str | None:
+        """`# kernel HEAD autotune (inductor): N candidates: WINNER` (docs/LINES.md), or None
+        where Inductor chose among no candidates (one choice is not benchmarked)."""
+        winner = self.winner()
+        if winner is None:
+            return None
+        return f"# kernel {head} {AUTOTUNE_METHOD}: {winner[0]} candidates: {winner[1]}"
 
 
 def _metrics() -> dict[str, float]:
@@ -148,7 +156,7 @@ def prepare(dev: Device, exec_mode: str, a: torch.Tensor, b: torch.Tensor, shape
     import torch
     from torch._inductor import select_algorithm
 
-    seen = _Autotune()
+    seen = Autotune()
     saving = hasattr(select_algorithm, "add_feedback_saver")
     if saving:
         select_algorithm.add_feedback_saver(seen)
@@ -167,10 +175,8 @@ def prepare(dev: Device, exec_mode: str, a: torch.Tensor, b: torch.Tensor, shape
         if saving and hasattr(select_algorithm, "clear_feedback_savers"):
             select_algorithm.clear_feedback_savers()
     first.breakdown = _breakdown(head, first.after_ns, spent)
-    winner = seen.winner()
-    if winner is not None:
-        first.more.append(f"# kernel {head} {AUTOTUNE_METHOD}: {winner[0]} candidates: "
-                          f"{winner[1]}")
+    if (tuned_line := seen.line(head)) is not None:
+        first.more.append(tuned_line)
     hit, miss, fx_hit, fx_miss, tuned = counts
     first.more.append(f"{head} {CACHE_METHOD}: fx graph hit {fx_hit} miss {fx_miss}, aot "
                       f"autograd hit {hit} miss {miss}, autotune benchmarked {tuned}")
