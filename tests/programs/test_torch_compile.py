@@ -92,6 +92,8 @@ def test_compile_series_cold_then_warm_proven_and_taken_apart(tmp_path: Path) ->
     assert "FX graph hit 1 miss 0" in text
     assert "| tc-mega | PyTorch | cpu [compile] | 1 | mega |" in text
     assert "mega-cache loaded " in text
+    assert "| priming | PyTorch cpu [compile] | cold (its cache folder emptied), then saved the " \
+           "mega-cache blob a mega series loads |" in text
 
 
 def _mega_proven(rows: list[dict[str, str]]) -> None:
