@@ -161,3 +161,18 @@ experiments:
 def test_mega_on_targets_without_a_cache_means_none() -> None:
     text = MEGA.replace("device: cuda, exec: [eager, compile]", "device: cpu")
     assert {r.cache for r in _runs(text)} == {CacheState.NONE}
+
+
+def test_interleaved_a_mega_series_keeps_warm_series_whole() -> None:
+    """A mega series empties the folder every compiled run shares, as a cold one does: with
+    it in the experiment, a warm series' processes stay together (never split by a mega
+    series' emptying between its priming and its later processes)."""
+    text = MEGA.replace("cache: [cold, mega]", "cache: [warm, mega]").replace(
+        "defaults: {order: {interleave: false}}", "defaults: {order: {interleave: true, seed: 1}}")
+    runs = [r for r in _runs(text) if r.params["exec"] == "compile"]
+    states = [(r.cache, r.process) for r in runs]
+    # seed 1 put the mega series between them when only a cold series counted
+    warm = states.index(("warm", 1))
+    assert states[warm + 1] == ("warm", 2), states
+    mega = states.index(("mega", 1))
+    assert states[mega + 1] == ("mega", 2), states
