@@ -171,6 +171,17 @@ def test_a_blob_others_could_write_is_never_unpickled(tmp_path: Path) -> None:
     assert proc.returncode == 1 and "is a symlink" in proc.stderr, proc.stderr
 
 
+@pytest.mark.torch
+def test_a_failed_saving_process_leaves_no_older_blob(tmp_path: Path) -> None:
+    """The blob to save is removed as the process starts: one that fails before its save
+    leaves none behind, so a mega run never loads an earlier sweep's blob as this one's."""
+    pytest.importorskip("torch")
+    blob = tmp_path / "blob.bin"
+    blob.write_bytes(b"an earlier process's blob")
+    proc = _run("--device", "mps", "--exec", "compile", "--save-cache-artifacts", str(blob))
+    assert proc.returncode != 0 and not blob.exists(), proc.stderr
+
+
 @pytest.mark.parametrize(("args", "words"), [
     (("--device", "cpu", "--exec", "cudagraph"), "--exec cudagraph needs a CUDA device"),
     (("--device", "cpu", "--cache-dir", "x"), "--cache-dir is for the compiled modes"),

@@ -45,7 +45,15 @@ class Artifacts:
 
     @classmethod
     def of(cls, load: Path | None, save: Path | None) -> Artifacts:
-        return cls(load, save, read_blob(load) if load is not None else b"")
+        """The blob to load read now; the one to save removed now (a link itself, never what
+        it names), so a process that fails before its save leaves none to be taken for it."""
+        blob = read_blob(load) if load is not None else b""
+        if save is not None:
+            try:
+                save.unlink(missing_ok=True)
+            except IsADirectoryError:
+                raise BenchError(f"--save-cache-artifacts {save}: a folder") from None
+        return cls(load, save, blob)
 
 
 def _entries(info: Any) -> str:
