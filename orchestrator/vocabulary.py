@@ -151,6 +151,10 @@ METHODS: tuple[Method, ...] = (
     Method("compile_cache", "compile cache (Inductor)", "a compiled mode's cache counters in "
            "the first call (stats `fxgraph_cache_hit`, ..., `autotune_benchmarked`)", FIRST,
            printed=("compile cache (inductor)",), unit=""),
+    Method("compile_artifacts", "compile cache artifacts (mega-cache)", "a compiled mode's "
+           "mega-cache blob, loaded before the first compile or saved after the first call "
+           "(stats `loaded_bytes`, `load_s`, `loaded_entries`; `saved_...`, `save_s`)", FIRST,
+           printed=("compile cache artifacts",), unit=""),
     Method("warmup_timed_run", "timed run", "a timed run after the warm-up (column `iteration`)",
            "warm-up", headline=True, time=True),
     Method("accuracy", "accuracy", "the accuracy table's errors", "accuracy", unit=""),
@@ -192,6 +196,12 @@ STATS: tuple[Stat, ...] = (
     Stat("autograd_cache_miss", "AOTAutograd's cache misses in the first call", unit="count"),
     Stat("autotune_benchmarked", "the autotune benchmarks run in the first call (0: none, or "
          "every choice read from the autotune cache)", unit="count"),
+    Stat("loaded_bytes", "the size of the mega-cache blob a compiled run loaded", unit="B"),
+    Stat("load_s", "how long loading the mega-cache blob into the caches took"),
+    Stat("loaded_entries", "the cache entries the loaded blob held", unit="count"),
+    Stat("saved_bytes", "the size of the mega-cache blob a compiled run saved", unit="B"),
+    Stat("save_s", "how long serializing the caches into the blob took"),
+    Stat("saved_entries", "the cache entries the saved blob held", unit="count"),
     Stat("max_err_f64_ref", "max|c - f64 ref|", unit=""),
     Stat("max_diff_torch_cpu", "max|c - the reference build's c|", unit=""),
     Stat("max_abs_ref", "max|ref|", unit=""),

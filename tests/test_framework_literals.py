@@ -175,12 +175,6 @@ ALLOWED: dict[str, tuple[str, tuple[str, ...]]] = {
             'docs/CACHES.md: a warm driver JIT cache ',
         ),
     ),
-    "experiments/config.py": (
-        'JSON-schema descriptions (the schema output stays byte-identical)',
-        (
-            'burn cache sweep',
-        ),
-    ),
     "experiments/targets.py": (
         'JSON-schema descriptions (the schema output stays byte-identical)',
         (

@@ -33,6 +33,8 @@ module         Rust twin                   role
 ``compiled``   (none: torch only)          ``--exec``: torch.compile's modes and CUDA graph
                                            replay, their first call taken apart, Inductor's
                                            autotune choice and cache counters
+``megacache``  (none: torch only)          torch.compile's caches as one blob: saved after a
+                                           first call, loaded before one
 ``main``       ``lib.rs`` (``main_with_``  arguments to mode, errors to exit status
                ``args``)
 =============  ==========================  ==================================================

@@ -135,6 +135,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="compiled modes: Inductor's cache in DIR/inductor, Triton's in DIR/triton "
         "(TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR; default: torch's own folders)",
     )
+    for verb, when in (("load", "before the first compile (a pickle: read only from a "
+                                "file and folder of this user that no one else may write)"),
+                       ("save", "after the first call")):
+        parser.add_argument(
+            f"--{verb}-cache-artifacts",
+            type=Path,
+            default=None,
+            metavar="FILE",
+            help=f"compiled modes: {verb} torch.compile's mega-cache (every compile cache as "
+            f"one blob, torch.compiler.{verb}_cache_artifacts) {when}",
+        )
     parser.add_argument(
         "--energy",
         type=seconds,
@@ -169,15 +180,20 @@ def check_extras(args: argparse.Namespace) -> None:
     """Refuse, before any device work, what the options beyond the chapter cannot do."""
     if args.precision == "tf32" and args.device in ("cpu", "mps"):
         raise BenchError(tf32_refusal(f"got --device {args.device}"), code=2)
-    if args.cache_dir is not None and not args.exec_mode.startswith("compile"):
-        raise BenchError(f"--cache-dir is for the compiled modes (got --exec {args.exec_mode})",
-                         code=2)
+    for given, option in ((args.cache_dir, "--cache-dir"),
+                          (args.load_cache_artifacts, "--load-cache-artifacts"),
+                          (args.save_cache_artifacts, "--save-cache-artifacts")):
+        if given is not None and not args.exec_mode.startswith("compile"):
+            raise BenchError(f"{option} is for the compiled modes (got --exec "
+                             f"{args.exec_mode})", code=2)
     dump = args.dump_kernels
     if dump is not None and not dump.resolve().parent.is_dir():
         folder = dump.resolve().parent
         raise BenchError(f"--dump-kernels {dump}: folder {folder} does not exist", code=2)
     if args.mode == "accuracy":
         for given, option in ((args.energy > 0, "--energy"), (dump is not None, "--dump-kernels"),
-                              (args.profile_window, "--profile-window")):
+                              (args.profile_window, "--profile-window"),
+                              (args.load_cache_artifacts is not None, "--load-cache-artifacts"),
+                              (args.save_cache_artifacts is not None, "--save-cache-artifacts")):
             if given:
                 fmt.note(f"{option} applies to --mode mm only; ignored in accuracy mode")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import compiled, energy, facts, kernels, queued, smclock, window
+from . import compiled, energy, facts, kernels, megacache, queued, smclock, window
 from . import format as fmt
 from .facts import Device, cuda_index
 from .format import OP
@@ -31,6 +31,7 @@ class Extras:
     precision: str = "fp32"
     profile_window: bool = False
     exec_mode: str = compiled.EAGER
+    artifacts: megacache.Artifacts | None = None  # torch.compile's mega-cache blob
 
 
 def run_mm(
@@ -58,7 +59,7 @@ def run_mm(
     # A compiled mode's first call traces and compiles (taken apart on the lines after it);
     # CUDA graphs' warms up, captures and replays once. Every later block times `dev.mm`.
     extras = extras or Extras()
-    first = compiled.prepare(dev, extras.exec_mode, a, b, shape)
+    first = compiled.prepare(dev, extras.exec_mode, a, b, shape, extras.artifacts)
     mm = dev.mm = first.mm
     returned, after_sync = first.returned_ns, first.after_ns
     if dev.is_accelerator:

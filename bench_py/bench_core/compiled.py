@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import BenchError
+from . import BenchError, megacache
 from . import format as fmt
 from .format import OP
 
@@ -85,7 +85,7 @@ def _matmul(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return x @ y
 
 
-class _Autotune:
+class Autotune:
     """What Inductor's mm autotune chose: every candidate's time (ms) of its last choice."""
 
     def __init__(self) -> None:
@@ -105,6 +105,14 @@ class _Autotune:
         text = " ".join(str(getattr(best, "description", "") or "").split())
         words = f"{name} ({kind}, {fmt.format_duration(finite[best] / 1e3)})"
         return len(self.timings), f"{words}: {text}" if text else words
+
+    def line(self, head: str) -> str | None:
+        """`# kernel HEAD autotune (inductor): N candidates: WINNER` (docs/LINES.md), or None
+        where Inductor chose among no candidates (one choice is not benchmarked)."""
+        winner = self.winner()
+        if winner is None:
+            return None
+        return f"# kernel {head} {AUTOTUNE_METHOD}: {winner[0]} candidates: {winner[1]}"
 
 
 def _metrics() -> dict[str, float]:
@@ -135,8 +143,10 @@ class First:
             fmt.emit(line)
 
 
-def prepare(dev: Device, exec_mode: str, a: torch.Tensor, b: torch.Tensor, shape: str) -> First:
-    """The matmul of `exec_mode` and its first call (docs/LINES.md)."""
+def prepare(dev: Device, exec_mode: str, a: torch.Tensor, b: torch.Tensor, shape: str,
+            artifacts: megacache.Artifacts | None = None) -> First:
+    """The matmul of `exec_mode` and its first call (docs/LINES.md); a compiled mode's
+    caches filled from a mega-cache blob before it, or saved as one after it (`artifacts`)."""
     head = f"{dev.label} {shape} {OP}"
     if exec_mode == CUDAGRAPH:
         return _graph(dev, a, b, head)
@@ -146,14 +156,16 @@ def prepare(dev: Device, exec_mode: str, a: torch.Tensor, b: torch.Tensor, shape
     import torch
     from torch._inductor import select_algorithm
 
-    seen = _Autotune()
+    seen = Autotune()
     saving = hasattr(select_algorithm, "add_feedback_saver")
     if saving:
         select_algorithm.add_feedback_saver(seen)
     else:  # older torch: the kernel-time block's names still say what ran
         fmt.note(f"torch {torch.__version__} has no select_algorithm.add_feedback_saver: "
                  f"no {AUTOTUNE_METHOD} line")
+    artifacts = artifacts or megacache.Artifacts()
     try:
+        loaded = megacache.load(artifacts, head) if artifacts.load else None
         before, counts = _metrics(), _counts()
         fn = torch.compile(_matmul, mode=mode, fullgraph=True, dynamic=False)
         first = _first(dev, fn, a, b)
@@ -163,13 +175,13 @@ def prepare(dev: Device, exec_mode: str, a: torch.Tensor, b: torch.Tensor, shape
         if saving and hasattr(select_algorithm, "clear_feedback_savers"):
             select_algorithm.clear_feedback_savers()
     first.breakdown = _breakdown(head, first.after_ns, spent)
-    winner = seen.winner()
-    if winner is not None:
-        first.more.append(f"# kernel {head} {AUTOTUNE_METHOD}: {winner[0]} candidates: "
-                          f"{winner[1]}")
+    if (tuned_line := seen.line(head)) is not None:
+        first.more.append(tuned_line)
     hit, miss, fx_hit, fx_miss, tuned = counts
     first.more.append(f"{head} {CACHE_METHOD}: fx graph hit {fx_hit} miss {fx_miss}, aot "
                       f"autograd hit {hit} miss {miss}, autotune benchmarked {tuned}")
+    saved = megacache.save(artifacts.save, head) if artifacts.save else None
+    first.more += [line for line in (loaded, saved) if line]
     return first
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from . import BenchError, args, bench, compiled, facts, guarded
+from . import BenchError, args, bench, compiled, facts, guarded, megacache
 from . import format as fmt
 
 
@@ -20,6 +20,8 @@ def _run(argv: Sequence[str] | None) -> None:
         raise BenchError("--mode accuracy needs --out DIR", code=2)
     m, n = given.shape or args.DEFAULT_SHAPE[given.mode]
     args.check_extras(given)
+    # the blob is read (and refused where another user could have written it) before torch
+    artifacts = megacache.Artifacts.of(given.load_cache_artifacts, given.save_cache_artifacts)
 
     if given.cache_dir is not None:  # before torch is imported: Inductor and Triton read these
         compiled.set_cache_dir(given.cache_dir)
@@ -45,7 +47,7 @@ def _run(argv: Sequence[str] | None) -> None:
         fmt.emit(compiled.exec_header(given.exec_mode, given.cache_dir))
     if given.mode == "mm":
         extras = bench.Extras(given.dump_kernels, given.energy, precision, given.profile_window,
-                              given.exec_mode)
+                              given.exec_mode, artifacts)
         bench.run_mm(dev, m, n, given.reps, given.samples, extras)
     else:
         bench.run_accuracy(dev, m, n, given.out, given.exec_mode)

@@ -9,6 +9,8 @@ and the sweep's facts) and data/sweep_rows.py (its figures and samples).
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,7 @@ from orchestrator.data.store import Store, SweepState
 from orchestrator.data.sweep_rows import SAMPLE_COLUMNS
 from orchestrator.data.sweep_runs import BLANK, NO_STOP
 from orchestrator.errors import InputError
-from orchestrator.records import CacheState, Header, ParseResult, Role, Status
+from orchestrator.records import CacheState, Figure, Header, ParseResult, Role, Status
 
 # where the export lives (data/csv_export.py), named here for the dataset's callers
 __all__ = ["COLUMNS", "READ_FIGURES", "READ_SAMPLES", "SAMPLE_COLUMNS", "Dataset", "check_export",
@@ -177,10 +179,12 @@ def from_parse(parsed: ParseResult, source: str) -> Dataset:
                          f"more than the {READ_FIGURES} and {READ_SAMPLES} a captured log may "
                          "hold; split the log")
     rows = []
-    for fig, arithmetic in zip(parsed.figures, precision.of_log(parsed.figures, parsed.headers),
-                               strict=True):
+    for fig, arithmetic, mode in zip(parsed.figures,
+                                     precision.of_log(parsed.figures, parsed.headers),
+                                     exec_modes_of_log(parsed.figures, parsed.headers),
+                                     strict=True):
         row = {col.dataset: getattr(fig, col.name) for col in schema.FIGURE_COLUMNS}
-        row.update(arithmetic)
+        row.update(arithmetic, exec_mode=mode)
         row.update({col: row[col] or "" for col in BLANK})
         row.update(run_id=f"log:{source}", experiment=fig.section or "",
                    cache=CacheState.of(fig.cache).column, status=Status.OK.value,
@@ -192,3 +196,33 @@ def from_parse(parsed: ParseResult, source: str) -> Dataset:
                for s in parsed.samples for i, v in enumerate(s.values)]
     return Dataset(_frame(rows, vocabulary.column_keys()), _frame(samples, SAMPLE_COLUMNS),
                    pd.DataFrame(), {}, headers=list(parsed.headers))
+
+
+def exec_modes_of_log(figures: Sequence[Figure], headers: Sequence[Header]) -> list[str]:
+    """For a captured log, each figure's `exec_mode`, as a stored run's definition gives it:
+    the mode its program's exec header said (`torch exec compile:max-autotune, cache DIR`:
+    a header whose facts hold `exec`) after that program's last main header (`torch 2.15.0,
+    threads 1`: a new process) before the figure's line; '' (the program's own way, eager)
+    where its process said none. Per framework, so a log of several programs keeps each
+    apart; by bisection, so a long log of many processes stays linear."""
+    starts: dict[str, list[int]] = {}
+    modes: dict[str, list[tuple[int, str]]] = {}
+    for h in sorted(headers, key=lambda h: h.line_no):
+        program = h.kind.split("_", 1)[0]
+        if h.kind == program:
+            starts.setdefault(program, []).append(h.line_no)
+        if isinstance(h.facts.get("exec"), str):
+            modes.setdefault(program, []).append((h.line_no, h.facts["exec"]))
+    lines = {program: [n for n, _mode in said] for program, said in modes.items()}
+    found = []
+    for fig in figures:
+        said = modes.get(fig.framework or "")
+        if not said:
+            found.append("")
+            continue
+        at = bisect_left(lines[fig.framework], fig.line_no) - 1
+        mine = starts.get(fig.framework, [])
+        start = mine[bisect_left(mine, fig.line_no) - 1] if mine and mine[0] < fig.line_no \
+            else 0
+        found.append(said[at][1] if at >= 0 and said[at][0] > start else "")
+    return found

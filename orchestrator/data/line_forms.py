@@ -65,6 +65,12 @@ COMPILE_CACHE = re.compile(_LSO + rf"(compile cache \(inductor\)): fx graph hit 
                            rf"{_INT}")
 COMPILE_CACHE_STATS = ("fxgraph_cache_hit", "fxgraph_cache_miss", "autograd_cache_hit",
                        "autograd_cache_miss", "autotune_benchmarked")
+# torch.compile's mega-cache blob, loaded before the first compile or saved after the first
+# call (bench_core/megacache.py): `cpu 32x32 matmul compile cache artifacts: loaded 163692 bytes
+# in 1.023ms, entries aot_autograd 1, inductor 1` (entries `none` when torch read nothing)
+COMPILE_ARTIFACTS = re.compile(_LSO + rf"(compile cache artifacts): (loaded|saved) {_INT} bytes "
+                               rf"in {_DUR}, entries (none|[a-z_]{{1,40}} {_INT[1:-1]}"
+                               rf"(?:, [a-z_]{{1,40}} {_INT[1:-1]}){{0,20}})")
 # the profiler a kernel_time (or accuracy_kernel: `accuracy kernel time (cupti)`) names
 PROFILER = re.compile(r"kernel time \(([a-z_]+)\)$")
 # `# sm clock cuda 1024x1024 matmul with sync: start 1980 MHz, end 1980 MHz` (bench_py)

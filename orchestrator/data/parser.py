@@ -14,6 +14,7 @@ from orchestrator.data.durations import UNIT_EXPONENTS as _EXPONENTS
 from orchestrator.data.line_forms import (
     ACCURACY,
     AUTOTUNE,
+    COMPILE_ARTIFACTS,
     COMPILE_CACHE,
     COMPILE_CACHE_STATS,
     ENERGY,
@@ -132,6 +133,8 @@ class Parser:
                 return match is not None and self._values(n, match.groups(), methods)
         if " compile cache (inductor): " in line:
             return self._compile_cache(n, line)
+        if " compile cache artifacts: " in line:
+            return self._compile_artifacts(n, line)
         if line.endswith(" read as no time"):
             return self._no_time(n, line)
         if " start event waited in " in line:
@@ -228,6 +231,21 @@ class Parser:
         stats = tuple((stat, float(c)) for stat, c in zip(COMPILE_CACHE_STATS, counts,
                                                           strict=True))
         self._emit(label, shape, op, "compile_cache", text, None, n, stats)
+        return True
+
+    def _compile_artifacts(self, n: int, line: str) -> bool:
+        """torch.compile's mega-cache blob: stats `loaded_bytes`, `load_s`, `loaded_entries`
+        (or `saved_...`, `save_s`): its size, the load's (save's) time, its entries."""
+        match = COMPILE_ARTIFACTS.fullmatch(line)
+        if match is None:
+            return False
+        label, shape, op, text, verb, size, num, unit, entries = match.groups()
+        count = sum(int(part.rsplit(" ", 1)[1]) for part in entries.split(", ")
+                    if part != "none")
+        stem = "load" if verb == "loaded" else "save"
+        stats = ((f"{verb}_bytes", float(size)), (f"{stem}_s", seconds(num, unit)),
+                 (f"{verb}_entries", float(count)))
+        self._emit(label, shape, op, "compile_artifacts", text, None, n, stats)
         return True
 
     def _sm_clock(self, n: int, line: str) -> bool:

@@ -42,7 +42,7 @@ __all__ = ["Build", "Capability", "Defaults", "Experiment", "ExperimentsFile", "
 FORMAT_VERSION = 1
 
 Mode = Literal["mm", "warm", "accuracy"]
-CacheState = Literal["cold", "warm", "none"]
+CacheState = Literal["cold", "warm", "none", "mega"]
 WarmupKind = Literal["dropped", "kept"]
 
 
@@ -105,7 +105,10 @@ class Experiment(Strict):
     repeat: StrictInt = Field(1, ge=1, le=lim.MAX_REPEAT, description="cold series: how many "
                               "times each is run, from fully cold caches (the cold first "
                               "call's spread)")
-    cache: tuple[CacheState, ...] = Field(("none",), min_length=1, description="burn cache sweep")
+    cache: tuple[CacheState, ...] = Field(
+        ("none",), min_length=1, description="cache sweep: cold (emptied before the first "
+        "process), warm (primed), mega (emptied, then filled from the cache artifacts a "
+        "priming process saved: a compiler's mega-cache)")
     warmup: tuple[WarmupKind, ...] = Field(("dropped",), min_length=1, description="warm mode")
     timed_runs: StrictInt = Field(3, ge=1, le=lim.MAX_TIMED_RUNS,
                                   description="warm mode: timed runs after the warm-up")
@@ -160,6 +163,10 @@ class Experiment(Strict):
         if "cold" in self.cache or self.repeat != 1:
             return ("precision_target adds processes round by round; a cold series "
                     "(cache: [cold], repeat) runs whole: give it 'processes'")
+        if "mega" in self.cache:
+            return ("precision_target adds processes round by round; a mega series (its "
+                    "first process loads the artifacts its priming run saved) runs whole: "
+                    "give it 'processes'")
         return None
 
     def rule_for(self, target: Target) -> PrecisionTarget | None:

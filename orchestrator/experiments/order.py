@@ -41,7 +41,8 @@ def _units(runs: list[PlannedRun]) -> list[tuple[int, Unit]]:
     0), so a precision target's rounds hold every series alike."""
     units: list[tuple[int, Unit]] = []
     series: dict[tuple[object, ...], Unit] = {}
-    no_cold = all(p.run.cache != CacheState.COLD for p in runs)
+    # a mega series empties the cache folder too (then loads its blob): it counts as cold here
+    no_cold = all(p.run.cache not in (CacheState.COLD, CacheState.MEGA) for p in runs)
     for planned in runs:
         run = planned.run
         if run.profile is not None and units:  # a profile run: after its measured run

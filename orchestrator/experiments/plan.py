@@ -46,14 +46,20 @@ class PlannedRun:
 def _cache_series(state: CacheState, processes: int,
                   repeat: int = 1) -> Iterator[tuple[int, int, CacheState, CacheAction]]:
     """(repeat, process, cache label, action): a cold series is cold only before its first
-    process; only cold series are repeated (each repeat a full series from cold caches)."""
+    process; only cold series are repeated (each repeat a full series from cold caches). A mega
+    series' first process finds the folder emptied too (then loads the artifacts its priming
+    run saved); its later processes find it warm but keep the label `mega`: labelled `warm`
+    they would be the very runs of a cold series' later processes (one run id, one record)."""
+    emptied = (CacheState.COLD, CacheState.MEGA)
     for again in range(1, (repeat if state == CacheState.COLD else 1) + 1):
         for process in range(1, processes + 1):
             if state == CacheState.NONE:
                 yield again, process, CacheState.NONE, CacheAction.NONE
             elif process == 1:
-                yield again, process, state, (CacheAction.DELETE if state == CacheState.COLD
+                yield again, process, state, (CacheAction.DELETE if state in emptied
                                               else CacheAction.ENSURE)
+            elif state == CacheState.MEGA:
+                yield again, process, state, CacheAction.NONE
             else:
                 yield again, process, CacheState.WARM, CacheAction.NONE
 
@@ -135,6 +141,7 @@ def _expand_variant(config: ExperimentsFile, name: str, exp: Experiment,
     env = tuple(sorted({**d.env, **exp.env, **extra.env}.items()))
     for index, target in enumerate(exp.targets):
         _refuse_axes(name, exp, index, target)
+        _refuse_mega(name, exp, index, target)
         build_name = extra.builds.get(target.build, target.build) if target.build else None
         build = config.builds[build_name] if build_name else None
         reason = _skip_reason(target, build, caps)
@@ -155,7 +162,7 @@ def _expand_variant(config: ExperimentsFile, name: str, exp: Experiment,
                 continue  # a skipped series stopping at a precision: one row
             run = RunDef(**identity, **params)
             if run.process == 1:  # later processes share the first's driver cache
-                first = run.run_id if run.cache == CacheState.COLD else None
+                first = run.run_id if run.cache in (CacheState.COLD, CacheState.MEGA) else None
             yield PlannedRun(run, reason, expect, cold_series=first, assumed=note, rule=rule,
                              rule_scope=scope)
             yield from _profile_runs(run, _profilers(target, exp), reason, caps, expect, rule,
@@ -186,6 +193,21 @@ def _refuse_axes(name: str, exp: Experiment, index: int, target: Target) -> None
             raise InputError(f"experiments.{name}.{axis.key}: targets[{index}] is "
                              f"{program.name}, which takes no '{axis.key}' ({takes}); "
                              "put it on the targets whose program takes it")
+
+
+def _refuse_mega(name: str, exp: Experiment, index: int, target: Target) -> None:
+    """`cache: [mega]` on a target whose runs read an on-disk cache its program cannot save
+    as artifacts (cubecl's, JAX's): one line naming its YAML path. Where a target has no
+    cache at all (eager torch, a CPU build) every cache state means none, as cold does."""
+    program = programs.get(target.program)
+    if "mega" not in exp.cache or program.cache_artifacts:
+        return
+    if any(program.cached(target.device, None if e == "eager" else e)
+           for e in target.exec or ("eager",)):
+        raise InputError(f"experiments.{name}.cache: 'mega' (the cache folders emptied, then "
+                         f"filled from the artifacts a priming process saved) but "
+                         f"targets[{index}] is {program.name} on {target.device}, whose cache "
+                         "has no artifacts to save; give it its own experiment")
 
 
 @dataclass(frozen=True)

@@ -111,6 +111,11 @@ class Program(ABC):
     # holds other runs' entries too (torch.compile's: every mode and shape), so only a run of
     # the same definition puts this one's there
     prime_warm: ClassVar[bool] = False
+    # its cached runs can also save their caches as one blob of artifacts and load it into
+    # emptied folders (torch.compile's mega-cache): a `cache: [mega]` series means something
+    # (its priming run saves, its first process loads; the argv says where); elsewhere the
+    # plan refuses `mega` on a cached target
+    cache_artifacts: ClassVar[bool] = False
     # why a program with no `precisions` takes none (the experiments file's error says it)
     no_precision: ClassVar[str] = "this program cannot choose its arithmetic"
     # capabilities (config.Capability) only this program's probe reports ('torch', 'jax')

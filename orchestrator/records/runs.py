@@ -33,16 +33,19 @@ class CacheState(StrEnum):
     """The on-disk autotune cache a process should find (or a log says it found).
 
     NONE is the one spelling of "no cache state": devices without an on-disk cache, and lines
-    whose log does not say. The dataset's `cache` column writes it as '' (`column`).
+    whose log does not say. The dataset's `cache` column writes it as '' (`column`). MEGA: the
+    cache folders emptied as for COLD, then filled from a blob of the cache artifacts an earlier
+    process saved (torch.compile's mega-cache, a program with `artifacts_home`).
     """
 
     COLD = "cold"
     WARM = "warm"
     NONE = "none"
+    MEGA = "mega"
 
     @property
     def column(self) -> str:
-        """The dataset's spelling: 'cold', 'warm' or ''."""
+        """The dataset's spelling: 'cold', 'warm', 'mega' or ''."""
         return "" if self == CacheState.NONE else self.value
 
     @classmethod
@@ -163,7 +166,8 @@ class RunDef:
         measured run's): what a precision target stops (run/stopping.py). A warm series'
         first process is the one that ensures the cache (its later ones find it warm); a
         precision target has no cold series, whose later processes would read as warm."""
-        first = CacheAction.ENSURE if self.cache == CacheState.WARM else self.cache_action
+        first = {CacheState.WARM: CacheAction.ENSURE,
+                 CacheState.MEGA: CacheAction.DELETE}.get(self.cache, self.cache_action)
         return replace(self, process=1, profile=None, cache_action=first).run_id
 
     @cached_property  # asked for several times per run; the fields are frozen

@@ -35,6 +35,12 @@ _NOTES = {
 }
 
 
+MEGA_NOTE = ("`mega-cache loaded`/`saved`: the compiler's caches as one blob of cache "
+             "artifacts (the mega-cache); cache `mega` is a process whose cache "
+             "folders were emptied, then filled from the blob its priming run (a cold compile) "
+             "saved: its FX graph hits say whether the blob made it warm.")
+
+
 def breakdown_table(fig: pd.DataFrame) -> Table:
     methods = vocabulary.breakdown_columns()  # method -> its column's words
     rows = fig[fig["method"].isin(list(methods))]
@@ -57,6 +63,8 @@ def breakdown_table(fig: pd.DataFrame) -> Table:
     shown = [c for c in table.columns if c in ("experiment", "framework", "device", "process",
                                                 "cache", "cache proof") or (table[c] != "").any()]
     notes = [text for method, text in _NOTES.items() if (rows["method"] == method).any()]
+    if (fig["method"] == "compile_artifacts").any():
+        notes.append(MEGA_NOTE)
     return Table("first_call_breakdown", TITLE, table[shown], notes=notes)
 
 
@@ -74,4 +82,11 @@ def _compile_cells(mine: pd.DataFrame) -> dict[str, Any]:
                   f"{int(found.get('fxgraph_cache_miss', 0))}, AOTAutograd hit "
                   f"{int(found.get('autograd_cache_hit', 0))}, autotune benchmarked "
                   f"{int(found.get('autotune_benchmarked', 0))}")
+    blob = mine[mine["method"] == "compile_artifacts"]
+    sizes = dict(zip(blob["stat"], blob["value_s"], strict=True))
+    for verb in ("loaded", "saved"):  # the mega-cache blob, where the run loaded or saved one
+        if f"{verb}_bytes" in sizes:
+            caches += (f"{'; ' if caches else ''}mega-cache {verb} "
+                       f"{int(sizes[f'{verb}_bytes'])} bytes "
+                       f"({int(sizes.get(f'{verb}_entries', 0))} entries)")
     return {AUTOTUNE: winner, CACHES: caches}

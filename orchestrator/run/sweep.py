@@ -102,8 +102,12 @@ def _priming_state(planned: PlannedRun, project: Path,
     """The state a warm run's priming run starts in, or None when no priming is needed: cold
     when cubecl's folder is empty; warm when only the shared warm driver cache is (a cold
     series filled cubecl's, in its own driver cache): warm means both caches warm. A program
-    whose folder holds many runs' entries (torch.compile's) primes every warm series."""
+    whose folder holds many runs' entries (torch.compile's) primes every warm series. A mega
+    series is primed by a cold run of its own definition, which saves the artifacts its first
+    process loads (`_priming_run`)."""
     run = planned.run
+    if run.cache == CacheState.MEGA and run.cache_action == CacheAction.DELETE:
+        return CacheState.COLD if programs.get(run.program).cache_artifacts else None
     if run.cache_action != CacheAction.ENSURE:
         return None
     cwd = program_cwd(run, project)
@@ -123,6 +127,15 @@ def _priming_state(planned: PlannedRun, project: Path,
         if CacheContents.of(warm).files == 0:
             return CacheState.WARM
     return None
+
+
+def _priming_run(run: RunDef, state: CacheState) -> RunDef:
+    """A warm series' priming run starts from the folder as it is (`state`: what it holds);
+    a mega series' empties it, as a cold series' first process does, and so saves the
+    artifacts of a cold compile (the program's argv says where)."""
+    if run.cache == CacheState.MEGA:
+        return replace(run, cache=CacheState.COLD, cache_action=CacheAction.DELETE)
+    return replace(run, cache=state, cache_action=CacheAction.NONE)
 
 
 class Sweep:
@@ -283,7 +296,7 @@ class Sweep:
             state = _priming_state(planned, self.project, ctx.driver_cache) \
                 if role == Role.MEASURE else None
             if state is not None:  # labelled with the state it starts in
-                priming = replace(run, cache=state, cache_action=CacheAction.NONE)
+                priming = _priming_run(run, state)
                 self._record(self._measure(priming, ctx, config, Role.PRIMING, paused=paused),
                              sweep_id)
             rec = self._measure(run, ctx, config, role, planned.cold_series, paused)

@@ -6,7 +6,8 @@
 #                                                scripts/h200/compile.yaml` on the dev box)
 # 1. raw/: the program alone, compile:max-autotune cold then warm in a fresh cache folder (and a
 #    fresh CUDA_CACHE_PATH): each process's stdout (first call, breakdown, autotune winner, cache
-#    counters, every clock, kernel time from CUPTI) and the folder's listing before and after
+#    counters, every clock, kernel time from CUPTI) and the folder's listing before and after;
+#    the cold process saves the mega-cache blob, a third ("mega") loads it into empty folders
 # 2. sweep/: scripts/h200/compile.yaml through the orchestrator (first call across processes
 #    cold then warm for eager, compile, compile:max-autotune, cudagraph; methods at 1024²; 256²
 #    and 4096²; accuracy of max-autotune's choice FP32 and TF32), its report and CSV export
@@ -23,20 +24,26 @@ left() { echo $(( ${LIMIT:-470} - ($(date +%s) - START) )); }
 torch.cuda.get_device_name(0))' > "$OUT/versions.txt" 2>&1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >> "$OUT/versions.txt" 2>&1
 # 1. the program alone: one cold/warm pair of max-autotune, the cache folder listed around each
-cache=$(mktemp -d) drv=$(mktemp -d)
-rmdir "$cache"  # the program's folder does not exist before the cold process
-for proc in cold warm; do
-    { echo "== before $proc"; find "$cache" -type f 2>/dev/null | sed "s|$cache/||" | sort
-      echo "files: $(find "$cache" -type f 2>/dev/null | wc -l)"; } >> "$OUT/raw/cache-listing.txt"
+cache=$(mktemp -d) drv=$(mktemp -d) blobs=$(mktemp -d) mega=$(mktemp -d)
+rmdir "$cache" "$mega"  # the program's folder does not exist before the cold process
+blob="$blobs/max-autotune.bin"
+for proc in cold warm mega; do
+    dir=$cache extra=()
+    [ "$proc" = cold ] && extra=(--save-cache-artifacts "$blob")
+    [ "$proc" = mega ] && dir=$mega extra=(--load-cache-artifacts "$blob")
+    { echo "== before $proc"; find "$dir" -type f 2>/dev/null | sed "s|$dir/||" | sort
+      echo "files: $(find "$dir" -type f 2>/dev/null | wc -l)"; } >> "$OUT/raw/cache-listing.txt"
     CUDA_CACHE_PATH="$drv" timeout 240 "$PYTHON" bench_py/exec_gpu.py --device cuda \
-        --shape 1024x1024 --reps 20 --samples --exec compile:max-autotune --cache-dir "$cache" \
-        > "$OUT/raw/max-autotune-$proc.out" 2> "$OUT/raw/max-autotune-$proc.err" \
+        --shape 1024x1024 --reps 20 --samples --exec compile:max-autotune --cache-dir "$dir" \
+        "${extra[@]}" > "$OUT/raw/max-autotune-$proc.out" 2> "$OUT/raw/max-autotune-$proc.err" \
         || echo "raw $proc: exit $?" | tee -a "$OUT/steps.txt"
 done
 { echo "== after warm"; find "$cache" -type f | sed "s|$cache/||" | sort
-  echo "files: $(find "$cache" -type f | wc -l)"; du -sb "$cache/inductor" "$cache/triton"; } \
+  echo "files: $(find "$cache" -type f | wc -l)"; du -sb "$cache/inductor" "$cache/triton"
+  echo "== after mega"; find "$mega" -type f | sed "s|$mega/||" | sort
+  echo "files: $(find "$mega" -type f | wc -l)"; ls -l "$blob"; } \
     >> "$OUT/raw/cache-listing.txt" 2>&1
-rm -rf "$cache" "$drv"
+rm -rf "$cache" "$drv" "$blobs" "$mega"
 # eager and CUDA graph replay, the same clocks and CUPTI: the launch gap graphs remove
 for mode in eager cudagraph; do
     timeout 120 "$PYTHON" bench_py/exec_gpu.py --device cuda --shape 1024x1024 --reps 20 \
@@ -65,8 +72,8 @@ else
 fi
 # 3. what answers the issue, in one place
 {
-    echo "== raw first calls (cold, warm)"
-    grep -h "first call\|autotune (inductor)\|compile cache" "$OUT"/raw/max-autotune-*.out
+    echo "== raw first calls (cold, warm, mega: empty folders + the cold one's blob)"
+    grep "first call\|autotune (inductor)\|compile cache" "$OUT"/raw/max-autotune-*.out
     echo "== raw with sync vs kernel time"
     for f in "$OUT"/raw/*.out; do echo "-- $(basename "$f")"
         grep -h "with sync, \|Event time, \|kernel time (cupti), \|# kernel .*kernel time" "$f"; done

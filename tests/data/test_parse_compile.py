@@ -62,6 +62,30 @@ def test_autotune_winner_and_cache_counters() -> None:
                                         "autotune_benchmarked": 1.0}
 
 
+# the mega-cache lines as the real program printed them (torch 2.15.0 CPU, 32x32)
+ARTIFACTS = ("cpu 32x32 matmul compile cache artifacts: saved 163692 bytes in 4.367ms, entries "
+             "aot_autograd 1, inductor 1\n"
+             "cpu 32x32 matmul compile cache artifacts: loaded 163692 bytes in 1.023ms, entries "
+             "aot_autograd 1, inductor 1\n"
+             "cpu 32x32 matmul compile cache artifacts: loaded 20 bytes in 1.000ms, entries none\n")
+
+
+def test_mega_cache_lines_give_size_time_and_entries() -> None:
+    result = parse.parse_text(ARTIFACTS)
+    assert result.unknown == []
+    found = [(f.method, f.stat, f.value) for f in result.figures]
+    assert found == [
+        ("compile_artifacts", "saved_bytes", 163692.0), ("compile_artifacts", "save_s", 0.004367),
+        ("compile_artifacts", "saved_entries", 2.0),
+        ("compile_artifacts", "loaded_bytes", 163692.0), ("compile_artifacts", "load_s", 0.001023),
+        ("compile_artifacts", "loaded_entries", 2.0),
+        ("compile_artifacts", "loaded_bytes", 20.0), ("compile_artifacts", "load_s", 0.001),
+        ("compile_artifacts", "loaded_entries", 0.0)]
+    # under its program's header the figures are that program's
+    headed = parse.parse_text("torch 2.15.0+cu132, threads 1\n" + ARTIFACTS)
+    assert {f.framework for f in headed.figures} == {"torch"}
+
+
 def test_exec_header_is_a_torch_header() -> None:
     headers = parse.parse_text(LOG).headers
     mine = next(h for h in headers if h.kind == "torch_exec")
@@ -74,6 +98,8 @@ def test_exec_header_is_a_torch_header() -> None:
     "miss 1, autotune benchmarked 1",
     "# kernel cuda 64x64 matmul autotune (inductor): many candidates: triton_mm_7",
     "cuda 64x64 matmul first call breakdown: dynamo trace 1.000ms, first run 1.000ms",
+    "cpu 32x32 matmul compile cache artifacts: kept 20 bytes in 1.000ms, entries none",
+    "cpu 32x32 matmul compile cache artifacts: loaded 20 bytes in 1.000ms, entries inductor",
 ])
 def test_a_broken_line_is_unknown_not_a_figure(line: str) -> None:
     result = parse.parse_text(line + "\n")

@@ -100,3 +100,79 @@ def test_the_default_file_has_the_compile_experiments_with_cuda_skipped_here() -
     assert all(p.skip_reason is None for p in planned if p.run.device == "cpu")
     sizes = {p.run.shape for p in planned if p.run.experiment == "compile-sizes"}
     assert (1024, 1024) in sizes and len(sizes) >= 3
+
+
+MEGA = FILE.replace("cache: [cold]", "cache: [cold, mega]").replace(
+    '[eager, compile, "compile:max-autotune", cudagraph]', "[eager, compile]")
+
+
+def test_a_mega_series_is_emptied_first_and_keeps_its_label() -> None:
+    """cache: [mega]: process 1 finds the folder emptied (it loads the artifacts its priming
+    run saves), later ones keep the label, so no run is a cold series' warm one twice."""
+    planned = plan.expand(_load(MEGA), CAPS, 4)
+    seen = [(p.run.params["exec"], p.run.process, p.run.cache, p.run.cache_action)
+            for p in planned]
+    assert seen == [(None, 1, "none", "none"), (None, 2, "none", "none"),
+                    ("compile", 1, "cold", "delete"), ("compile", 2, "warm", "none"),
+                    ("compile", 1, "mega", "delete"), ("compile", 2, "mega", "none")]
+    assert len({p.run.run_id for p in planned}) == len(planned)
+    first, later = planned[4], planned[5]
+    assert first.cold_series == first.run.run_id == later.cold_series  # its own driver cache
+    assert later.run.series_id == first.run.run_id
+    assert first.run.describe() == "first: torch cuda mm 1024x1024, compile, mega cache, " \
+        "process 1/2"
+
+
+def test_argv_saves_the_blob_a_cold_compile_makes_and_mega_loads_it() -> None:
+    from orchestrator import programs
+    from orchestrator.programs.base import Paths
+    from orchestrator.run.sweep import _priming_run
+
+    torch = programs.get("torch")
+    paths = Paths(PROJECT, "python", {})
+    runs = [p.run for p in plan.expand(_load(MEGA), CAPS, 4)]
+    cold, warm, mega, mega_later = (torch.argv(r, paths, None) for r in runs[2:])
+    blob = cold[cold.index("--save-cache-artifacts") + 1]
+    assert blob.endswith(f"bench_py/target/torch-mega-cache/{runs[2].run_id}.bin")
+    assert mega[mega.index("--load-cache-artifacts") + 1] == blob
+    assert not any("artifacts" in a for a in warm + mega_later)
+    # the mega series' priming run is the cold first process of its definition: it saves
+    priming = _priming_run(runs[4], CacheState.COLD)
+    assert (priming.cache, priming.cache_action) == ("cold", "delete")
+    assert priming.run_id == runs[2].run_id  # stored apart: a priming record is `ID-prime`
+
+
+@pytest.mark.parametrize(("target", "words"), [
+    ("{program: burn, build: cuda, device: cuda}", "targets[0] is burn on cuda, whose cache has"),
+    ("{program: jax, device: cpu}", "targets[0] is jax on cpu"),
+])
+def test_mega_on_a_cache_without_artifacts_names_the_key(target: str, words: str) -> None:
+    text = f"""
+version: 1
+builds: {{cuda: {{crate: exec-gpu, features: [cuda]}}}}
+experiments:
+  e: {{mode: mm, cache: [mega], targets: [{target}]}}
+"""
+    with pytest.raises(InputError, match=r"experiments\.e\.cache: 'mega'") as caught:
+        plan.expand(_load(text), {**CAPS, "jax": None}, 4)
+    assert words in str(caught.value)
+
+
+def test_mega_on_targets_without_a_cache_means_none() -> None:
+    text = MEGA.replace("device: cuda, exec: [eager, compile]", "device: cpu")
+    assert {r.cache for r in _runs(text)} == {CacheState.NONE}
+
+
+def test_interleaved_a_mega_series_keeps_warm_series_whole() -> None:
+    """A mega series empties the folder every compiled run shares, as a cold one does: with
+    it in the experiment, a warm series' processes stay together (never split by a mega
+    series' emptying between its priming and its later processes)."""
+    text = MEGA.replace("cache: [cold, mega]", "cache: [warm, mega]").replace(
+        "defaults: {order: {interleave: false}}", "defaults: {order: {interleave: true, seed: 1}}")
+    runs = [r for r in _runs(text) if r.params["exec"] == "compile"]
+    states = [(r.cache, r.process) for r in runs]
+    # seed 1 put the mega series between them when only a cold series counted
+    warm = states.index(("warm", 1))
+    assert states[warm + 1] == ("warm", 2), states
+    mega = states.index(("mega", 1))
+    assert states[mega + 1] == ("mega", 2), states

@@ -67,6 +67,7 @@ def test_a_wrong_target_is_one_line_naming_its_path(tmp_path: Path, rule: str, l
     ("    processes: 3\n", "either 'processes' or 'precision_target'"),
     ("    cache: [cold, warm]\n", "a cold series"),
     ("    repeat: 2\n", "a cold series"),
+    ("    cache: [warm, mega]\n", "a mega series"),
 ])
 def test_a_target_beside_a_count_or_a_cache_series_is_refused(tmp_path: Path, extra: str,
                                                               words: str) -> None:

@@ -1,13 +1,16 @@
 """torch.compile through the orchestrator, for real on the CPU (Inductor's C++ backend; g++ on
 this box): a first-call series from emptied Inductor/Triton caches then warm, proven from the
-folder (programs/torch/cache.py) and by torch's own counters; the mode in the run's label and
-the dataset's `exec_mode`; the first call taken apart in the report; an accuracy run through the
-compiled matmul. 32x32, 2 reps: each compiled process is a few seconds of compile on a quiet box.
+folder (programs/torch/cache.py) and by torch's own counters; a mega series (`cache: [mega]`):
+its priming run saves the mega-cache blob of a cold compile, its first process finds the folders
+emptied, loads the blob and hits; the mode in the run's label and the dataset's `exec_mode`; the
+first call taken apart in the report; an accuracy run through the compiled matmul. 32x32, 2
+reps: each compiled process is a few seconds of compile on a quiet box.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.programs.torch import cache
+from orchestrator.records import RunDef
 
 PROJECT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = """\
@@ -25,6 +29,10 @@ experiments:
     mode: mm
     processes: 2
     cache: [cold]
+    targets: [{program: torch, device: cpu, threads: [1], exec: [compile]}]
+  tc-mega:
+    mode: mm
+    cache: [mega]
     targets: [{program: torch, device: cpu, threads: [1], exec: [compile]}]
   tc-acc:
     mode: accuracy
@@ -68,6 +76,7 @@ def test_compile_series_cold_then_warm_proven_and_taken_apart(tmp_path: Path) ->
     # the compile is most of a cold first call
     assert float(by[("1", "first_call_inductor", "value")]["value_s"]) > \
         float(by[("1", "first_call_run", "value")]["value_s"])
+    _mega_proven(list(csv.DictReader(out.open(encoding="utf-8"))))
     acc = {(r["exec_mode"], r["stat"]): r["value_s"]
            for r in csv.DictReader(out.open(encoding="utf-8"))
            if r["experiment"] == "tc-acc" and r["method"] == "accuracy"}
@@ -81,6 +90,28 @@ def test_compile_series_cold_then_warm_proven_and_taken_apart(tmp_path: Path) ->
            "compile | first run | compile caches | cache proof |" in text
     assert "| tc-first | PyTorch | cpu [compile] | 2 | warm |" in text
     assert "FX graph hit 1 miss 0" in text
+    assert "| tc-mega | PyTorch | cpu [compile] | 1 | mega |" in text
+    assert "mega-cache loaded " in text
+    assert "| priming | PyTorch cpu [compile] | cold (its cache folder emptied), then saved the " \
+           "mega-cache blob a mega series loads |" in text
+
+
+def _mega_proven(rows: list[dict[str, str]]) -> None:
+    """The priming run (cold) saved the blob; the mega process loaded those very bytes into
+    emptied folders and its compile hit them."""
+    mine = {(r["role"], r["cache"], r["method"], r["stat"]): r for r in rows
+            if r["experiment"] == "tc-mega"}
+    primed = mine[("priming", "cold", "first_call", "value")]["cache_proof"]
+    loaded = mine[("measure", "mega", "first_call", "value")]["cache_proof"]
+    size = mine[("priming", "cold", "compile_artifacts", "saved_bytes")]["value_s"]
+    assert float(size) > 1000
+    assert float(mine[("measure", "mega", "compile_artifacts", "loaded_bytes")]["value_s"]) == \
+        float(size)
+    digest = primed.split("mega-cache saved: ", 1)[1]
+    assert loaded == (f"from artifacts (empty before), mega-cache loaded: {digest}; after: "
+                      + loaded.split("; after: ", 1)[1]), (primed, loaded)
+    assert float(mine[("measure", "mega", "compile_cache", "fxgraph_cache_hit")]["value_s"]) == 1
+    assert float(mine[("measure", "mega", "compile_cache", "fxgraph_cache_miss")]["value_s"]) == 0
 
 
 def test_proofs_read_the_folder(tmp_path: Path) -> None:
@@ -101,3 +132,41 @@ def test_proofs_read_the_folder(tmp_path: Path) -> None:
     (graph / "second").write_bytes(b"new")
     (graph / "entry").write_bytes(b"graph")
     assert "1 new written" in cache.warm_proof(filled, cache.look(tmp_path / "c"))
+
+
+def _run(cache_state: str, action: str) -> RunDef:
+    return RunDef("e", "torch", "cpu", "mm", (8, 8), 1, exec="compile", cache=cache_state,
+                  cache_action=action)
+
+
+def test_mega_proof_reads_the_folder_and_the_blob(tmp_path: Path) -> None:
+    """A cold first process saves the blob its definition's mega run loads; the proof needs
+    the folder empty before, the blob there, an FX graph entry after."""
+    folder = tmp_path / "target" / "torch-compile-cache"
+    mega, cold = _run("mega", "delete"), _run("cold", "delete")
+    assert cache.artifacts_use(mega) == "load" and cache.artifacts_use(cold) == "save"
+    assert cache.artifacts_use(_run("mega", "none")) is None  # a later process: warm
+    assert cache.blob_path(mega, folder) == cache.blob_path(cold, folder)
+    assert cache.blob_path(mega, folder).parent == tmp_path / "target" / "torch-mega-cache"
+    assert cache.artifacts_argv(mega, folder) == ["--load-cache-artifacts",
+                                                  str(cache.blob_path(mega, folder))]
+    before = cache.look(folder, mega)
+    assert cache.mega_proof(before, before).startswith("not from artifacts: no blob at ")
+    blob = cache.blob_path(mega, folder)
+    blob.parent.mkdir(parents=True)
+    blob.write_bytes(b"blob")
+    before = cache.look(folder, mega)
+    assert before["artifacts"]["bytes"] == 4
+    assert cache.mega_proof(before, before).endswith("but no FX graph entry after")
+    graph = folder / "inductor" / "fxgraph" / "ab"
+    graph.mkdir(parents=True)
+    (graph / "entry").write_bytes(b"graph")
+    after = cache.look(folder, mega)
+    digest = hashlib.sha256(b"blob").hexdigest()[:12]
+    assert cache.mega_proof(before, after) == (
+        f"from artifacts (empty before), mega-cache loaded: 4 bytes, sha256 {digest}; after: "
+        "inductor 1 files")
+    assert cache.mega_proof(after, after).startswith("not from artifacts: ")
+    assert cache.saved_words(cache.look(folder, cold)) == f"; mega-cache saved: 4 bytes, " \
+        f"sha256 {digest}"
+    assert cache.saved_words(cache.look(folder, _run("warm", "ensure"))) == ""

@@ -8,7 +8,8 @@ CPU is the reference every build's accuracy is compared with.
 `exec` (the run's axis) picks how the matmul runs: eager (no flag, the chapter's), `compile`,
 `compile:MODE` (torch.compile; cpu and cuda) or `cudagraph` (cuda): `--exec MODE`, and the
 `torch exec MODE[, cache DIR]` header. A compiled mode in a cache sweep gets `--cache-dir` for
-Inductor's and Triton's caches (programs/torch/cache.py: cold and warm proven from them).
+Inductor's and Triton's caches (programs/torch/cache.py: cold and warm proven from them), and
+saves (cold first process) or loads (`cache: [mega]`) the mega-cache blob of them.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ class Torch(Program):
     cached_exec = _COMPILED
     accepts = ("exec",)  # its modes reach bench_py as `--exec MODE`
     prime_warm = True  # one folder for every mode and shape (programs/torch/cache.py)
+    cache_artifacts = True  # torch.compile's mega-cache: `cache: [mega]` (programs/torch/cache.py)
     cache_home = ("bench_py", "target", "torch-compile-cache")
     cache_env = cache.CACHE_ENV
     labels: ClassVar[dict[str, str]] = {"mps": "mps", "xpu": "xpu"}
@@ -89,14 +91,20 @@ class Torch(Program):
         one it is as the last run left it, but never torch's default folders in /tmp and ~)."""
         argv = super().argv(run, paths, out_dir)
         if self.cached(run.device, run.params.get("exec")):
-            argv += ["--cache-dir", str(paths.project.joinpath(*self.cache_home))]
+            home = paths.project.joinpath(*self.cache_home)
+            argv += ["--cache-dir", str(home), *cache.artifacts_argv(run, home)]
         return argv
 
     def store_look(self, run: RunDef, cache_dir: Path, env: dict[str, str]) -> Any:
-        return cache.look(cache_dir)
+        return cache.look(cache_dir, run)
 
     def store_proof(self, cold: bool, before: Any, after: Any) -> str:
-        return (cache.cold_proof if cold else cache.warm_proof)(before, after)
+        """Cold or warm from the folder; a run that loaded the mega-cache (its look says so)
+        from artifacts; a run that saved it says the blob's size and digest too."""
+        if (before.get("artifacts") or {}).get("use") == "load":
+            return cache.mega_proof(before, after)
+        proof = (cache.cold_proof if cold else cache.warm_proof)(before, after)
+        return proof + cache.saved_words(after)
 
     def method_of(self, text: str) -> str | None:
         found = self.methods.get(text)

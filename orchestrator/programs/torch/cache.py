@@ -12,13 +12,24 @@ The look records per part the files and bytes, and a digest of each FX graph and
 the proofs read it the way JAX's and cubecl's do: cold = nothing before, an FX graph entry after;
 warm = the FX graph entries there before, byte-identical after, none new. The program's own
 `compile cache (inductor)` line (torch's counters: `fxgraph_cache_hit`, ...) says what it hit.
+
+The mega-cache (`torch.compiler.save_cache_artifacts`): a cold series' first process (and a mega
+series' priming run, which is one) saves the blob of its caches to
+`bench_py/target/torch-mega-cache/KEY.bin`, beside the cache folder so that emptying that folder
+leaves it; a mega series' first process finds the folder emptied and loads the blob (`--load-
+cache-artifacts`). KEY is the run id of the cold first process of the run's definition, so a
+mega run loads what its priming run saved. The look records the blob (size, digest); the mega
+proof: the folder empty before, the blob there and loaded, FX graph entries after.
 """
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+from orchestrator.records import CacheAction, CacheState, RunDef
 
 # environment variables that change where or whether torch.compile caches (flagged when set)
 CACHE_ENV = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "TORCHINDUCTOR_FX_GRAPH_CACHE",
@@ -43,9 +54,41 @@ def _files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
 
 
-def look(folder: Path) -> dict[str, Any]:
+ARTIFACTS_FOLDER = "torch-mega-cache"  # beside the cache folder: emptying that leaves it
+
+
+def artifacts_use(run: RunDef) -> str | None:
+    """'save' (a cold series' first process, a mega series' priming run), 'load' (a mega
+    series' first process), None (later processes, profile runs, runs outside a series)."""
+    if run.profile or run.cache_action != CacheAction.DELETE:
+        return None
+    return {CacheState.MEGA: "load", CacheState.COLD: "save"}.get(run.cache)
+
+
+def blob_path(run: RunDef, cache_dir: Path) -> Path:
+    """The blob a run saves or loads: named by the run id of the cold first process of its
+    definition (a mega run's priming run), beside the cache folder."""
+    key = replace(run, cache=CacheState.COLD, cache_action=CacheAction.DELETE, process=1,
+                  repeat=1, profile=None).run_id
+    return cache_dir.with_name(ARTIFACTS_FOLDER) / f"{key}.bin"
+
+
+def artifacts_argv(run: RunDef, cache_dir: Path) -> list[str]:
+    use = artifacts_use(run)
+    return [] if use is None else [f"--{use}-cache-artifacts", str(blob_path(run, cache_dir))]
+
+
+def _blob(path: Path) -> dict[str, Any]:
+    """The blob's size and digest, a link or another kind of file counted as absent."""
+    there = path.is_file() and not path.is_symlink()
+    return {"path": str(path), "exists": there, "bytes": path.stat().st_size if there else 0,
+            "sha256": _digest(path) if there else None}
+
+
+def look(folder: Path, run: RunDef | None = None) -> dict[str, Any]:
     """Files and bytes of the Inductor and Triton parts, digests of the FX graph and autotune
-    entries (relative names): JSON-able, for the record."""
+    entries (relative names), and the mega-cache blob `run` saves or loads: JSON-able, for the
+    record."""
     entries: dict[str, dict[str, str]] = {}
     for part, where in _PARTS.items():
         base = folder.joinpath(*where)
@@ -56,7 +99,11 @@ def look(folder: Path) -> dict[str, Any]:
     for name in ("inductor", "triton"):
         found = _files(folder / name)
         counts[name] = {"files": len(found), "bytes": sum(p.stat().st_size for p in found)}
-    return {"folder": str(folder), "exists": folder.is_dir(), "parts": counts, **entries}
+    found = {"folder": str(folder), "exists": folder.is_dir(), "parts": counts, **entries}
+    use = artifacts_use(run) if run is not None else None
+    if run is not None and use is not None:
+        found["artifacts"] = {"use": use, **_blob(blob_path(run, folder))}
+    return found
 
 
 def _total(seen: dict[str, Any]) -> int:
@@ -93,3 +140,32 @@ def warm_proof(before: dict[str, Any], after: dict[str, Any]) -> str:
     tuned = len(before.get("autotune", {})) + len(before.get("best_config", {}))
     return (f"warm, {len(kept)} FX graph entries read, none written"
             + (f"; {tuned} autotune entries there" if tuned else ""))
+
+
+def _blob_words(blob: dict[str, Any]) -> str:
+    return f"{blob['bytes']} bytes, sha256 {str(blob['sha256'])[:12]}"
+
+
+def saved_words(after: dict[str, Any]) -> str:
+    """'; mega-cache saved: N bytes, sha256 X' where the run saved its blob, else ''."""
+    blob = after.get("artifacts") or {}
+    if blob.get("use") != "save":
+        return ""
+    if not blob.get("exists"):
+        return "; no mega-cache blob saved"
+    return f"; mega-cache saved: {_blob_words(blob)}"
+
+
+def mega_proof(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """From artifacts: the folder empty before (removed), the blob its priming run saved
+    there and loaded, FX graph entries after (the load wrote them; torch's counters in the
+    same process say whether the compile hit them)."""
+    blob = before.get("artifacts") or {}
+    if _total(before):
+        return f"not from artifacts: {before['folder']} held {_total(before)} files before"
+    if not blob.get("exists"):
+        return f"not from artifacts: no blob at {blob.get('path')} (its priming run saved none)"
+    if not after.get("fxgraph"):
+        return f"mega-cache loaded ({_blob_words(blob)}), but no FX graph entry after"
+    return (f"from artifacts (empty before), mega-cache loaded: {_blob_words(blob)}; "
+            f"after: {_filled(after)}")
