@@ -126,8 +126,15 @@ def expand(config: ExperimentsFile, caps: dict[str, str | None], cores: int,
 def _expand_experiment(config: ExperimentsFile, name: str, exp: Experiment,
                        caps: dict[str, str | None], cores: int,
                        real: dict[str, str | None] | None) -> Iterator[PlannedRun]:
+    # one run id, one record: a warm series' later processes are a cold series' later
+    # processes (both find the cache warm), so `cache: [cold, warm]` with processes > 1 plans
+    # each once; planned twice, the second would overwrite the first's record
+    planned: set[str] = set()
     for variant, extra in (exp.variants or {None: Variant()}).items():
-        yield from _expand_variant(config, name, exp, caps, cores, real, extra, variant)
+        for run in _expand_variant(config, name, exp, caps, cores, real, extra, variant):
+            if run.run.run_id not in planned:
+                planned.add(run.run.run_id)
+                yield run
 
 
 def _expand_variant(config: ExperimentsFile, name: str, exp: Experiment,

@@ -128,6 +128,24 @@ def test_run_ids_follow_the_definition() -> None:
     assert {p.run.run_id for p in a} != {p.run.run_id for p in c}
 
 
+def test_a_cold_and_a_warm_series_plan_their_shared_warm_process_once(tmp_path: Path) -> None:
+    """`cache: [cold, warm]` with 2 processes: process 2 of each series finds the cache warm,
+    one definition and one run id; planned twice, the second run would replace the first's
+    record (one run id, one record), so the plan holds it once, in the cold series."""
+    path = tmp_path / "cw.yaml"
+    path.write_text("version: 1\ndefaults: {shape: [64, 64], reps: 3, order: {interleave: "
+                    "false}}\nexperiments:\n  cw:\n    mode: mm\n    processes: 2\n"
+                    "    cache: [cold, warm]\n    targets: [{program: torch, device: cpu, "
+                    "exec: [compile]}]\n", encoding="utf-8")
+    planned = expand(config.load(path), NO_GPU, 2)
+    assert [p.run.describe() for p in planned] == [
+        "cw: torch cpu mm 64x64, compile, cold cache, process 1/2",
+        "cw: torch cpu mm 64x64, compile, warm cache, process 2/2",
+        "cw: torch cpu mm 64x64, compile, warm cache, process 1/2"]
+    assert len({p.run.run_id for p in planned}) == 3
+    assert planned[1].cold_series == planned[0].run.run_id  # it follows the cold process
+
+
 def test_builds_needed_only_for_runnable_runs(tmp_path: Path) -> None:
     cfg, planned = _plan(NO_GPU)
     assert list(builds_needed(cfg, planned)) == ["template", "default", "x86-v4", "accelerate"]
