@@ -55,22 +55,25 @@ cmp() {  # cmp NAME A B [ARGS...]
 sed 's/^    threads: \[1, 4\]$/    threads: [1, 4]\n    env: {MKL_CBWR: COMPATIBLE}/' \
     scripts/h200/power.yaml > "$OUT/power-slow.yaml"
 cp scripts/h200/power*.yaml "$OUT/"
+PARTS=${PARTS:-abc}  # which of (a), (b), (c) to run, e.g. PARTS=ac when device time is short
 # (a) two sweeps
+if [[ $PARTS == *a* ]]; then
 sweep a scripts/h200/power.yaml 100
 sweep slow "$OUT/power-slow.yaml" 100
+fi
 if [ -d "$OUT/a" ] && [ -d "$OUT/slow" ]; then
     cmp compare-a-slow "$OUT/a" "$OUT/slow"
     cmp compare-holm-a-slow "$OUT/a" "$OUT/slow" --correction holm
 fi
 # (b) one variant sweep
-sweep variants scripts/h200/power-variants.yaml 160
+[[ $PARTS == *b* ]] && sweep variants scripts/h200/power-variants.yaml 160
 if [ -d "$OUT/variants" ]; then
     cmp compare-variants-a-b "$OUT/variants#a" "$OUT/variants#b"
     cmp compare-variants-a-c "$OUT/variants#a" "$OUT/variants#c"
     cmp compare-variants-a-c-unpaired "$OUT/variants#a" "$OUT/variants#c" --unpaired
 fi
 # (c) until decided, in what is left
-sweep decide scripts/h200/power-decide.yaml
+[[ $PARTS == *c* ]] && sweep decide scripts/h200/power-decide.yaml
 [ -d "$OUT/decide" ] && cmp compare-decide-a-b "$OUT/decide#a" "$OUT/decide#b"
 "$PY" scripts/h200/power_summary.py "$OUT" | tee "$OUT/summary.txt"
 echo "power.sh: done in $(( $(date +%s) - START )) s"
