@@ -318,6 +318,20 @@ COLUMNS: tuple[Column, ...] = (
 _index: tuple[tuple[Method, ...], dict[str, Method]] = ((), {})
 
 
+_columns: tuple[Column, ...] = COLUMNS  # the active registry's (programs/registry.use)
+
+
+def activate(found: tuple[Column, ...]) -> None:
+    """Make `found` the dataset columns the functions here read: the active registry's (only
+    programs/registry.py calls it, as a registry becomes active or stops being)."""
+    global _columns
+    _columns = found
+
+
+def columns() -> tuple[Column, ...]:
+    return _columns
+
+
 def method(key: str) -> Method | None:
     """The catalogue's entry for a dataset method, None when the vocabulary lacks it."""
     global _index
@@ -413,12 +427,12 @@ def time_stats() -> list[str]:
 
 def column_keys(group: str | None = None) -> list[str]:
     """The dataset's columns (of one group), in the CSV's order."""
-    return [c.key for c in COLUMNS if group is None or c.group == group]
+    return [c.key for c in _columns if group is None or c.group == group]
 
 
 def dtypes() -> dict[str, str]:
     """Column -> pandas dtype."""
-    return {c.key: c.dtype for c in COLUMNS}
+    return {c.key: c.dtype for c in _columns}
 
 
 def ratio_methods() -> list[str]:

@@ -178,7 +178,7 @@ class Experiment(Strict):
         lacking = [t.program for t in self.targets
                    if self.mode not in programs.get(t.program).modes]
         if lacking:
-            having = [p.name for p in programs.REGISTRY.values() if self.mode in p.modes]
+            having = [p.name for p in programs.active().programs if self.mode in p.modes]
             what = " (the warm-up puzzle)" if self.mode == "warm" else ""
             raise ValueError(f"mode '{self.mode}'{what} is a {' and '.join(having)} program "
                              f"mode; remove the {' and '.join(dict.fromkeys(lacking))} targets")
@@ -262,8 +262,14 @@ class ExperimentsFile(Strict):
                                 "build under 'builds:'")
 
 
-def load(path: Path) -> ExperimentsFile:
-    """Read and validate an experiments file; ConfigError (exit 2) naming every problem."""
+def load(path: Path, registry: programs.Registry | None = None) -> ExperimentsFile:
+    """Read and validate an experiments file against `registry`'s programs, axes and build
+    systems (None: the active registry); ConfigError (exit 2) naming every problem."""
+    with programs.use(registry):
+        return _load(path)
+
+
+def _load(path: Path) -> ExperimentsFile:
     located = load_yaml(path)
     found = located.problems
     if not isinstance(located.data, dict):
@@ -281,6 +287,8 @@ def load(path: Path) -> ExperimentsFile:
     return config
 
 
-def json_schema() -> str:
-    """The experiments file's JSON Schema, for editors."""
-    return json.dumps(ExperimentsFile.model_json_schema(), indent=2)
+def json_schema(registry: programs.Registry | None = None) -> str:
+    """The experiments file's JSON Schema, for editors: of `registry`, by default the default
+    registry (never a test's active one: the committed schema is this checkout's)."""
+    with programs.use(registry or programs.default_registry()):
+        return json.dumps(ExperimentsFile.model_json_schema(), indent=2)

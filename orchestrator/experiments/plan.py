@@ -94,11 +94,18 @@ def _precision(target: Target) -> str | None:
 
 def expand(config: ExperimentsFile, caps: dict[str, str | None], cores: int,
            only: list[str] | None = None,
-           real: dict[str, str | None] | None = None) -> list[PlannedRun]:
+           real: dict[str, str | None] | None = None,
+           registry: programs.Registry | None = None) -> list[PlannedRun]:
     """Every run of the selected experiments, in execution order: file order, or with
     `defaults.order.interleave` each experiment's processes in seeded rounds (spec/order).
     `real`: this machine's own capabilities when `caps` adds assumed ones to them (runs needing
-    those are labelled)."""
+    those are labelled); `registry`: whose programs and axes (None: the active one)."""
+    with programs.use(registry):
+        return _expand(config, caps, cores, only, real)
+
+
+def _expand(config: ExperimentsFile, caps: dict[str, str | None], cores: int,
+            only: list[str] | None, real: dict[str, str | None] | None) -> list[PlannedRun]:
     planned: list[PlannedRun] = []
     for name, exp in config.experiments.items():
         if only and name not in only:

@@ -25,7 +25,7 @@ _TOOL_CAPABILITIES = (
     "avx512f",  # the CPU has AVX-512: gemm's x86-v4 kernels differ from the default AVX2 ones
 )
 Capability = Literal[(*_HOST_CAPABILITIES,  # type: ignore[valid-type]
-                      *(c for p in programs.REGISTRY.values() for c in p.provides),
+                      *(c for p in programs.active().programs for c in p.provides),
                       *_TOOL_CAPABILITIES)]
 Threads = lim.ThreadCount | Literal["auto"]
 # a profile run of each measured CUDA mm run, under Nsight Compute: 'ncu' with L2 as the timed
@@ -33,10 +33,10 @@ Threads = lim.ThreadCount | Literal["auto"]
 Profiler = Literal[tuple(vocabulary.profile_profilers())]  # type: ignore[valid-type]
 # every arithmetic a program may be asked for (Program.precisions), first seen first
 Precision = Literal[tuple(dict.fromkeys(  # type: ignore[valid-type]
-    q for p in programs.REGISTRY.values() for qs in p.precisions.values() for q in qs))]
+    q for p in programs.active().programs for qs in p.precisions.values() for q in qs))]
 # every execution mode a program may be asked for (Program.exec_modes), first seen first
 ExecMode = Literal[tuple(dict.fromkeys(  # type: ignore[valid-type]
-    e for p in programs.REGISTRY.values() for es in p.exec_modes.values() for e in es))
+    e for p in programs.active().programs for es in p.exec_modes.values() for e in es))
     or ("eager",)]
 
 
@@ -186,7 +186,7 @@ class Target(Strict):
     def _precision_here(cls, value: str | None, info: ValidationInfo) -> str | None:
         """Checked here, not after: the error then names `...targets[i].precision`."""
         name, device = info.data.get("program"), info.data.get("device")
-        if (value is None or name not in programs.REGISTRY
+        if (value is None or name not in programs.active().by_name
                 or device not in programs.get(name).devices):
             return value  # program or device is wrong: their own errors say it
         problem = programs.get(name).precision_error(device, value)
@@ -202,7 +202,7 @@ class Target(Strict):
         name, device = info.data.get("program"), info.data.get("device")
         if value is not None and not value:
             raise ValueError("expected at least one mode (leave 'exec' out for eager)")
-        if (value is None or name not in programs.REGISTRY
+        if (value is None or name not in programs.active().by_name
                 or device not in programs.get(name).devices):
             return value
         for mode in value:
@@ -213,7 +213,7 @@ class Target(Strict):
     @field_validator("program")
     @classmethod
     def _registered(cls, value: str) -> str:
-        if value not in programs.REGISTRY:
+        if value not in programs.active().by_name:
             raise ValueError(f"expected {_one_of(programs.names())} (got {value!r})")
         return value
 

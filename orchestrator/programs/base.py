@@ -9,8 +9,8 @@ which header and method line forms only it prints (docs/LINES.md; a header's own
 machine facts and the report's Source lines, and what facts about it a sweep records; a
 program made of parts names its `BuildSystem` (programs/build.py).
 Everything else (the line grammar shared by all programs, the run's record, the store) is the
-same for every framework. Adding a framework is one folder with a Program subclass,
-registered in `programs/__init__.py`, plus its program.
+same for every framework. Adding a framework is one folder with a Program subclass (found by
+programs/registry.py's discovery), plus its program.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 from orchestrator import axes
 from orchestrator.programs import probe
 from orchestrator.programs.build import BuildSystem
+from orchestrator.programs.measure import Variable
 from orchestrator.records import Header, RunDef
 
 
@@ -60,6 +61,9 @@ class Program(ABC):
     """One framework's benchmark program, as the orchestrator sees it."""
 
     name: ClassVar[str]  # the experiments file's `program` and the dataset's `framework`
+    # its place among the programs (the registry's order: the report's and compare's order of
+    # frameworks, the first with a 'warm' mode for warm-up lines); ties go by name
+    place: ClassVar[int] = 100
     title: ClassVar[str]  # how report tables name it: 'PyTorch'
     aliases: ClassVar[tuple[str, ...]] = ()  # other names a log's section header may use
     devices: ClassVar[tuple[str, ...]]
@@ -82,6 +86,9 @@ class Program(ABC):
     # its parser (ValueError: what was expected): the experiments file's `env` is checked
     # with them, so a bad value is one line naming the variable, never a crash mid-sweep
     env_values: ClassVar[dict[str, Callable[[str], object]]] = {}
+    # environment variables that change what its runs measure (its libraries', documented):
+    # the dataset's `measure_env` column and the report's warnings (data/measure_env.py)
+    measure_env: ClassVar[tuple[Variable, ...]] = ()
     # how its programs are built (a target then names one of the file's `builds`); None: not
     build_system: ClassVar[BuildSystem | None] = None
     modes: ClassVar[tuple[str, ...]] = ("mm", "accuracy")

@@ -127,7 +127,7 @@ def priming_table(data: Dataset) -> Table:
 def _started(framework: str) -> str:
     """What a priming run started from: cubecl's folder empty; a program that primes every
     warm series (torch.compile's one folder of all modes' entries) from that folder as found."""
-    program = programs.REGISTRY.get(framework)
+    program = programs.active().by_name.get(framework)
     if program is not None and program.prime_warm:
         return f"{program.title}'s cache folder as found (its cache proof says what it held)"
     return "cold (no cubecl cache)"

@@ -22,7 +22,7 @@ OTHERS = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6
 
 def _program(framework: str) -> programs.Program | None:
     # a framework no Program is registered for (a log's, a stand-in's) gets the defaults
-    return programs.REGISTRY.get(framework.lower())
+    return programs.active().by_name.get(framework.lower())
 
 
 @dataclass(frozen=True)

@@ -137,7 +137,7 @@ def _tag_exec(fig: pd.DataFrame) -> pd.Series:
 
 def _expected_build(label: str) -> str:
     """The build a CPU label implies, as its program says (Program.expected_build)."""
-    found = (p.expected_build(label) for p in programs.REGISTRY.values())
+    found = (p.expected_build(label) for p in programs.active().programs)
     return next((b for b in found if b is not None), label)
 
 

@@ -35,7 +35,7 @@ def config_override(cwd: Path, names: tuple[str, ...] | None = None) -> Path | N
     """A config file on the way up that may move the cache (we then refuse): `names` are the
     program's `cache_overrides`; None: every registered program's."""
     if names is None:
-        names = tuple(n for p in programs.REGISTRY.values() for n in p.cache_overrides)
+        names = tuple(n for p in programs.active().programs for n in p.cache_overrides)
     for folder in (Path(os.path.abspath(cwd)), *Path(os.path.abspath(cwd)).parents):
         for name in names:
             if (folder / name).is_file():

@@ -127,8 +127,10 @@ def _priming_state(planned: PlannedRun, project: Path,
 
 class Sweep:
     def __init__(self, project: Path, results: Path, python: str = sys.executable,
-                 show: bool = True, on_partial: PartialReport | None = None) -> None:
+                 show: bool = True, on_partial: PartialReport | None = None,
+                 registry: programs.Registry | None = None) -> None:
         self.project = project
+        self.registry = registry  # whose programs and axes it plans and runs (None: active)
         # while builds go on and runs have finished: a first report (cli writes it)
         self.on_partial = on_partial
         self.store = Store(results)
@@ -139,10 +141,16 @@ class Sweep:
              assume: list[str] | None = None) -> tuple[config_mod.ExperimentsFile,
                                                        list[PlannedRun]]:
         """The module's `plan` with this sweep's Python."""
-        return plan(config_path, only, self.python, assume)
+        with programs.use(self.registry):
+            return plan(config_path, only, self.python, assume)
 
     def run(self, config_path: Path, only: list[str] | None = None, new: bool = False,
             retry_failed: bool = False) -> SweepSummary:
+        with programs.use(self.registry):
+            return self._run(config_path, only, new, retry_failed)
+
+    def _run(self, config_path: Path, only: list[str] | None, new: bool,
+             retry_failed: bool) -> SweepSummary:
         config, planned = self.plan(config_path, only)
         results_place.refuse_results_in_cache(self.store.folder, planned, self.project)
         with self.store.writing() as store:

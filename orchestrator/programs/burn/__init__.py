@@ -4,6 +4,12 @@ Each run starts in its crate's folder, because cubecl keeps its autotune cache b
 outermost Cargo.toml above the working folder (run/cache.py); rayon's thread count is the
 only thread setting. Headers: `burn VERSION, features [...], rayon threads N` and `burn precision
 fp32|unknown (why)`; it takes no `--precision` (cubecl's autotune picks the arithmetic).
+
+Its modules: `cargo` (its builds), `build_cache` (the build cache's folders and files checked
+before use: ours, writable by nobody else, no links), `build_env` (what of the environment
+changes a binary: its cache key), `cargo_process` (cargo in its own process group, its JSON
+messages and first error), `cubecl_store` (reading cubecl's autotune database),
+`cubecl_proof` (cold/warm proven from it).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from orchestrator.errors import CacheSafetyError
 from orchestrator.programs.base import FactRow, Paths, Program
 from orchestrator.programs.build import Builder, BuildSystem
 from orchestrator.programs.burn import cubecl_proof
+from orchestrator.programs.measure import Variable
 from orchestrator.records import Header, RunDef
 
 _HEADER = re.compile(
@@ -70,8 +77,22 @@ def cache_dir_for(cwd: Path) -> Path:
     return outermost.joinpath(*CACHE_PARTS)
 
 
+# what changes a burn run's measurement: its CPU threads and cubecl's runtime settings
+MEASURE_ENV = (
+    Variable("RAYON_NUM_THREADS",
+             "burn's CPU threads; the orchestrator sets it from `threads`, an experiment's "
+             "value wins over that", "rayon docs, ThreadPoolBuilder::num_threads"),
+    Variable("CUBECL_*",
+             "cubecl's runtime settings (autotune level, compilation and profiling options): "
+             "what burn's GPU backends run and how they tune it",
+             "cubecl docs, GlobalConfig (cubecl.toml and its CUBECL_ environment overrides)"),
+)
+
+
 class Burn(Program):
     name = "burn"
+    place = 2
+    measure_env = MEASURE_ENV
     title = "burn"
     plot_marker = "s"
     plot_colors: ClassVar[dict[str, str]] = {

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 from orchestrator.programs.base import Paths, Program, python_facts, stdout_of
 from orchestrator.programs.jax import cache
+from orchestrator.programs.measure import Variable
 from orchestrator.records import CacheState, Header, RunDef
 
 _HEADER = re.compile(r"jax ([0-9][^\s,]*)(?:, threads ([0-9]{1,9}))?")
@@ -26,8 +27,21 @@ _FACTS = ("import json,jax;d=jax.devices();print(json.dumps({'version':jax.__ver
 _IMPORTABLE = "import importlib.util,sys; sys.exit(importlib.util.find_spec('jax') is None)"
 
 
+# what changes a JAX run's measurement: XLA's options, its allocator, its matmul arithmetic
+MEASURE_ENV = (
+    Variable("XLA_FLAGS", "XLA's compiler options (autotuning, fusion, GPU flags)",
+             "OpenXLA docs, 'XLA Flags Guidance'"),
+    Variable("XLA_PYTHON_CLIENT_PREALLOCATE", "JAX's GPU memory preallocation",
+             "JAX docs, 'GPU memory allocation'"),
+    Variable("JAX_DEFAULT_MATMUL_PRECISION", "the precision of JAX's f32 matmuls (TF32 or not)",
+             "JAX docs, jax.default_matmul_precision"),
+)
+
+
 class Jax(Program):
     name = "jax"
+    place = 3
+    measure_env = MEASURE_ENV
     title = "JAX"
     plot_marker = "^"
     plot_colors: ClassVar[dict[str, str]] = {"cpu": "#2ca02c", "cuda": "#98df8a"}

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 from orchestrator.programs.base import FactRow, Paths, Program, join, python_facts, stdout_of
 from orchestrator.programs.torch import cache
+from orchestrator.programs.torch.measure_env import VARIABLES as MEASURE_ENV
 from orchestrator.records import Header, RunDef
 
 _HEADER = re.compile(r"torch ([0-9][^\s,]*)(?:, threads ([0-9]{1,9}))?")
@@ -42,6 +43,7 @@ Runner = Callable[[list[str]], "str | None"]  # a command's stdout, None when it
 
 class Torch(Program):
     name = "torch"
+    place = 1
     title = "PyTorch"
     aliases = ("pytorch",)
     plot_marker = "o"
@@ -71,6 +73,7 @@ class Torch(Program):
     prime_warm = True  # one folder for every mode and shape (programs/torch/cache.py)
     cache_home = ("bench_py", "target", "torch-compile-cache")
     cache_env = cache.CACHE_ENV
+    measure_env = MEASURE_ENV
     labels: ClassVar[dict[str, str]] = {"mps": "mps", "xpu": "xpu"}
     reference_device = "cpu"
     # TF32 exists only on CUDA (Ampere and later); CPU and MPS compute f32 matmuls in f32

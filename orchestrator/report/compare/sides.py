@@ -191,7 +191,7 @@ def _program_row(row: FactRow, side: Side) -> str | None:
 
 def program_rows() -> list[FactRow]:
     """Every registered program's machine-fact rows (Program.fact_rows), in registry order."""
-    return [row for p in programs.REGISTRY.values() for row in p.fact_rows()]
+    return [row for p in programs.active().programs for row in p.fact_rows()]
 
 
 def _precision(side: Side) -> str | None:
