@@ -231,7 +231,7 @@ def _expander(axis: axes.Axis) -> Expander:
 def _caches(p: _Point, chosen: dict[str, Any]) -> list[dict[str, Any]]:
     # only devices (and exec modes) with an on-disk cache get a cache sweep; elsewhere it
     # means nothing
-    cached = programs.get(p.target.program).cached(p.target.device, chosen.get("exec"))
+    cached = programs.get(p.target.program).caches.cached(p.target.device, chosen.get("exec"))
     caches = [CacheState(c) for c in p.exp.cache] if cached else [CacheState.NONE]
     return [{"cache": state} for state in dict.fromkeys(caches)]
 

@@ -2,8 +2,9 @@
 
 A `Program` says which devices it runs on and what capabilities each needs (and which it
 probes), how a run becomes argv, environment and working folder (thread settings included),
-its build, its caches (where: `cache_place`; what may move them: `cache_overrides`; what a
-cold run removes and how a run's store looks prove cold or warm), its driver-cache policy,
+its build, its caches (a part of its own, `caches`: programs/caches.py; where, what may move
+them, what a cold run removes and how a run's store looks prove cold or warm, its driver-cache
+policy),
 which header and method line forms only it prints (docs/LINES.md; a header's own facts in
 `Header.facts`), which labels imply it and how the report names its builds, its rows of the
 machine facts and the report's Source lines, and what facts about it a sweep records; a
@@ -25,6 +26,7 @@ from typing import Any, ClassVar
 from orchestrator import axes
 from orchestrator.programs import probe
 from orchestrator.programs.build import BuildSystem
+from orchestrator.programs.caches import Caches
 from orchestrator.programs.measure import Variable
 from orchestrator.records import Header, RunDef
 
@@ -69,19 +71,12 @@ class Program(ABC):
     devices: ClassVar[tuple[str, ...]]
     # capabilities (config.Capability) a device needs beyond the target's own `requires`
     device_needs: ClassVar[dict[str, tuple[str, ...]]] = {}
-    # devices whose runs autotune into an on-disk cache: a cache sweep means something there
-    cached_devices: ClassVar[tuple[str, ...]] = ()
     # devices where a call returns before its work is done: beside the accelerators, the CPU for
     # a program that dispatches asynchronously there too (JAX), so no sync != with sync is right
     async_cpu: ClassVar[bool] = False
-    # the cache's folder, project-relative ('bench_py', 'target', 'jax-cache'): a cold run
-    # removes it, and only a folder of that name inside project/<first part>; a program whose
-    # folder follows another rule overrides `cache_place` (burn: cubecl's)
-    cache_home: ClassVar[tuple[str, ...]] = ()
-    # devices whose runs go through the CUDA driver: each gets its own CUDA_CACHE_PATH
-    driver_cache_devices: ClassVar[tuple[str, ...]] = ()
-    # environment variables that change what a cold or warm cache means (flagged when set)
-    cache_env: ClassVar[tuple[str, ...]] = ()
+    # its caches: where, what moves them, how a run's store proves cold or warm
+    # (programs/caches.py; the default: no on-disk cache)
+    caches: ClassVar[Caches] = Caches()
     # environment variables whose values the orchestrator reads for this program, each with
     # its parser (ValueError: what was expected): the experiments file's `env` is checked
     # with them, so a bad value is one line naming the variable, never a crash mid-sweep
@@ -112,22 +107,10 @@ class Program(ABC):
     # value of any other on its targets. The built-in axes (shape, threads, ...) every program
     # takes, through the contract's fixed argv
     accepts: ClassVar[tuple[str, ...]] = ()
-    # the modes whose runs read and write the on-disk cache (`cache_home`) on every device
-    cached_exec: ClassVar[tuple[str, ...]] = ()
-    # a warm series gets its priming run even when the cache folder is not empty: the folder
-    # holds other runs' entries too (torch.compile's: every mode and shape), so only a run of
-    # the same definition puts this one's there
-    prime_warm: ClassVar[bool] = False
     # why a program with no `precisions` takes none (the experiments file's error says it)
     no_precision: ClassVar[str] = "this program cannot choose its arithmetic"
     # capabilities (config.Capability) only this program's probe reports ('torch', 'jax')
     provides: ClassVar[tuple[str, ...]] = ()
-    # files above the working folder that may move the on-disk cache (a cache sweep refuses)
-    cache_overrides: ClassVar[tuple[str, ...]] = ()
-    # why a CUDA run with no on-disk cache of its own gets its program's driver JIT cache
-    # folder (`<results>/driver-cache/<name>`); the run's record says it
-    driver_cache_why: ClassVar[str] = ("its CUDA kernels are not autotuned into a cache of "
-                                       "its own: the driver JIT cache is recorded to show it")
     # CPU build labels -> the chapter's row names ('flex' -> 'burn Flex, default features'),
     # and label prefix -> row-name prefix ('flex+' -> 'burn Flex + ')
     build_names: ClassVar[dict[str, str]] = {}
@@ -194,12 +177,6 @@ class Program(ABC):
         return (f"{self.name} on {device} runs {', '.join(choices) or 'eager only'}"
                 + (f" ('{mode}' needs device {' or '.join(where)})" if where else ""))
 
-    def cached(self, device: str, exec_mode: str | None = None) -> bool:
-        """Does a run on `device` in `exec_mode` read an on-disk cache of the program's (so a
-        cache sweep means something there)?"""
-        return device in self.cached_devices or (exec_mode is not None
-                                                 and exec_mode in self.cached_exec)
-
     def precision_error(self, device: str, precision: str) -> str | None:
         """Why a target cannot ask this arithmetic on this device; None when it can."""
         if not self.precisions:
@@ -210,20 +187,6 @@ class Program(ABC):
         where = [d for d, p in self.precisions.items() if precision in p]
         return (f"{self.name} on {device} computes only {' or '.join(choices) or 'its default'}"
                 + (f" ('{precision}' needs device {' or '.join(where)})" if where else ""))
-
-    def cache_place(self, project: Path, cwd: Path) -> tuple[Path, Path, tuple[str, ...]]:
-        """(its cache folder, the folder that must hold it, the names it must end with) for a
-        run started in `cwd`: by default its project-relative `cache_home`."""
-        home = self.cache_home
-        return project.joinpath(*home), project / home[0], home[1:]
-
-    def store_look(self, run: RunDef, cache_dir: Path, env: dict[str, str]) -> Any:
-        """What the on-disk cache holds for this run (JSON-able), when the program can tell."""
-        return None
-
-    def store_proof(self, cold: bool, before: Any, after: Any) -> str:
-        """The cache state the run's store looks prove ('warm, no autotune', ...)."""
-        return ""
 
     def method_of(self, text: str) -> str | None:
         """The dataset method of a printed METHOD only this program prints, else None."""

@@ -128,7 +128,7 @@ def _started(framework: str) -> str:
     """What a priming run started from: cubecl's folder empty; a program that primes every
     warm series (torch.compile's one folder of all modes' entries) from that folder as found."""
     program = programs.active().by_name.get(framework)
-    if program is not None and program.prime_warm:
+    if program is not None and program.caches.prime_warm:
         return f"{program.title}'s cache folder as found (its cache proof says what it held)"
     return "cold (no cubecl cache)"
 

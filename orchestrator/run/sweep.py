@@ -111,14 +111,14 @@ def _priming_state(planned: PlannedRun, project: Path,
         cache = cache_home(run, project, cwd)[0]
     except CacheSafetyError:
         return None  # the measured run fails with the reason; priming would be wasted
-    if config_override(cwd, programs.get(run.program).cache_overrides) is not None:
+    if config_override(cwd, programs.get(run.program).caches.overrides) is not None:
         return None
     if CacheContents.of(cache).files == 0:
         return CacheState.COLD
     program = programs.get(run.program)
-    if program.prime_warm:  # one folder for many runs' entries: not empty is not primed
+    if program.caches.prime_warm:  # one folder for many runs' entries: not empty is not primed
         return CacheState.WARM
-    if driver_root is not None and run.device in program.driver_cache_devices:
+    if driver_root is not None and run.device in program.caches.driver_devices:
         warm, _kind = driver_cache.folder(driver_root, None, cached=True)
         if CacheContents.of(warm).files == 0:
             return CacheState.WARM

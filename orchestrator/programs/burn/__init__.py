@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -24,6 +25,7 @@ from orchestrator.errors import CacheSafetyError
 from orchestrator.programs.base import FactRow, Paths, Program
 from orchestrator.programs.build import Builder, BuildSystem
 from orchestrator.programs.burn import cubecl_proof
+from orchestrator.programs.caches import Caches
 from orchestrator.programs.measure import Variable
 from orchestrator.records import Header, RunDef
 
@@ -77,6 +79,23 @@ def cache_dir_for(cwd: Path) -> Path:
     return outermost.joinpath(*CACHE_PARTS)
 
 
+@dataclass(frozen=True)
+class CubeclCaches(Caches):
+    """cubecl's autotune cache as burn's Program's part: above the working folder."""
+
+    def place(self, project: Path, cwd: Path) -> tuple[Path, Path, tuple[str, ...]]:
+        """cubecl's folder above the working folder, which must lie in bench_rust/."""
+        return cache_dir_for(cwd), project / "bench_rust", CACHE_PARTS
+
+    def look(self, run: RunDef, cache_dir: Path, env: dict[str, str]) -> Any:
+        """cubecl's store: the matmul entry for this device and shape (programs/cubecl_proof)."""
+        return cubecl_proof.look(cache_dir, run.device, run.shape, env)
+
+    def proof(self, cold: bool, before: Any, after: Any) -> str:
+        prove = cubecl_proof.cold_proof if cold else cubecl_proof.warm_proof
+        return prove(before, after)
+
+
 # what changes a burn run's measurement: its CPU threads and cubecl's runtime settings
 MEASURE_ENV = (
     Variable("RAYON_NUM_THREADS",
@@ -101,9 +120,11 @@ class Burn(Program):
     devices = ("flex", "cuda", "metal", "vulkan")
     device_needs: ClassVar[dict[str, tuple[str, ...]]] = {
         "cuda": ("cuda",), "metal": ("metal",), "vulkan": ("vulkan",), "flex": ()}
-    cached_devices = ("cuda", "metal", "vulkan")
-    driver_cache_devices = ("cuda",)
-    cache_env = cubecl_proof.CACHE_ENV
+    caches = CubeclCaches(
+        devices=("cuda", "metal", "vulkan"), driver_devices=("cuda",), env=cubecl_proof.CACHE_ENV,
+        # cubecl-runtime 0.11.3 config/base.rs:65,69 looks for both spellings of each; on a
+        # case-insensitive disk they are one file, which is found either way
+        overrides=("cubecl.toml", "burn.toml", "CubeCL.toml", "Burn.toml"))
     build_system = Cargo()  # a target names one of the file's `builds`
     modes = ("mm", "warm", "accuracy")
     thread_vars = ("RAYON_NUM_THREADS",)
@@ -116,9 +137,6 @@ class Burn(Program):
         label: label for label in ("metal", "vulkan", "wgpu", "webgpu", "rocm", "hip")}
     # every Flex build (template, +apple-amx, ...) runs on the CPU
     label_prefixes: ClassVar[dict[str, str]] = {"flex": "cpu"}
-    # cubecl-runtime 0.11.3 config/base.rs:65,69 looks for both spellings of each; on a
-    # case-insensitive disk they are one file, which is found either way
-    cache_overrides = ("cubecl.toml", "burn.toml", "CubeCL.toml", "Burn.toml")
     build_names: ClassVar[dict[str, str]] = {
         "flex(template)": "burn Flex, template", "flex": "burn Flex, default features"}
     build_prefixes: ClassVar[dict[str, str]] = {"flex+": "burn Flex + "}
@@ -135,18 +153,6 @@ class Burn(Program):
     def cwd(self, run: RunDef, project: Path) -> Path:
         """burn's cache depends on the folder a program starts in: each crate's own folder."""
         return project / "bench_rust" / str(run.crate)
-
-    def cache_place(self, project: Path, cwd: Path) -> tuple[Path, Path, tuple[str, ...]]:
-        """cubecl's folder above the working folder, which must lie in bench_rust/."""
-        return cache_dir_for(cwd), project / "bench_rust", CACHE_PARTS
-
-    def store_look(self, run: RunDef, cache_dir: Path, env: dict[str, str]) -> Any:
-        """cubecl's store: the matmul entry for this device and shape (programs/cubecl_proof)."""
-        return cubecl_proof.look(cache_dir, run.device, run.shape, env)
-
-    def store_proof(self, cold: bool, before: Any, after: Any) -> str:
-        prove = cubecl_proof.cold_proof if cold else cubecl_proof.warm_proof
-        return prove(before, after)
 
     def parse_header(self, line: str, line_no: int) -> Header | None:
         if (found := _PRECISION_HEADER.fullmatch(line)) is not None:

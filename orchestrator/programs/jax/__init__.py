@@ -47,12 +47,10 @@ class Jax(Program):
     plot_colors: ClassVar[dict[str, str]] = {"cpu": "#2ca02c", "cuda": "#98df8a"}
     devices = ("cpu", "cuda")
     device_needs: ClassVar[dict[str, tuple[str, ...]]] = {"cpu": ("jax",), "cuda": ("jax", "cuda")}
-    cached_devices = ("cpu", "cuda")
-    cache_home = ("bench_py", "target", "jax-cache")
     # XLA compiles to SASS itself (ptxas/nvJitLink), so the driver's JIT cache should stay
     # empty, as for torch: each series gets its own folder, recorded
-    driver_cache_devices = ("cuda",)
-    cache_env = cache.CACHE_ENV
+    caches = cache.JaxCaches(devices=("cpu", "cuda"), home=("bench_py", "target", "jax-cache"),
+                             driver_devices=("cuda",), env=cache.CACHE_ENV)
     env_values = cache.ENV_VALUES
     modes = ("mm", "warm", "accuracy")
     thread_flag = True
@@ -70,14 +68,8 @@ class Jax(Program):
         """The contract's argv; in a cache sweep, the persistent cache's folder."""
         argv = super().argv(run, paths, out_dir)
         if run.cache != CacheState.NONE:
-            argv += ["--cache-dir", str(paths.project.joinpath(*self.cache_home))]
+            argv += ["--cache-dir", str(paths.project.joinpath(*self.caches.home))]
         return argv
-
-    def store_look(self, run: RunDef, cache_dir: Path, env: dict[str, str]) -> Any:
-        return cache.look(cache_dir, env)
-
-    def store_proof(self, cold: bool, before: Any, after: Any) -> str:
-        return (cache.cold_proof if cold else cache.warm_proof)(before, after)
 
     def parse_header(self, line: str, line_no: int) -> Header | None:
         if (found := _PRECISION_HEADER.fullmatch(line)) is not None:

@@ -50,8 +50,6 @@ class Torch(Program):
     plot_colors: ClassVar[dict[str, str]] = {"cpu": "#1f77b4", "cuda": "#17becf",
                                              "mps": "#6baed6"}
     devices = ("cpu", "cuda", "mps", "auto")
-    # its own CUDA_CACHE_PATH too: precompiled SASS, so it should stay empty (recorded)
-    driver_cache_devices = ("cuda", "auto")
     device_needs: ClassVar[dict[str, tuple[str, ...]]] = {
         "cuda": ("torch", "cuda"), "mps": ("torch", "mps"), "cpu": ("torch",),
         "auto": ("torch",)}
@@ -68,11 +66,15 @@ class Torch(Program):
     exec_modes: ClassVar[dict[str, tuple[str, ...]]] = {
         "cpu": ("eager", *_COMPILED), "cuda": ("eager", *_COMPILED, "cudagraph"),
         "mps": ("eager",), "auto": ("eager",)}
-    cached_exec = _COMPILED
     accepts = ("exec",)  # its modes reach bench_py as `--exec MODE`
-    prime_warm = True  # one folder for every mode and shape (programs/torch/cache.py)
-    cache_home = ("bench_py", "target", "torch-compile-cache")
-    cache_env = cache.CACHE_ENV
+    caches = cache.TorchCaches(
+        exec_modes=_COMPILED, home=("bench_py", "target", "torch-compile-cache"),
+        prime_warm=True,  # one folder for every mode and shape (programs/torch/cache.py)
+        env=cache.CACHE_ENV,
+        # its own CUDA_CACHE_PATH too: precompiled SASS, so it should stay empty (recorded)
+        driver_devices=("cuda", "auto"),
+        driver_why=("PyTorch's CUDA kernels are precompiled SASS: the driver JIT cache should "
+                    "stay empty (recorded to show it)"))
     measure_env = MEASURE_ENV
     labels: ClassVar[dict[str, str]] = {"mps": "mps", "xpu": "xpu"}
     reference_device = "cpu"
@@ -80,8 +82,6 @@ class Torch(Program):
     precisions: ClassVar[dict[str, tuple[str, ...]]] = {
         "cuda": ("fp32", "tf32"), "cpu": ("fp32",), "mps": ("fp32",), "auto": ("fp32",)}
     provides = ("torch",)
-    driver_cache_why = ("PyTorch's CUDA kernels are precompiled SASS: the driver JIT cache "
-                        "should stay empty (recorded to show it)")
 
     def command(self, run: RunDef, paths: Paths) -> list[str]:
         return [paths.python, str(paths.project / "bench_py" / "exec_gpu.py")]
@@ -91,15 +91,9 @@ class Torch(Program):
         and Triton's caches (in a cache series the orchestrator empties or primes it; outside
         one it is as the last run left it, but never torch's default folders in /tmp and ~)."""
         argv = super().argv(run, paths, out_dir)
-        if self.cached(run.device, run.params.get("exec")):
-            argv += ["--cache-dir", str(paths.project.joinpath(*self.cache_home))]
+        if self.caches.cached(run.device, run.params.get("exec")):
+            argv += ["--cache-dir", str(paths.project.joinpath(*self.caches.home))]
         return argv
-
-    def store_look(self, run: RunDef, cache_dir: Path, env: dict[str, str]) -> Any:
-        return cache.look(cache_dir)
-
-    def store_proof(self, cold: bool, before: Any, after: Any) -> str:
-        return (cache.cold_proof if cold else cache.warm_proof)(before, after)
 
     def method_of(self, text: str) -> str | None:
         found = self.methods.get(text)

@@ -17,8 +17,12 @@ warm = the FX graph entries there before, byte-identical after, none new. The pr
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from orchestrator.programs.caches import Caches
+from orchestrator.records import RunDef
 
 # environment variables that change where or whether torch.compile caches (flagged when set)
 CACHE_ENV = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "TORCHINDUCTOR_FX_GRAPH_CACHE",
@@ -93,3 +97,14 @@ def warm_proof(before: dict[str, Any], after: dict[str, Any]) -> str:
     tuned = len(before.get("autotune", {})) + len(before.get("best_config", {}))
     return (f"warm, {len(kept)} FX graph entries read, none written"
             + (f"; {tuned} autotune entries there" if tuned else ""))
+
+
+@dataclass(frozen=True)
+class TorchCaches(Caches):
+    """torch.compile's caches as PyTorch's Program's part: its looks and proofs above."""
+
+    def look(self, run: RunDef, cache_dir: Path, env: dict[str, str]) -> Any:
+        return look(cache_dir)
+
+    def proof(self, cold: bool, before: Any, after: Any) -> str:
+        return (cold_proof if cold else warm_proof)(before, after)
