@@ -5,8 +5,8 @@
 
 Each store with a committed `report/` beside it (or `dataset.csv`) is reported (exported) again
 into a scratch folder by the CLI, and each committed compare of this round's variant sweep is
-made again; every file the command writes is compared byte for byte with the committed file of
-the same name. Prints one line per command (files same / differing / new), exit 1 when any
+made again; every file the command writes (but the writer's manifest of inodes and times) is
+compared byte for byte with the committed file of the same name. Prints one line per command (files same / differing / new), exit 1 when any
 differs. Files only committed (an older code's output the command no longer writes) are not
 compared. Some committed outputs were written by older code (an export before later columns):
 to hold a refactoring to "nothing shown changes", run it once with the code before it
@@ -69,7 +69,9 @@ def check(name: str, committed: Path, args: list[str], out_flag: str, scratch: P
         print(f"FAILED {name}: exit {done.returncode}: {done.stderr.strip()[-300:]}")
         return False
     same, differ, new = 0, [], []
-    for made in sorted(p for p in out.rglob("*") if p.is_file()):
+    # the writer's manifest (.orchestrator-report.json) holds the files' inodes and times
+    for made in sorted(p for p in out.rglob("*") if p.is_file()
+                       if not (p.name.startswith(".orchestrator-") and p.suffix == ".json")):
         mine = committed / made.relative_to(out)
         if not mine.is_file():
             new.append(made.name)

@@ -3,7 +3,7 @@
 `base` (the `Program` interface and `Paths`), `build` (the `BuildSystem` of a program made of
 parts: its units and options, their check, a run's build identity, its builder; and
 `Builders`: each build by its unit's system), `caches` (a program's cache strategy, one
-part of its Program), `measure` (a measurement-changing variable's entry, and those of no one
+part of its Program), `naming` (its builds' names and plot style, another part), `measure` (a measurement-changing variable's entry, and those of no one
 framework: the CUDA driver's, cuBLAS's), `probe` (a fact or probe
 command bounded, its process group killed), `torch/` (bench_py/exec_gpu.py; `torch/cache`:
 torch.compile's Inductor and Triton caches proven cold/warm; `torch/measure_env`: its

@@ -6,7 +6,8 @@ its build, its caches (a part of its own, `caches`: programs/caches.py; where, w
 them, what a cold run removes and how a run's store looks prove cold or warm, its driver-cache
 policy),
 which header and method line forms only it prints (docs/LINES.md; a header's own facts in
-`Header.facts`), which labels imply it and how the report names its builds, its rows of the
+`Header.facts`), which labels imply it and how the report names its builds (a part of its own,
+`naming`: programs/naming.py), its rows of the
 machine facts and the report's Source lines, and what facts about it a sweep records; a
 program made of parts names its `BuildSystem` (programs/build.py).
 Everything else (the line grammar shared by all programs, the run's record, the store) is the
@@ -28,6 +29,7 @@ from orchestrator.programs import probe
 from orchestrator.programs.build import BuildSystem
 from orchestrator.programs.caches import Caches
 from orchestrator.programs.measure import Variable
+from orchestrator.programs.naming import Naming
 from orchestrator.records import Header, RunDef
 
 
@@ -111,22 +113,8 @@ class Program(ABC):
     no_precision: ClassVar[str] = "this program cannot choose its arithmetic"
     # capabilities (config.Capability) only this program's probe reports ('torch', 'jax')
     provides: ClassVar[tuple[str, ...]] = ()
-    # CPU build labels -> the chapter's row names ('flex' -> 'burn Flex, default features'),
-    # and label prefix -> row-name prefix ('flex+' -> 'burn Flex + ')
-    build_names: ClassVar[dict[str, str]] = {}
-    build_prefixes: ClassVar[dict[str, str]] = {}
-    # CPU build label -> the `builds` entry it implies ('flex' -> 'default'); a label with one
-    # of `build_prefixes` implies the rest of it ('flex+x86-v4' -> 'x86-v4')
-    label_builds: ClassVar[dict[str, str]] = {}
-    # labels of builds that run one thread whatever is asked (burn's template: no rayon)
-    one_thread_labels: ClassVar[tuple[str, ...]] = ()
-    # an accuracy line's build words as a log prints them -> the stored label ('flex
-    # template' -> 'flex(template)'); a word with a `build_prefixes` key's stem, +rest
-    accuracy_labels: ClassVar[dict[str, str]] = {}
-    # how its builds look in every plot (report/styles.py): one marker for the framework, one
-    # colour per build label it knows (any other label gets a colour from its name's hash)
-    plot_marker: ClassVar[str] = "D"
-    plot_colors: ClassVar[dict[str, str]] = {}
+    # how the report names its builds and draws them (programs/naming.py)
+    naming: ClassVar[Naming] = Naming()
 
     @abstractmethod
     def command(self, run: RunDef, paths: Paths) -> list[str]:
@@ -218,24 +206,6 @@ class Program(ABC):
         """The report's `Source` lines for this program ('JAX: 0.4.30.')."""
         fact = host.get(self.name)
         return [(self.title, fact.get("version"))] if isinstance(fact, dict) else []
-
-    def expected_build(self, label: str) -> str | None:
-        """The build a CPU label of this program implies; None: not one of its labels."""
-        if label in self.label_builds:
-            return self.label_builds[label]
-        return next((label.removeprefix(p) for p in self.build_prefixes if label.startswith(p)),
-                    None)
-
-    def accuracy_label(self, words: str) -> str | None:
-        """A log's accuracy build words ('flex template', 'flex x86-v4') as the store's label
-        ('flex(template)', 'flex+x86-v4'); None: not one of its builds' words."""
-        if words in self.accuracy_labels:
-            return self.accuracy_labels[words]
-        for prefix in self.build_prefixes:  # 'flex+' -> a log's 'flex x86-v4'
-            stem = prefix.rstrip("+") + " "
-            if words.startswith(stem):
-                return prefix + words.removeprefix(stem)
-        return None
 
     def device_of(self, label: str) -> str | None:
         """The device a label only this program prints runs on, else None."""

@@ -119,7 +119,7 @@ class Registry:
     @functools.cached_property
     def one_thread_labels(self) -> frozenset[str]:
         """Labels of builds that run one thread whatever is asked (burn's 'flex(template)')."""
-        return frozenset(label for p in self.programs for label in p.one_thread_labels)
+        return frozenset(label for p in self.programs for label in p.naming.one_thread_labels)
 
 
 def _found_in(module: Any) -> list[type[Program]]:

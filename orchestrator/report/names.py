@@ -34,8 +34,8 @@ def cpu_build_name(framework: str, label: str) -> str:
     if reference is not None and (framework, label) == (reference[0].name, reference[1]):
         return f"{reference[0].title} {label.upper()}"
     program = programs.active().by_name.get(framework)
-    names = program.build_names if program is not None else {}
-    prefixes = program.build_prefixes if program is not None else {}
+    names = program.naming.build_names if program is not None else {}
+    prefixes = program.naming.build_prefixes if program is not None else {}
     if label in names:  # the program's own CPU builds ('burn Flex, template')
         return names[label]
     for prefix, name in prefixes.items():

@@ -136,8 +136,8 @@ def _tag_exec(fig: pd.DataFrame) -> pd.Series:
 
 
 def _expected_build(label: str) -> str:
-    """The build a CPU label implies, as its program says (Program.expected_build)."""
-    found = (p.expected_build(label) for p in programs.active().programs)
+    """The build a CPU label implies, as its program says (Program.naming.expected_build)."""
+    found = (p.naming.expected_build(label) for p in programs.active().programs)
     return next((b for b in found if b is not None), label)
 
 

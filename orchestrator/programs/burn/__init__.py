@@ -27,6 +27,7 @@ from orchestrator.programs.build import Builder, BuildSystem
 from orchestrator.programs.burn import cubecl_proof
 from orchestrator.programs.caches import Caches
 from orchestrator.programs.measure import Variable
+from orchestrator.programs.naming import Naming
 from orchestrator.records import Header, RunDef
 
 _HEADER = re.compile(
@@ -113,10 +114,6 @@ class Burn(Program):
     place = 2
     measure_env = MEASURE_ENV
     title = "burn"
-    plot_marker = "s"
-    plot_colors: ClassVar[dict[str, str]] = {
-        "flex": "#d62728", "flex(template)": "#ff7f0e", "flex+x86-v4": "#8c564b",
-        "flex+accelerate": "#e377c2", "cuda": "#9467bd", "metal": "#bcbd22", "wgpu": "#7f7f7f"}
     devices = ("flex", "cuda", "metal", "vulkan")
     device_needs: ClassVar[dict[str, tuple[str, ...]]] = {
         "cuda": ("cuda",), "metal": ("metal",), "vulkan": ("vulkan",), "flex": ()}
@@ -137,13 +134,17 @@ class Burn(Program):
         label: label for label in ("metal", "vulkan", "wgpu", "webgpu", "rocm", "hip")}
     # every Flex build (template, +apple-amx, ...) runs on the CPU
     label_prefixes: ClassVar[dict[str, str]] = {"flex": "cpu"}
-    build_names: ClassVar[dict[str, str]] = {
-        "flex(template)": "burn Flex, template", "flex": "burn Flex, default features"}
-    build_prefixes: ClassVar[dict[str, str]] = {"flex+": "burn Flex + "}
-    label_builds: ClassVar[dict[str, str]] = {"flex(template)": "template", "flex": "default"}
-    one_thread_labels = ("flex(template)",)  # exec-cpu without rayon
-    accuracy_labels: ClassVar[dict[str, str]] = {"flex template": "flex(template)",
-                                                 "flex default": "flex"}
+    naming = Naming(
+        build_names={"flex(template)": "burn Flex, template",
+                     "flex": "burn Flex, default features"},
+        build_prefixes={"flex+": "burn Flex + "},
+        label_builds={"flex(template)": "template", "flex": "default"},
+        one_thread_labels=("flex(template)",),  # exec-cpu without rayon
+        accuracy_labels={"flex template": "flex(template)", "flex default": "flex"},
+        plot_marker="s",
+        plot_colors={"flex": "#d62728", "flex(template)": "#ff7f0e", "flex+x86-v4": "#8c564b",
+                     "flex+accelerate": "#e377c2", "cuda": "#9467bd", "metal": "#bcbd22",
+                     "wgpu": "#7f7f7f"})
     no_precision = ("burn's arithmetic is chosen by cubecl's autotune (on CUDA it may pick TF32 "
                     "tensor cores); the report infers it from the accuracy arrays")
 

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 from orchestrator.programs.base import Paths, Program, python_facts, stdout_of
 from orchestrator.programs.jax import cache
 from orchestrator.programs.measure import Variable
+from orchestrator.programs.naming import Naming
 from orchestrator.records import CacheState, Header, RunDef
 
 _HEADER = re.compile(r"jax ([0-9][^\s,]*)(?:, threads ([0-9]{1,9}))?")
@@ -43,8 +44,7 @@ class Jax(Program):
     place = 3
     measure_env = MEASURE_ENV
     title = "JAX"
-    plot_marker = "^"
-    plot_colors: ClassVar[dict[str, str]] = {"cpu": "#2ca02c", "cuda": "#98df8a"}
+    naming = Naming(plot_marker="^", plot_colors={"cpu": "#2ca02c", "cuda": "#98df8a"})
     devices = ("cpu", "cuda")
     device_needs: ClassVar[dict[str, tuple[str, ...]]] = {"cpu": ("jax",), "cuda": ("jax", "cuda")}
     # XLA compiles to SASS itself (ptxas/nvJitLink), so the driver's JIT cache should stay

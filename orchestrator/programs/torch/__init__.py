@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from orchestrator.programs.base import FactRow, Paths, Program, join, python_facts, stdout_of
+from orchestrator.programs.naming import Naming
 from orchestrator.programs.torch import cache
 from orchestrator.programs.torch.measure_env import VARIABLES as MEASURE_ENV
 from orchestrator.records import Header, RunDef
@@ -46,9 +47,8 @@ class Torch(Program):
     place = 1
     title = "PyTorch"
     aliases = ("pytorch",)
-    plot_marker = "o"
-    plot_colors: ClassVar[dict[str, str]] = {"cpu": "#1f77b4", "cuda": "#17becf",
-                                             "mps": "#6baed6"}
+    naming = Naming(plot_marker="o",
+                    plot_colors={"cpu": "#1f77b4", "cuda": "#17becf", "mps": "#6baed6"})
     devices = ("cpu", "cuda", "mps", "auto")
     device_needs: ClassVar[dict[str, tuple[str, ...]]] = {
         "cuda": ("torch", "cuda"), "mps": ("torch", "mps"), "cpu": ("torch",),

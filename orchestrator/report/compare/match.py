@@ -57,7 +57,7 @@ def _is_accelerator(m: pd.DataFrame) -> pd.Series:
 
 
 def _is_fast_cpu(m: pd.DataFrame) -> pd.Series:
-    prefixes = tuple(x for p in programs.active().programs for x in p.build_prefixes)
+    prefixes = tuple(x for p in programs.active().programs for x in p.naming.build_prefixes)
     return ((m["device"] == "cpu") & m["label"].str.startswith(prefixes)
             & (m["method"] != "accuracy"))
 

@@ -220,9 +220,9 @@ def _threads_key(device: str, threads: int | None) -> str:
 
 
 def accuracy_label(label: str) -> str:
-    """A log's 'burn flex template' as a store's 'flex(template)' (Program.accuracy_label)."""
+    """A log's 'burn flex template' as a store's 'flex(template)' (its Program's naming)."""
     first, _, rest = label.partition(" ")
     if first not in programs.names() or not rest:
         return label
-    found = programs.get(first).accuracy_label(rest)
+    found = programs.get(first).naming.accuracy_label(rest)
     return rest if found is None else found
