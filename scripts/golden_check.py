@@ -6,12 +6,13 @@
 Each store with a committed `report/` beside it (or `dataset.csv`) is reported (exported) again
 into a scratch folder by the CLI, and each committed compare of this round's variant sweep is
 made again; every file the command writes (but the writer's manifest of inodes and times) is
-compared byte for byte with the committed file of the same name. Prints one line per command (files same / differing / new), exit 1 when any
-differs. Files only committed (an older code's output the command no longer writes) are not
-compared. Some committed outputs were written by older code (an export before later columns):
-to hold a refactoring to "nothing shown changes", run it once with the code before it
-(`git archive BASE | tar -x -C /tmp/base`, `--code /tmp/base --keep /tmp/before`), then with
-the code after it `--against /tmp/before`, which compares with those outputs instead.
+compared byte for byte with the committed file of the same name. Prints one line per command
+(files same / differing / new), exit 1 when any differs. Files only committed (an older code's
+output the command no longer writes) are not compared. Some committed outputs were written by
+older code (an export before later columns): to hold a refactoring to "nothing shown changes",
+run it once with the code before it (`git archive BASE | tar -x -C /tmp/base`, `--code
+/tmp/base --keep /tmp/before`), then with the code after it `--against /tmp/before`, which
+compares with those outputs instead.
 """
 
 from __future__ import annotations

@@ -1,26 +1,27 @@
 """The benchmark programs, one folder per framework, behind one interface.
 
 `base` (the `Program` interface and `Paths`), `build` (the `BuildSystem` of a program made of
-parts: its units and options, their check, a run's build identity, its builder; and
-`Builders`: each build by its unit's system), `caches` (a program's cache strategy, one
-part of its Program), `naming` (its builds' names and plot style, another part), `measure` (a measurement-changing variable's entry, and those of no one
-framework: the CUDA driver's, cuBLAS's), `probe` (a fact or probe
-command bounded, its process group killed), `torch/` (bench_py/exec_gpu.py; `torch/cache`:
-torch.compile's Inductor and Triton caches proven cold/warm; `torch/measure_env`: its
-variables), `burn/` (the bench_rust crates: `Cargo` its build system; `burn/cargo` builds
-them, `burn/build_cache` checks the build cache's folders and files before use,
-`burn/build_env` says what of the environment changes a binary, `burn/cargo_process` runs
+parts: its units and options, their check, a run's build identity, its builder; and `Builders`:
+each build by its unit's system), `caches` (a program's cache strategy, one part of its
+Program), `naming` (its builds' names and plot style, another part), `measure` (a measurement-
+changing variable's entry, and those of no one framework: the CUDA driver's, cuBLAS's), `probe`
+(a fact or probe command bounded, its process group killed), `torch/` (bench_py/exec_gpu.py;
+`torch/cache`: torch.compile's Inductor and Triton caches proven cold/warm;
+`torch/measure_env`: its variables), `burn/` (the bench_rust crates: `Cargo` its build system;
+`burn/cargo` builds them, `burn/build_cache` checks the build cache's folders and files before
+use, `burn/build_env` says what of the environment changes a binary, `burn/cargo_process` runs
 cargo in its own process group, `burn/cubecl_store` and `burn/cubecl_proof` read and prove
-cubecl's autotune cache), `jax/` (bench_py/exec_jax.py; its compilation cache in
-`jax/cache`). `registry` holds the one
-`Registry` object, discovered from these folders (`default_registry()`); the functions here
-(`get`, `names`, `reference`, `candidates`, `builders`, ...) read the active registry, which is
-what the experiments file's `program` key, the plan, the runner, the machine facts, the parser
-and the report read (a test makes its own active with `registry.use`). Adding a framework: one
-folder with a `Program` subclass (its devices, build system, caches, driver-cache policy,
-header facts, display names, machine-fact rows and measurement-changing variables) and its
-`place`, and its benchmark program (tests/programs/test_fourth_framework.py does it with a
-stand-in; test_fourth_framework_build.py with a build system of its own).
+cubecl's autotune cache), `jax/` (bench_py/exec_jax.py; its compilation cache in `jax/cache`).
+
+`registry` holds the one `Registry` object, discovered from these folders
+(`default_registry()`); the functions here (`get`, `names`, `reference`, `candidates`,
+`builders`, ...) read the active registry, which is what the experiments file's `program` key,
+the plan, the runner, the machine facts, the parser and the report read (a test makes its own
+active with `registry.use`). Adding a framework: one folder with a `Program` subclass (its
+devices, build system, caches, driver-cache policy, header facts, display names, machine-fact
+rows and measurement-changing variables) and its `place`, and its benchmark program
+(tests/programs/test_fourth_framework.py does it with a stand-in;
+test_fourth_framework_build.py with a build system of its own).
 
 May import: `records` (record types), `vocabulary`, `axes`, `errors` and `signals` (Ctrl-C
 deferred while a probe starts), nothing else of the package.
