@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from orchestrator import vocabulary
+from orchestrator import programs, vocabulary
 from orchestrator.data.dataset import Dataset
 from orchestrator.report import checks, plots
 from orchestrator.report.checks import Thresholds
@@ -125,29 +125,59 @@ class Registered:
         return built
 
 
-REGISTRY: list[Registered] = []  # in the report's order: by number (Registered.place)
+# the sections report/sections/'s modules register as they are imported (its discovery), in
+# the report's order: by number (Registered.place); `registered()` is what the report reads
+FOUND: list[Registered] = []
+
+
+def registered() -> tuple[Registered, ...]:
+    """The report's sections, in its order: the active registry's (`Registry.sections`, a
+    test's own), else the ones report/sections/ found (the default registry's)."""
+    chosen = programs.active().sections
+    return tuple(chosen) if chosen is not None else tuple(FOUND)
+
+
+def including(*extra: Registered) -> tuple[Registered, ...]:
+    """The registered sections and `extra`, in the report's order: a registry of one's own
+    (`Registry.with_sections`) with a section more."""
+    names = [r.name for r in (*registered(), *extra)]
+    if len(set(names)) != len(names):
+        raise ValueError(f"report section {extra[0].name!r} registered twice")
+    return tuple(sorted((*registered(), *extra), key=lambda r: r.place))
 
 
 Builder = Callable[[Context, Any], Section]
+
+
+def entry(name: str, select: Callable[[Context], Any], *, number: str | None = None,
+          plot: tuple[str, plots.Drawer] | None = None, side_by_side: tuple[SideTable, ...] = (),
+          compare: CompareSection | None = None) -> Callable[[Builder], Registered]:
+    """The decorated builder as a section, registered nowhere (a test's registry takes it)."""
+    def made(build: Builder) -> Registered:
+        return Registered(name, select, build, plot, side_by_side, compare, number)
+    return made
 
 
 def section(name: str, select: Callable[[Context], Any], *, number: str | None = None,
             plot: tuple[str, plots.Drawer] | None = None,
             side_by_side: tuple[SideTable, ...] = (),
             compare: CompareSection | None = None) -> Callable[[Builder], Builder]:
-    """Register the decorated builder as a section of the report, at its `number`."""
+    """Register the decorated builder as a section of the report, at its `number` (found as
+    report/sections/ imports its modules)."""
     def register(build: Builder) -> Builder:
-        if any(r.name == name for r in REGISTRY):
+        if any(r.name == name for r in FOUND):
             raise ValueError(f"report section {name!r} registered twice")
-        REGISTRY.append(Registered(name, select, build, plot, side_by_side, compare, number))
-        REGISTRY.sort(key=lambda r: r.place)  # stable: unnumbered ones keep their order
+        FOUND.append(entry(name, select, number=number, plot=plot, side_by_side=side_by_side,
+                           compare=compare)(build))
+        FOUND.sort(key=lambda r: r.place)  # stable: unnumbered ones keep their order
         return build
     return register
 
 
 def compare_sections() -> list[CompareSection]:
     """The sections `compare` shows, in its order."""
-    return sorted((r.compare for r in REGISTRY if r.compare is not None), key=lambda c: c.rank)
+    return sorted((r.compare for r in registered() if r.compare is not None),
+                  key=lambda c: c.rank)
 
 
 def method_section(name: str) -> Callable[[dict[str, Any]], bool]:
@@ -162,4 +192,4 @@ def build_sections(data: Dataset, fig: pd.DataFrame, sets: checks.SampleSets,
                    th: Thresholds) -> list[Section]:
     """The report's sections in the chapter's order, then what goes beyond it."""
     ctx = Context(data, fig, th, sets)
-    return [entry.section(ctx) for entry in REGISTRY]
+    return [found.section(ctx) for found in registered()]
