@@ -288,9 +288,9 @@ COLUMNS: tuple[Column, ...] = (
     _text("measure_env", "the run's measurement-changing environment variables", "run"),
     # kept as text ('' where none): the exports always wrote them so
     _text("seed", "the seed of the sweep's interleaved order ('' for file order)", "run"),
-    _text("stop_reason", "why a series run to a precision target stopped", "run"),
+    _text("stop_reason", "why a series run to a stopping target stopped", "run"),
     _text("half_width", "its achieved relative 95% half-width", "run"),
-    _text("stop_target", "the precision target it was run to", "run"),
+    _text("stop_target", "the stopping target it was run to", "run"),
     _text("variant", "the A/B variant of an experiment measured in one sweep", "run"),
     # issue 24 item 6 (the clock during a run): after the older columns, so the CSV's
     # earlier columns keep their places
@@ -371,7 +371,7 @@ def method_keys(**flags: bool | str) -> list[str]:
 
 
 def steady_methods() -> list[str]:
-    """The steady-state times of a matmul (section `methods`, times): what a precision target
+    """The steady-state times of a matmul (section `methods`, times): what a stopping target
     stops on and an A/A test holds to its verdicts."""
     return method_keys(section="methods", time=True)
 

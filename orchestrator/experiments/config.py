@@ -27,8 +27,8 @@ from orchestrator.experiments.messages import PathError, problems
 from orchestrator.experiments.targets import (
     Build,
     Capability,
-    PrecisionTarget,
     Profiler,
+    StoppingTarget,
     Strict,
     Target,
     Threads,
@@ -36,7 +36,7 @@ from orchestrator.experiments.targets import (
 )
 from orchestrator.experiments.yamlsource import load_yaml, problems_error
 
-__all__ = ["Build", "Capability", "Defaults", "Experiment", "ExperimentsFile", "PrecisionTarget",
+__all__ = ["Build", "Capability", "Defaults", "Experiment", "ExperimentsFile", "StoppingTarget",
            "Target", "Variant", "json_schema", "load"]  # a target's models: re-exported
 
 FORMAT_VERSION = 1
@@ -124,8 +124,11 @@ class Experiment(Strict):
         "processes of all variants interleaved in the same rounds so drift hits them alike; "
         "compare reads RESULTS#NAME as one side (e.g. {a: {}, b: {env: {MKL_CBWR: "
         "COMPATIBLE}}})")
-    precision_target: PrecisionTarget | None = Field(
-        None, description="stop at a precision instead of a count (`processes`): "
+    # the stopping target: its key keeps the name files were written with (the interval's
+    # width, not the arithmetic: that is a target's `precision`)
+    precision_target: StoppingTarget | None = Field(
+        None, description="the stopping target: stop at a target width instead of a count "
+        "(`processes`): "
         "{target: 0.02, min_processes: 3, max_processes: 20, budget_s: 300, pilot: 3}")
 
     @field_validator("variants")
@@ -138,7 +141,7 @@ class Experiment(Strict):
 
     @model_validator(mode="after")
     def _target_or_count(self) -> Experiment:
-        """A precision target runs processes in rounds: not beside a count, not in a cold
+        """A stopping target runs processes in rounds: not beside a count, not in a cold
         series (its processes run whole), only where figures are steady (mm)."""
         if self.precision_target is not None and "processes" in self.model_fields_set:
             raise ValueError("give either 'processes' or 'precision_target' (its "
@@ -147,8 +150,8 @@ class Experiment(Strict):
             raise ValueError(problem)
         return self
 
-    def no_rounds(self, rule: PrecisionTarget | None = None) -> str | None:
-        """Why this experiment's series cannot stop at a precision (`rule`: a target's own;
+    def no_rounds(self, rule: StoppingTarget | None = None) -> str | None:
+        """Why this experiment's series cannot stop at a stopping target (`rule`: a target's own;
         default the experiment's), or None."""
         rule = rule or self.precision_target
         if rule is not None and rule.decide and not self.variants:
@@ -162,8 +165,8 @@ class Experiment(Strict):
                     "(cache: [cold], repeat) runs whole: give it 'processes'")
         return None
 
-    def rule_for(self, target: Target) -> PrecisionTarget | None:
-        """The precision target a target's series stop at: its own, else the experiment's."""
+    def rule_for(self, target: Target) -> StoppingTarget | None:
+        """The stopping target a target's series stop at: its own, else the experiment's."""
         return target.precision_target or self.precision_target
 
     def processes_for(self, target: Target) -> int:

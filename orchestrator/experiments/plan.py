@@ -18,7 +18,7 @@ from orchestrator.experiments.config import (
     Build,
     Experiment,
     ExperimentsFile,
-    PrecisionTarget,
+    StoppingTarget,
     Target,
     Variant,
 )
@@ -37,9 +37,9 @@ class PlannedRun:
     cold_series: str | None = None
     # a runnable run that needs a capability only `--assume` gave: what this machine lacks
     assumed: str | None = None
-    # the precision target its series stops at (run/stopping.py), and the scope whose runs
+    # the stopping target its series stops at (run/stopping.py), and the scope whose runs
     # share its time budget: the experiment's name, or 'NAME.targets[i]' for a target's own
-    rule: PrecisionTarget | None = None
+    rule: StoppingTarget | None = None
     rule_scope: str = ""
 
 
@@ -159,7 +159,7 @@ def _expand_variant(config: ExperimentsFile, name: str, exp: Experiment,
         point = _Point(config, exp, target, cores, processes)
         for params in _sweep(point, axes.axes(), {"variant": variant}):
             if rule is not None and reason is not None and params["process"] > 1:
-                continue  # a skipped series stopping at a precision: one row
+                continue  # a skipped series stopping at a target: one row
             run = RunDef(**identity, **params)
             if run.process == 1:  # later processes share the first's driver cache
                 first = run.run_id if run.cache == CacheState.COLD else None
@@ -204,7 +204,7 @@ class _Point:
     exp: Experiment
     target: Target
     cores: int
-    processes: int  # the target's planned processes (its own precision target's max)
+    processes: int  # the target's planned processes (its own stopping target's max)
 
 
 # An axis's values at a point, given the axes chosen outside it: parameter assignments (one
@@ -270,7 +270,7 @@ def _profilers(target: Target, exp: Experiment) -> tuple[str, ...]:
 
 def _profile_runs(run: RunDef, profilers: tuple[str, ...], reason: str | None,
                   caps: dict[str, str | None], expect: bool,
-                  rule: PrecisionTarget | None, scope: str) -> Iterator[PlannedRun]:
+                  rule: StoppingTarget | None, scope: str) -> Iterator[PlannedRun]:
     """Right after a measured mm run on CUDA, the same run under each profiler: a new run id
     (the `profile` marker is hashed), the measured run's id unchanged. Skipped where the
     measured run is, or where the profiler is missing (`ncu` capability)."""

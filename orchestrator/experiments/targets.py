@@ -1,5 +1,5 @@
 """The experiments file's targets: what one experiment runs (a registered program, or one of
-its builds, on one device: its threads, profile runs, arithmetic and precision target), the
+its builds, on one device: its threads, profile runs, arithmetic and stopping target), the
 builds a target names (each checked by the build system owning its crate: programs/build.py),
 and the literals both are checked against (capabilities, thread counts, profilers,
 arithmetics: each read from the program registry at import).
@@ -111,8 +111,8 @@ def _program_enum(schema: dict[str, Any]) -> None:
 Ratio = Seconds  # a strict, finite float (the same checks as a duration)
 
 
-class PrecisionTarget(Strict):
-    """Stop at a precision instead of a count (run/stopping.py): a pilot of processes, then
+class StoppingTarget(Strict):
+    """Stop at a target width instead of a count (run/stopping.py): a pilot of processes, then
     more rounds until each steady-state figure's 95% interval is within ±target of its
     median with at least min_processes, or until max_processes or budget_s run out, or the
     interval stops shrinking (a noise floor)."""
@@ -138,7 +138,7 @@ class PrecisionTarget(Strict):
                               "change that counts (compare's --min-effect)")
 
     @model_validator(mode="after")
-    def _counts_in_order(self) -> PrecisionTarget:
+    def _counts_in_order(self) -> StoppingTarget:
         if self.min_processes > self.max_processes:
             raise ValueError(f"min_processes ({self.min_processes}) is above max_processes "
                              f"({self.max_processes})")
@@ -174,8 +174,8 @@ class Target(Strict):
         None, description="how the matmul runs, one run each (programs with modes): "
         "'eager' (the default), 'compile' (the compiler, Inductor), 'compile:max-autotune' "
         "(and the compiler's other modes), 'cudagraph' (one captured matmul replayed; cuda)")
-    precision_target: PrecisionTarget | None = Field(
-        None, description="this target's series stop at a precision (overrides the "
+    precision_target: StoppingTarget | None = Field(
+        None, description="this target's series stop at a stopping target (overrides the "
         "experiment's; its budget_s is this target's runs' time); the experiment's "
         "`processes` is then the other targets' count")
 

@@ -14,7 +14,7 @@ kind, the sections with nothing to show named once).
 The pieces the sections share:
 - words and tables: `names` (a run, a build, a method put into words), `tables` (the shared
   table pieces, the accuracy and failures tables), `timing_tables` (tables 1, 2, 3, 5),
-  `process_table` (every figure over its processes; precision targets missed), `ratios`
+  `process_table` (every figure over its processes; stopping targets missed), `ratios`
   (spread and candidate / reference tables), `sample_sets` (the raw samples, one set per
   summary line);
 - checks: `checks` (the warnings several sections share), `findings` (what a check found,

@@ -124,7 +124,7 @@ def processes_of(fig: pd.DataFrame, sets: SampleSets) -> dict[str, intervals.Est
 
 
 def missed_targets(fig: pd.DataFrame) -> list[str]:
-    """One line per figure of a precision target that stopped without reaching it (the
+    """One line per figure of a stopping target that stopped without reaching it (the
     store's stops: run/stopping.py), with the reason and the half-width it reached."""
     if "stop_reason" not in fig:
         return []
@@ -142,6 +142,7 @@ def missed_targets(fig: pd.DataFrame) -> list[str]:
                                    float(row["stop_target"]))
         need = "" if more is None else ": over 1000 processes would reach it" \
             if more > power.MOST else f": ~{more} processes would reach it at that spread"
+        # printed as the committed reports print it (the stopping target's YAML key's words)
         lines.append(f"Precision target missed: {row['experiment']} {run_name(row, context=True)}"
                      f" {vocabulary.figure_words(row['method'], row.get('profiler'))}: "
                      f"{reached} at "

@@ -12,7 +12,7 @@ stopping: α = 5% is spent evenly over the group's K possible looks and its m fi
 (Bonferroni: each interval at level 1 − α/(K·m)), so the chance that any verdict the rule
 stops on is false stays within 5% however many rounds it took. The group stops, `decided`,
 when every figure's interval lies beyond the ±min_effect band (slower, faster) or inside it
-(same); else at the budget or max_processes like any precision target. `compare` at the end
+(same); else at the budget or max_processes like any stopping target. `compare` at the end
 judges at a narrower level than the rule did, so it gives every decided figure the same
 verdict.
 """

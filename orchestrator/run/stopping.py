@@ -1,4 +1,4 @@
-"""Stop at a precision target (`precision_target:` of an experiment): the rule and its record.
+"""Stop at a stopping target (`precision_target:` of an experiment): the rule and its record.
 
 A series (one target at one shape and thread count, planned with max_processes processes, run
 in interleaved rounds: spec/order.py) is looked at before each of its processes from the pilot
@@ -41,7 +41,7 @@ import numpy as np
 
 from orchestrator import vocabulary
 from orchestrator.data.store import Store
-from orchestrator.experiments.config import ExperimentsFile, PrecisionTarget
+from orchestrator.experiments.config import ExperimentsFile, StoppingTarget
 from orchestrator.experiments.plan import PlannedRun
 from orchestrator.records import CacheAction, CacheState, RunDef
 from orchestrator.run import deciding
@@ -107,7 +107,7 @@ def looks(points: list[tuple[int, float, np.ndarray | None]],
     return out
 
 
-def reason(history: list[Look], rule: PrecisionTarget, planned: int) -> str | None:
+def reason(history: list[Look], rule: StoppingTarget, planned: int) -> str | None:
     """Why a figure stops now, or None to go on (module docstring)."""
     now = history[-1]
     if now.half_width is not None and now.half_width <= rule.target \
@@ -124,7 +124,7 @@ def reason(history: list[Look], rule: PrecisionTarget, planned: int) -> str | No
     return None
 
 
-def reachable(log_sd: float, rule: PrecisionTarget) -> bool:
+def reachable(log_sd: float, rule: StoppingTarget) -> bool:
     """Whether the spread seen so far could give ±target within max_processes: the t
     interval's half-width exp(t(p-1)·sd/√p) − 1 at p = max_processes (the t quantile shrinks
     with p as much as √p does at first: a projection without it stops far too early)."""

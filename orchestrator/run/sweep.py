@@ -228,7 +228,7 @@ class Sweep:
                     stops: stopping.Stopping) -> None:
         """Each run in plan order as soon as its build is there; while none is ready, the
         partial report (`on_partial`) once per new batch of runs, then wait for cargo. A run
-        a precision target no longer needs is left out with the rest of its series."""
+        a stopping target no longer needs is left out with the rest of its series."""
         pending, measured_since_report = list(todo), False
         while pending:
             self._take_builds(background, builds, ctx, summary.sweep_id)

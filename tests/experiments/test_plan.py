@@ -151,7 +151,7 @@ def test_run_ids_of_the_experiments_file_never_change() -> None:
     # in file order (the pinned list's); the interleaved default plans the same ids reordered
     planned = expand(file_order(config.load(PROJECT / "experiments.yaml")), caps, 8)
     # the methods experiment's energy block (`energy_s: 5`) makes its runs new measurements,
-    # and its precision target (issue 23) plans each series with max_processes: without
+    # and its stopping target (issue 23) plans each series with max_processes: without
     # both, the definitions of its first processes are the pinned ones
     def pinned(run: RunDef) -> RunDef:
         return replace(run, energy_s=None, processes=1) if run.experiment == "methods" else run

@@ -58,7 +58,7 @@ def test_the_mac_plan_is_the_chapters_runs() -> None:
     what it could not, skips; accelerate runs, expected to fail."""
     rows = mac_rows(8)
     runs = {f"{e}: {r}" for e, r, will, _ in rows if will == "run"}
-    # methods stops at a precision target (issue 23): its series are planned with 10
+    # methods stops at a stopping target (issue 23): its series are planned with 10
     # processes, the chapter's one first; the size sweep's with 3
     assert {r for r in runs if r.startswith("methods: ")} == {
         f"methods: {what}, process {k}/10" for k in range(1, 11)

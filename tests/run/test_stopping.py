@@ -1,4 +1,4 @@
-"""Stop at a precision target (run/stopping.py) through a real sweep: a fake program (the
+"""Stop at a stopping target (run/stopping.py) through a real sweep: a fake program (the
 sweep's measure step, monkeypatched to print torch's lines with chosen medians) provokes each
 edge case, and real PyTorch at a tiny size shows the rule on real noise."""
 
