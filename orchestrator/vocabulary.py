@@ -292,7 +292,7 @@ COLUMNS: tuple[Column, ...] = (
     _text("half_width", "its achieved relative 95% half-width", "run"),
     _text("stop_target", "the stopping target it was run to", "run"),
     _text("variant", "the A/B variant of an experiment measured in one sweep", "run"),
-    # issue 24 item 6 (the clock during a run): after the older columns, so the CSV's
+    # the clock during a run: after the older columns, so the CSV's
     # earlier columns keep their places
     Column("gpu_below_app_clock_s", "float64", "time the clocks were below the application "
            "clock during the run, any cause, idle included (s)", "state"),
@@ -307,7 +307,7 @@ COLUMNS: tuple[Column, ...] = (
     _int("gpu_sm_clock_run_min_mhz", "lowest SM clock NVML gave while the run ran", "state"),
     _int("gpu_sm_clock_run_max_mhz", "highest SM clock NVML gave while the run ran", "state"),
     _int("gpu_sm_clock_samples", "NVML SM-clock readings taken while the run ran", "state"),
-    # issue 42: how the matmul ran (last, so the CSV's earlier columns keep their places)
+    # how the matmul ran (last, so the CSV's earlier columns keep their places)
     _text("exec_mode", "how the program ran the matmul: 'compile', "
           "'compile:max-autotune', 'cudagraph', ... ('' = the program's own way: eager)",
           "run"),

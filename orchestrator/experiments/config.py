@@ -57,7 +57,7 @@ class QuietGate(Strict):
 
 
 class Order(Strict):
-    """The order of each experiment's runs (spec/order.py)."""
+    """The order of each experiment's runs (experiments/order.py)."""
 
     interleave: StrictBool = Field(
         True, description="run each experiment's processes in rounds, each round shuffled "

@@ -97,7 +97,7 @@ def expand(config: ExperimentsFile, caps: dict[str, str | None], cores: int,
            real: dict[str, str | None] | None = None,
            registry: programs.Registry | None = None) -> list[PlannedRun]:
     """Every run of the selected experiments, in execution order: file order, or with
-    `defaults.order.interleave` each experiment's processes in seeded rounds (spec/order).
+    `defaults.order.interleave` each experiment's processes in seeded rounds (experiments/order.py).
     `real`: this machine's own capabilities when `caps` adds assumed ones to them (runs needing
     those are labelled); `registry`: whose programs and axes (None: the active one)."""
     with programs.use(registry):

@@ -133,7 +133,7 @@ def _look_only(run: RunDef, project: Path, held: ExitStack | None,
                results: Path | None) -> dict[str, Any]:
     """An accuracy run on an autotuned device: the cache is left as it is (no cache action),
     but its store is looked at before and after, so the record names the kernel autotune
-    chose for the matmul that computed the arrays (issue 24: the accuracy table's kernel)."""
+    chose for the matmul that computed the arrays (the accuracy table's kernel)."""
     cwd = program_cwd(run, project)
     path, _rust, _parts = cache_home(run, project, cwd)
     if held is not None:

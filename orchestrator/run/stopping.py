@@ -1,12 +1,11 @@
 """Stop at a stopping target (`precision_target:` of an experiment): the rule and its record.
 
 A series (one target at one shape and thread count, planned with max_processes processes, run
-in interleaved rounds: spec/order.py) is looked at before each of its processes from the pilot
-on. Its steady-state figures (each method's median of a mm run; first calls are one value per
-process and another question) get their 95% interval from the processes measured so far, by
+in interleaved rounds: experiments/order.py) is looked at before each of its processes from the
+pilot on. Its steady-state figures (each method's median of a mm run; first calls are one value
+per process and another question) get their 95% interval from the processes measured so far, by
 the report's own method (stats/intervals.estimate: one home, a leaf every layer may import).
-The series
-stops when every figure has a reason:
+The series stops when every figure has a reason:
 
 - `target met`: half-width ≤ target with at least min_processes;
 - `noise floor`: the interval stopped shrinking (no narrower than NOISE_ROUNDS looks ago), or
@@ -145,7 +144,7 @@ class Stopping:
         # run id -> the budget scope of its rule; a warm series' priming run (stored as its
         # own definition's id + '-prime', in the state it started in) counts with its run
         self.scope: dict[str, str] = {}
-        # series id -> its measured runs' ids and processes: what a look reads (item 11)
+        # series id -> its measured runs' ids and processes: what a look reads
         self.members: dict[str, dict[str, int]] = {}
         # run until decided: a group's series, one per variant in the file's order
         self.groups: dict[tuple[object, ...], list[str]] = {}
