@@ -13,7 +13,7 @@ from orchestrator.programs.measure import Variable
 from orchestrator.records import RunDef
 
 
-def test_every_variable_the_issue_names_is_listed_with_a_source() -> None:
+def test_the_documented_variables_are_listed_with_a_source() -> None:
     for name in ("CUDA_LAUNCH_BLOCKING", "NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE",
                  "CUBLAS_WORKSPACE_CONFIG", "PYTORCH_NO_CUDA_MEMORY_CACHING",
                  "CUDA_DEVICE_MAX_CONNECTIONS", "MKL_CBWR", "MKL_ENABLE_INSTRUCTIONS",

@@ -99,7 +99,7 @@ def test_contract_framework_in_ratios_clocks_compare_and_machine_facts(
     table = ratios.ratio_table(pairs)
     assert table.title == "Quill / PyTorch: time ratios (above 1: Quill is slower)"
     quill_rows = table.frame[table.frame["Quill"] == "Quill cuda"]
-    # the ratio methods it printed: its kernel time (issue 24: the headline) and with sync
+    # the ratio methods it printed: its kernel time (the headline) and with sync
     assert set(quill_rows["method"]) == {"kernel time (CUPTI / CUPTI)", "with sync"}
     assert set(quill_rows["PyTorch"]) == {"PyTorch cuda"}
     assert set(quill_rows["min ratio"]) == {"1.00×"}  # the same lines: equal times
