@@ -318,14 +318,20 @@ COLUMNS: tuple[Column, ...] = (
 _index: tuple[tuple[Method, ...], dict[str, Method]] = ((), {})
 
 
-_columns: tuple[Column, ...] = COLUMNS  # the active registry's (programs/registry.use)
+# the active registry's (programs/registry.use): what the functions here read
+_columns: tuple[Column, ...] = COLUMNS
+_methods: tuple[Method, ...] = METHODS
 
 
-def activate(found: tuple[Column, ...]) -> None:
-    """Make `found` the dataset columns the functions here read: the active registry's (only
-    programs/registry.py calls it, as a registry becomes active or stops being)."""
-    global _columns
-    _columns = found
+def activate(columns: tuple[Column, ...], methods: tuple[Method, ...]) -> None:
+    """Make these the dataset columns and timing methods the functions here read: the active
+    registry's (only programs/registry.py calls it, as a registry becomes active or stops)."""
+    global _columns, _methods
+    _columns, _methods = columns, methods
+
+
+def methods() -> tuple[Method, ...]:
+    return _methods
 
 
 def columns() -> tuple[Column, ...]:
@@ -335,8 +341,8 @@ def columns() -> tuple[Column, ...]:
 def method(key: str) -> Method | None:
     """The catalogue's entry for a dataset method, None when the vocabulary lacks it."""
     global _index
-    if _index[0] is not METHODS:  # indexed again when METHODS is replaced (a test's entry)
-        _index = (METHODS, {m.key: m for m in METHODS})
+    if _index[0] is not _methods:  # indexed again when another registry is active
+        _index = (_methods, {m.key: m for m in _methods})
     return _index[1].get(key)
 
 
@@ -367,7 +373,7 @@ def words(key: str) -> str:
 def method_keys(**flags: bool | str) -> list[str]:
     """The methods whose fields equal `flags` (`table1=True`, `section='first call'`), in
     catalogue order."""
-    return [m.key for m in METHODS if all(getattr(m, k) == v for k, v in flags.items())]
+    return [m.key for m in _methods if all(getattr(m, k) == v for k, v in flags.items())]
 
 
 def steady_methods() -> list[str]:
@@ -378,19 +384,19 @@ def steady_methods() -> list[str]:
 
 def cpu_methods() -> list[str]:
     """The CPU tables' basis methods, the preferred first (with sync, then no sync)."""
-    return [m.key for m in sorted((m for m in METHODS if m.cpu_rank), key=lambda m: m.cpu_rank)]
+    return [m.key for m in sorted((m for m in _methods if m.cpu_rank), key=lambda m: m.cpu_rank)]
 
 
 def printed_methods() -> dict[str, str]:
     """Printed METHOD -> dataset method, for what every program prints alike."""
-    return {text: m.key for m in METHODS for text in m.printed}
+    return {text: m.key for m in _methods for text in m.printed}
 
 
 def clocks() -> list[tuple[str, str, str, str]]:
     """The clocks section's rows: (method, profiler, row name, what the clock holds); a
     profiled method (kernel_time) has one row per profiler."""
     rows = []
-    for m in METHODS:
+    for m in _methods:
         if m.profiled:
             rows += [(m.key, p.key, f"{m.words} ({p.words})", p.clock) for p in PROFILERS]
         elif m.clock:
@@ -438,20 +444,20 @@ def dtypes() -> dict[str, str]:
 def ratio_methods() -> list[str]:
     """The ratio table's methods, the headline first (the kernels' own time, then the device
     time with the launch gap kept out, then the chapter's clocks)."""
-    return [m.key for m in sorted((m for m in METHODS if m.ratio), key=lambda m: m.ratio)]
+    return [m.key for m in sorted((m for m in _methods if m.ratio), key=lambda m: m.ratio)]
 
 
 def size_bases() -> list[tuple[str, str]]:
     """The growth tables' bases, (method, short name), the preferred first."""
-    ranked = sorted((m for m in METHODS if m.size_rank), key=lambda m: m.size_rank)
+    ranked = sorted((m for m in _methods if m.size_rank), key=lambda m: m.size_rank)
     return [(m.key, m.size_basis) for m in ranked]
 
 
 def breakdown_columns() -> dict[str, str]:
     """The first call taken apart: its methods -> their column words, in catalogue order."""
-    return {m.key: m.words for m in METHODS if m.breakdown}
+    return {m.key: m.words for m in _methods if m.breakdown}
 
 
 def first_call_columns() -> dict[str, str]:
     """Table 2's first-call methods -> their column words, in catalogue order."""
-    return {m.key: m.words for m in METHODS if m.first_call_column}
+    return {m.key: m.words for m in _methods if m.first_call_column}

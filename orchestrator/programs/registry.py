@@ -1,16 +1,18 @@
-"""The registry: one object holding the programs, the sweep axes and the dataset's columns.
+"""The registry: one object holding the programs, the sweep axes, the vocabulary's timing
+methods and dataset columns, and the report's sections.
 
 `discover()` builds it: every framework folder of orchestrator/programs/ (a package whose
 `__init__` defines one concrete `Program` subclass) gives its program, ordered by the class's
-`place` (then by name), beside the built-in axes (`axes.AXES`) and columns
-(`vocabulary.COLUMNS`). `default_registry()` is that discovery made once. The experiments model,
-the plan, the dataset and the report read the registry they are given (`registry=`; none: the
-active one, the default unless a caller made another active with `use`), so a test builds its
-own registry (`default_registry().with_programs(Echo())`) instead of changing a global one,
-and the committed JSON Schema comes from the default registry only.
+`place` (then by name), beside the built-in axes (`axes.AXES`), methods and columns
+(`vocabulary.METHODS`, `COLUMNS`); its sections are the ones report/sections/ finds.
+`default_registry()` is that discovery made once. The experiments model, the plan, the dataset
+and the report read the registry they are given (`registry=`; none: the active one, the default
+unless a caller made another active with `use`), so a test builds its own registry
+(`default_registry().with_programs(Echo())`) instead of changing a global one, and the
+committed JSON Schema comes from the default registry only.
 
 Nothing is registered at import: a `Registry` is never changed once built; `with_programs`,
-`with_axes` and `with_columns` make a new one.
+`with_axes`, `with_methods`, `with_columns` and `with_sections` make a new one.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class Registry:
     programs: tuple[Program, ...]
     axes: tuple[axes.Axis, ...] = axes.AXES
     columns: tuple[vocabulary.Column, ...] = vocabulary.COLUMNS
+    methods: tuple[vocabulary.Method, ...] = vocabulary.METHODS
     # the report's sections (report/registry.Registered); None: the ones report/sections finds
     sections: tuple[Any, ...] | None = None
     by_name: Mapping[str, Program] = field(init=False, repr=False)
@@ -66,6 +69,9 @@ class Registry:
 
     def with_columns(self, *extra: vocabulary.Column) -> Registry:
         return replace(self, columns=(*self.columns, *extra))
+
+    def with_methods(self, *extra: vocabulary.Method) -> Registry:
+        return replace(self, methods=(*self.methods, *extra))
 
     def with_sections(self, sections: tuple[Any, ...]) -> Registry:
         return replace(self, sections=sections)
@@ -171,7 +177,7 @@ def on_change(listener: Callable[[], None]) -> None:
 def _activated() -> None:
     current = active()
     axes.activate(current.axes)
-    vocabulary.activate(current.columns)
+    vocabulary.activate(current.columns, current.methods)
     for listener in _listeners:
         listener()
 

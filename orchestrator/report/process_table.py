@@ -34,7 +34,7 @@ TITLE = "Every time figure over its processes: median [95% interval], processes 
 def pooled(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
     """One record per figure: its identity, the `intervals.Estimate`, and a first row."""
     # every time of the matmul but the warm-up puzzle's timed runs (section 5 has those)
-    methods = [m.key for m in vocabulary.METHODS if m.time and m.section != "warm-up"]
+    methods = [m.key for m in vocabulary.methods() if m.time and m.section != "warm-up"]
     rows = fig[fig["method"].isin(methods) & fig["stat"].isin(["median", "value"])]
     rows = rows[rows["value_s"].notna()]
     if rows.empty:

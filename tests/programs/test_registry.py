@@ -131,6 +131,7 @@ def test_the_default_registry_is_discovered_in_place_order() -> None:
     assert found.names() == programs.default_registry().names() == ("torch", "burn", "jax")
     assert [p.place for p in found.programs] == sorted(p.place for p in found.programs)
     assert found.axes == axes.AXES and found.columns == vocabulary.COLUMNS
+    assert found.methods == vocabulary.METHODS and found.sections is None  # report/sections/
     assert found.get("torch") is not programs.default_registry().get("torch")  # built anew
 
 
