@@ -19,7 +19,8 @@ what every layer needs of it, so a new axis is its entry here plus its experimen
   plan refuses a value on a target whose program does not take it.
 
 Order is meaning: the plan nests its loops in this order (outermost first), and `describe` lists
-its parts in it. Read at call time, so a test's stand-in entry reaches every consumer.
+its parts in it. `AXES` is the built-in list; the functions read the active registry's axes
+(programs/registry.py), so a test's registry with a stand-in axis reaches every consumer.
 
 Imports nothing of the package: every layer may use it (tests/test_layers.py).
 """
@@ -123,27 +124,37 @@ AXES: tuple[Axis, ...] = (
 )
 
 
+_active: tuple[Axis, ...] = AXES  # the active registry's axes (programs/registry.use)
+
+
+def activate(found: tuple[Axis, ...]) -> None:
+    """Make `found` the axes every function here reads: the active registry's (only
+    programs/registry.py calls it, as a registry becomes active or stops being)."""
+    global _active
+    _active = found
+
+
 def axes() -> tuple[Axis, ...]:
-    return AXES
+    return _active
 
 
 def names() -> tuple[str, ...]:
-    return tuple(a.name for a in AXES)
+    return tuple(a.name for a in _active)
 
 
 def get(name: str) -> Axis:
-    return next(a for a in AXES if a.name == name)
+    return next(a for a in _active if a.name == name)
 
 
 def defaults() -> dict[str, Any]:
     """Every axis at its default, in the registry's order."""
-    return {a.name: a.default for a in AXES}
+    return {a.name: a.default for a in _active}
 
 
 def describe(params: Mapping[str, Any], run: Any) -> list[str]:
     """The run's one-line parts of its axes, in the registry's order."""
     parts = []
-    for axis in AXES:
+    for axis in _active:
         value = params[axis.name]
         if axis.words is not None:
             part = axis.words(value, run)
@@ -156,35 +167,36 @@ def describe(params: Mapping[str, Any], run: Any) -> list[str]:
 
 def stored(params: Mapping[str, Any]) -> dict[str, Any]:
     """The axes of a run's stored definition: a new axis only away from its default."""
-    return {a.name: params[a.name] for a in AXES if a.legacy or params[a.name] != a.default}
+    return {a.name: params[a.name] for a in _active if a.legacy or params[a.name] != a.default}
 
 
 def unhashed(params: Mapping[str, Any]) -> list[str]:
     """The axes left out of the run id: at the default, of an axis added after the first ids."""
-    return [a.name for a in AXES if not a.hashed_default and params[a.name] == a.default]
+    return [a.name for a in _active if not a.hashed_default and params[a.name] == a.default]
 
 
 def cells(params: Mapping[str, Any]) -> dict[str, Any]:
     """The run's dataset columns of its axes."""
-    return {a.column: a.cell(params[a.name]) for a in AXES if a.column}
+    return {a.column: a.cell(params[a.name]) for a in _active if a.column}
 
 
 def compare_keys(wildcard: bool | None = None) -> list[str]:
     """Compare's match-key fields of the axes (only the wildcard ones, or only the others)."""
-    return [a.compare for a in AXES if a.compare and (wildcard is None or a.wildcard == wildcard)]
+    return [a.compare for a in _active
+            if a.compare and (wildcard is None or a.wildcard == wildcard)]
 
 
 def program_argv(params: Mapping[str, Any], accepted: Iterable[str]) -> list[str]:
     """The command-line parts of the axes a program takes, in the registry's order."""
     taken = set(accepted)
-    return [part for a in AXES if a.argv is not None and a.name in taken
+    return [part for a in _active if a.argv is not None and a.name in taken
             for part in a.argv(params[a.name])]
 
 
 def program_env(params: Mapping[str, Any], accepted: Iterable[str]) -> dict[str, str]:
     """The environment variables of the axes a program takes."""
     taken = set(accepted)
-    return {k: v for a in AXES if a.env is not None and a.name in taken
+    return {k: v for a in _active if a.env is not None and a.name in taken
             for k, v in a.env(params[a.name]).items()}
 
 

@@ -298,11 +298,11 @@ COLUMNS: tuple[Column, ...] = (
     _text("measure_env", "the run's measurement-changing environment variables", "run"),
     # kept as text ('' where none): the exports always wrote them so
     _text("seed", "the seed of the sweep's interleaved order ('' for file order)", "run"),
-    _text("stop_reason", "why a series run to a precision target stopped", "run"),
+    _text("stop_reason", "why a series run to a stopping target stopped", "run"),
     _text("half_width", "its achieved relative 95% half-width", "run"),
-    _text("stop_target", "the precision target it was run to", "run"),
+    _text("stop_target", "the stopping target it was run to", "run"),
     _text("variant", "the A/B variant of an experiment measured in one sweep", "run"),
-    # issue 24 item 6 (the clock during a run): after the older columns, so the CSV's
+    # the clock during a run: after the older columns, so the CSV's
     # earlier columns keep their places
     Column("gpu_below_app_clock_s", "float64", "time the clocks were below the application "
            "clock during the run, any cause, idle included (s)", "state"),
@@ -317,7 +317,7 @@ COLUMNS: tuple[Column, ...] = (
     _int("gpu_sm_clock_run_min_mhz", "lowest SM clock NVML gave while the run ran", "state"),
     _int("gpu_sm_clock_run_max_mhz", "highest SM clock NVML gave while the run ran", "state"),
     _int("gpu_sm_clock_samples", "NVML SM-clock readings taken while the run ran", "state"),
-    # issue 42: how the matmul ran (last, so the CSV's earlier columns keep their places)
+    # how the matmul ran (last, so the CSV's earlier columns keep their places)
     _text("exec_mode", "how the program ran the matmul: 'compile', "
           "'compile:max-autotune', 'cudagraph', ... ('' = the program's own way: eager)",
           "run"),
@@ -328,11 +328,31 @@ COLUMNS: tuple[Column, ...] = (
 _index: tuple[tuple[Method, ...], dict[str, Method]] = ((), {})
 
 
+# the active registry's (programs/registry.use): what the functions here read
+_columns: tuple[Column, ...] = COLUMNS
+_methods: tuple[Method, ...] = METHODS
+
+
+def activate(columns: tuple[Column, ...], methods: tuple[Method, ...]) -> None:
+    """Make these the dataset columns and timing methods the functions here read: the active
+    registry's (only programs/registry.py calls it, as a registry becomes active or stops)."""
+    global _columns, _methods
+    _columns, _methods = columns, methods
+
+
+def methods() -> tuple[Method, ...]:
+    return _methods
+
+
+def columns() -> tuple[Column, ...]:
+    return _columns
+
+
 def method(key: str) -> Method | None:
     """The catalogue's entry for a dataset method, None when the vocabulary lacks it."""
     global _index
-    if _index[0] is not METHODS:  # indexed again when METHODS is replaced (a test's entry)
-        _index = (METHODS, {m.key: m for m in METHODS})
+    if _index[0] is not _methods:  # indexed again when another registry is active
+        _index = (_methods, {m.key: m for m in _methods})
     return _index[1].get(key)
 
 
@@ -363,30 +383,30 @@ def words(key: str) -> str:
 def method_keys(**flags: bool | str) -> list[str]:
     """The methods whose fields equal `flags` (`table1=True`, `section='first call'`), in
     catalogue order."""
-    return [m.key for m in METHODS if all(getattr(m, k) == v for k, v in flags.items())]
+    return [m.key for m in _methods if all(getattr(m, k) == v for k, v in flags.items())]
 
 
 def steady_methods() -> list[str]:
-    """The steady-state times of a matmul (section `methods`, times): what a precision target
+    """The steady-state times of a matmul (section `methods`, times): what a stopping target
     stops on and an A/A test holds to its verdicts."""
     return method_keys(section="methods", time=True)
 
 
 def cpu_methods() -> list[str]:
     """The CPU tables' basis methods, the preferred first (with sync, then no sync)."""
-    return [m.key for m in sorted((m for m in METHODS if m.cpu_rank), key=lambda m: m.cpu_rank)]
+    return [m.key for m in sorted((m for m in _methods if m.cpu_rank), key=lambda m: m.cpu_rank)]
 
 
 def printed_methods() -> dict[str, str]:
     """Printed METHOD -> dataset method, for what every program prints alike."""
-    return {text: m.key for m in METHODS for text in m.printed}
+    return {text: m.key for m in _methods for text in m.printed}
 
 
 def clocks() -> list[tuple[str, str, str, str]]:
     """The clocks section's rows: (method, profiler, row name, what the clock holds); a
     profiled method (kernel_time) has one row per profiler."""
     rows = []
-    for m in METHODS:
+    for m in _methods:
         if m.profiled:
             rows += [(m.key, p.key, f"{m.words} ({p.words})", p.clock) for p in PROFILERS]
         elif m.clock:
@@ -423,31 +443,31 @@ def time_stats() -> list[str]:
 
 def column_keys(group: str | None = None) -> list[str]:
     """The dataset's columns (of one group), in the CSV's order."""
-    return [c.key for c in COLUMNS if group is None or c.group == group]
+    return [c.key for c in _columns if group is None or c.group == group]
 
 
 def dtypes() -> dict[str, str]:
     """Column -> pandas dtype."""
-    return {c.key: c.dtype for c in COLUMNS}
+    return {c.key: c.dtype for c in _columns}
 
 
 def ratio_methods() -> list[str]:
     """The ratio table's methods, the headline first (the kernels' own time, then the device
     time with the launch gap kept out, then the chapter's clocks)."""
-    return [m.key for m in sorted((m for m in METHODS if m.ratio), key=lambda m: m.ratio)]
+    return [m.key for m in sorted((m for m in _methods if m.ratio), key=lambda m: m.ratio)]
 
 
 def size_bases() -> list[tuple[str, str]]:
     """The growth tables' bases, (method, short name), the preferred first."""
-    ranked = sorted((m for m in METHODS if m.size_rank), key=lambda m: m.size_rank)
+    ranked = sorted((m for m in _methods if m.size_rank), key=lambda m: m.size_rank)
     return [(m.key, m.size_basis) for m in ranked]
 
 
 def breakdown_columns() -> dict[str, str]:
     """The first call taken apart: its methods -> their column words, in catalogue order."""
-    return {m.key: m.words for m in METHODS if m.breakdown}
+    return {m.key: m.words for m in _methods if m.breakdown}
 
 
 def first_call_columns() -> dict[str, str]:
     """Table 2's first-call methods -> their column words, in catalogue order."""
-    return {m.key: m.words for m in METHODS if m.first_call_column}
+    return {m.key: m.words for m in _methods if m.first_call_column}

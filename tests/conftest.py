@@ -164,7 +164,7 @@ def facts_probed_once(monkeypatch: pytest.MonkeyPatch) -> None:
     tests/run/test_detect.py, and run for real in every sweep of tests/run/test_sweep.py (the
     real programs end to end), of a subprocess (test_faults, test_state_real, test_carry) and
     of a host (tests/hosts)."""
-    for program in programs.REGISTRY.values():
+    for program in programs.active().programs:
         module = sys.modules[type(program).__module__]
         real = getattr(module, "python_facts", None)
         if real is not base.python_facts:

@@ -1,4 +1,4 @@
-"""The chapter's Apple builds compile here (issue 18): `cargo check` of the Metal device
+"""The chapter's Apple builds compile here: `cargo check` of the Metal device
 (`exec-gpu --features metal`, bench-core's `metal` cfg branches included) and of gemm's Apple AMX
 kernels (`exec-amx --features apple-amx`) on Linux, so CI fails when either code path stops
 compiling; and what `accelerate` does under `cargo check` on a non-Apple target.

@@ -1,4 +1,4 @@
-"""bench_py's evidence lines of issue 24: the SM clock at each timed block's start and end
+"""bench_py's evidence lines: the SM clock at each timed block's start and end
 (`# sm clock`, a fake pynvml: no GPU here), the kernel that computed an accuracy product
 (`# kernel ... accuracy kernel time (cupti)`) and torch's inputs in burn's [-1, 1)."""
 

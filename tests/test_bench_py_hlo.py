@@ -1,4 +1,4 @@
-"""JAX's accuracy kernel (issue 24): what computed the product, read from the compiled module
+"""JAX's accuracy kernel: what computed the product, read from the compiled module
 (bench_core/hlo.py) and printed as `# kernel ... accuracy kernel (xla)`; on cuda also the
 kernels CUPTI saw, as torch prints them. Every module is captured from the real JAX: the CPU
 ones in tests/data/jax from this box's (`hlo_cpu_*`, each file's first line says how), the CUDA

@@ -273,7 +273,7 @@ def install(
         return real_rand(*args, **kwargs)
 
     def uniform(self: Any, *args: Any, **kwargs: Any) -> Any:
-        # the inputs' random fill: uniform_ in [-1, 1), burn's distribution (issue 24)
+        # the inputs' random fill: uniform_ in [-1, 1), burn's distribution
         fake.log.append(RAND)
         if fake.fail_rand is not None:
             raise fake.fail_rand

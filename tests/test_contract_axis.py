@@ -2,7 +2,8 @@
 (with its column in the vocabulary, and how it reaches a program: argv, env) plus its
 experiments-file key, and the programs that take it say so (`Program.accepts`).
 
-The stand-in `batch` axis is added from this test alone: the plan sweeps it, the run's one line
+The stand-in `batch` axis is added from this test alone, in a registry of its own (the
+default one is never changed): the plan sweeps it, the run's one line
 names it, its run ids keep the old ones where it is unset, the dataset has its column and
 compare's match key tells its points apart; through a real `run`, its value reaches a stand-in
 program's argv and environment (the program echoes them: the test writes none of its output),
@@ -28,6 +29,7 @@ from orchestrator.data import dataset
 from orchestrator.data.store import Store
 from orchestrator.experiments import config, plan
 from orchestrator.programs import Paths, Program
+from orchestrator.programs.torch import Torch
 from orchestrator.records import RunDef, RunRecord
 from orchestrator.report.compare import match as compare_match
 from orchestrator.report.compare import rows as compare_rows
@@ -67,12 +69,19 @@ experiments:
 """
 
 
+class BatchTorch(Torch):
+    """PyTorch's program, as it would be if it took the stand-in axis (programs say so)."""
+
+    accepts = (*Torch.accepts, "batch")
+
+
 @pytest.fixture
-def stand_in(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(axes, "AXES", (*axes.AXES, BATCH))
-    monkeypatch.setattr(vocabulary, "COLUMNS", (*vocabulary.COLUMNS, COLUMN))
-    torch = type(programs.get("torch"))  # the programs that take it say so
-    monkeypatch.setattr(torch, "accepts", (*torch.accepts, "batch"))
+def stand_in() -> Iterator[programs.Registry]:
+    """This test's registry: the default one with the axis, its column and a torch taking it."""
+    mine = (programs.default_registry().with_axes(BATCH).with_columns(COLUMN)
+            .with_programs(BatchTorch()))
+    with programs.use(mine):
+        yield mine
 
 
 # a stand-in program: echoes its argv and its BATCH_SIZE as lines, then one timing line
@@ -102,16 +111,14 @@ class Echo(Program):
 
 
 @pytest.fixture
-def echo(stand_in: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def echo(stand_in: programs.Registry, tmp_path: Path,
+         monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     script = tmp_path / "echo.py"
     script.write_text(ECHO, encoding="utf-8")
     monkeypatch.setattr(Echo, "script", script, raising=False)
     monkeypatch.setattr(config, "ExperimentsFile", BatchFile)  # the file knows the key
-    programs.register(Echo())
-    try:
+    with programs.use(stand_in.with_programs(Echo())):
         yield
-    finally:
-        programs.unregister("echo")
 
 
 RUN_FILE = """
@@ -170,7 +177,7 @@ def _planned() -> list[plan.PlannedRun]:
     return plan.expand(BatchFile.model_validate(yaml.safe_load(FILE)), {}, 4)
 
 
-def test_contract_axis_plan_and_describe(stand_in: None) -> None:
+def test_contract_axis_plan_and_describe(stand_in: programs.Registry) -> None:
     planned = _planned()
     cpu = [p.run for p in planned if p.run.experiment == "cpu"]
     assert [r.params["batch"] for r in cpu] == [1, 2]
@@ -182,15 +189,14 @@ def test_contract_axis_plan_and_describe(stand_in: None) -> None:
     assert "batch" not in plain.definition()  # an unset new axis: stored as before
 
 
-def test_contract_axis_leaves_old_run_ids_alone(stand_in: None,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_contract_axis_leaves_old_run_ids_alone(stand_in: programs.Registry) -> None:
     with_axis = next(p.run for p in _planned() if p.run.experiment == "plain")
-    monkeypatch.setattr(axes, "AXES", tuple(a for a in axes.AXES if a is not BATCH))
     cfg = config.ExperimentsFile.model_validate(
         {**yaml.safe_load(FILE), "experiments": {"plain": yaml.safe_load(FILE)["experiments"][
             "plain"]}})
-    without = plan.expand(cfg, {}, 4)[0].run
-    assert without.run_id == with_axis.run_id and without.describe() == with_axis.describe()
+    with programs.use(stand_in.without_axes("batch")):  # the registry before the axis
+        without = plan.expand(cfg, {}, 4)[0].run
+        assert (without.run_id, without.describe()) == (with_axis.run_id, with_axis.describe())
 
 
 def _store(folder: Path, slow_batch: float) -> Path:
@@ -208,7 +214,7 @@ def _store(folder: Path, slow_batch: float) -> Path:
     return folder
 
 
-def test_contract_axis_dataset_column(stand_in: None, tmp_path: Path) -> None:
+def test_contract_axis_dataset_column(stand_in: programs.Registry, tmp_path: Path) -> None:
     fig = dataset.load(_store(tmp_path / "a", 2.0)).figures
     assert str(fig["batch"].dtype) == "Int64"
     by_batch = fig[fig["experiment"] == "cpu"].groupby("batch")["value_s"].min()
@@ -216,7 +222,7 @@ def test_contract_axis_dataset_column(stand_in: None, tmp_path: Path) -> None:
     assert fig.loc[fig["experiment"] == "plain", "batch"].isna().all()
 
 
-def test_contract_axis_in_compare_key(stand_in: None, tmp_path: Path) -> None:
+def test_contract_axis_in_compare_key(stand_in: programs.Registry, tmp_path: Path) -> None:
     assert "batch" in compare_rows.key_fields() and "batch" in compare_rows.wildcard_fields()
     a = compare_rows.measurements(load_side(str(_store(tmp_path / "a", 2.0))))
     b = compare_rows.measurements(load_side(str(_store(tmp_path / "b", 4.0))))

@@ -1,4 +1,4 @@
-"""Every page of the manual is tested as the README is (issue 22): the README and each docs page
+"""Every page of the manual is tested as the README is: the README and each docs page
 keep their links and anchors resolvable, their YAML blocks valid against the orchestrator's own
 models, their Python blocks compilable, and every command they show a command the CLI parses
 (a synopsis line: a real subcommand with real options). A link into a section that moved, or a

@@ -1,4 +1,4 @@
-"""Hostile inputs of issue 29 class 10, provoked for real through the CLI: a store given as a
+"""Hostile inputs, provoked for real through the CLI: a store given as a
 log, a file given as --results, a NULL sweep status, a label behind invalid UTF-8 bytes, an
 absurd time. Each a clear line (or a warning), never a silent success or a traceback."""
 

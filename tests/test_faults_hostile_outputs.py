@@ -1,4 +1,4 @@
-"""Records and leftovers that mislead (issue 29 class 8), provoked for real: a manifest planted
+"""Records and leftovers that mislead, provoked for real: a manifest planted
 in an output folder, a staging folder a SIGKILLed report left, an export cut by a full disk
 (a small tmpfs in a private mount namespace), a newline in an env value in compare.md."""
 

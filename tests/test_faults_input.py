@@ -1,5 +1,5 @@
 """Fault suite, hostile experiments files: refused at the door with every problem named, and no
-small file makes big work (issue 16, classes 3, 5, 7 and 8).
+small file makes big work.
 
 The cases that provoke unbounded work (bombs, huge counts, FIFOs, files that are not files) run
 `python -m orchestrator run FILE` for real, under a memory cap and a timeout; the values that

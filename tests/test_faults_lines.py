@@ -1,4 +1,4 @@
-"""Fault suite, issue 16: every line the contract allows renders; logs and arrays are read
+"""Fault suite: every line the contract allows renders; logs and arrays are read
 bounded; numbers are numbers.
 
 Each case goes through the command line (`cli`, from test_faults: a subprocess, no traceback

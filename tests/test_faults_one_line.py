@@ -1,4 +1,4 @@
-"""Tracebacks where one line is due (issue 29, class 7): compare with a side whose only run
+"""Tracebacks where one line is due: compare with a side whose only run
 failed, report of more sides than it has letters, a store whose meta names a format but holds
 none of its tables. Each through the CLI (in this process: the reading commands), each one
 line, nothing written."""

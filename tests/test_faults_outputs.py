@@ -1,6 +1,6 @@
 """Fault suite, outputs: never write into a file the orchestrator did not create as what it is.
 
-Issue 16, class 1 (and the output cases of 7 and 8), provoked for real through the command line:
+Provoked for real through the command line:
 a results folder inside the cache a cold run deletes, `--csv`/`--out` onto the store, the log,
 someone's file, a folder, a path under a file or an unwritable place, a report folder written
 twice, a `.lock` that leads elsewhere, a `results.sqlite` that is another program's. Each must

@@ -1,5 +1,5 @@
 """Fault suite, processes: nothing a run starts outlives it; a run that cannot start or that
-misbehaves is a failed run with its reason, and the sweep goes on (issue 16, classes 3-6, 8).
+misbehaves is a failed run with its reason, and the sweep goes on.
 
 Every case goes through `python -m orchestrator` as a subprocess. The stand-in program is the
 fault suite's FAKE with a few more kinds (EXTRA below: a `setsid` daemon, a double fork, an

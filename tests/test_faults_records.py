@@ -1,6 +1,6 @@
 """Fault suite, records: what the store, `export` and `report` say is the truth about a sweep.
 
-Issue 16, class 6 (and a damaged store of class 7), provoked for real through the command line:
+Provoked for real through the command line:
 a sweep interrupted or SIGKILLed must read as incomplete (with how many planned runs finished)
 in `report`, `export` and a comparison; a sweep left `running` by a dead orchestrator is marked
 `killed` by the next `run`; a resume with an edited experiments file keeps both texts and says

@@ -33,37 +33,6 @@ ALLOWED: dict[str, tuple[str, tuple[str, ...]]] = {
             'max_diff_torch_cpu',
         ),
     ),
-    "data/measure_env.py": (
-        ('the catalogue of documented environment variables, named as their libraries name '
-         'them with their sources; data/ may not import programs/ (its entries could move to'
-         ' each Program later)'),
-        (
-            ", 'Techniques to Set the Number of Threa",
-            "1 turns off torch's caching allocator: e",
-            'CUBECL_*',
-            "JAX docs, 'GPU memory allocation'",
-            'JAX docs, jax.default_matmul_precision',
-            "JAX's GPU memory preallocation",
-            'JAX_DEFAULT_MATMUL_PRECISION',
-            "OpenMP specification, 'Environment Varia",
-            "OpenMP's threads: torch's intra-op pool ",
-            'PYTORCH_ALLOC_CONF',
-            'PYTORCH_CUDA_ALLOC_CONF',
-            'PYTORCH_NO_CUDA_MEMORY_CACHING',
-            "PyTorch docs, 'CUDA Environment Variable",
-            'PyTorch source, aten/src/ATen/native/Dis',
-            'TORCH_ALLOW_TF32_CUBLAS_OVERRIDE',
-            'TORCH_BLAS_PREFER_CUBLASLT',
-            'TORCH_CUBLAS_WORKSPACE_CACHE',
-            "burn's CPU threads; the orchestrator set",
-            'cubecl docs, GlobalConfig (cubecl.toml a',
-            "cubecl's runtime settings (autotune leve",
-            "oneMKL's threads; torch's --threads (set",
-            "the precision of JAX's f32 matmuls (TF32",
-            "torch's CUDA allocator behaviour",
-            "torch's allocator behaviour",
-        ),
-    ),
     "data/line_forms.py": (
         "the accuracy line's printed text (docs/LINES.md: 'max|x - torch cpu|')",
         (

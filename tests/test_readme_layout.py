@@ -1,4 +1,4 @@
-"""Every module and package of the orchestrator is named where a newcomer looks (issues 11, 22):
+"""Every module and package of the orchestrator is named where a newcomer looks:
 in the README's layout tables or in its own package's `__init__` docstring. A new module named in
 neither fails here, so one can always find where things live."""
 

@@ -2,7 +2,7 @@
 
 README command 1 leaves `results/` (a sweep of experiments.yaml) and `report/` in the clone;
 command 2 then runs the tests there. A test that reads the working tree's `results/` (the plan
-showing rows as `done`) passes in a clean clone and fails for a newcomer (issue 30). Here, in a
+showing rows as `done`) passes in a clean clone and fails for a newcomer. Here, in a
 scratch copy of the project: command 1's run and report parts on a tiny CPU-only file (the
 torch runs of a stand-in Python, as tests/test_faults.py does), a store holding every run of
 experiments.yaml as finished (what the whole sweep leaves), then command 2 on the tests that

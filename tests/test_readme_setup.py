@@ -1,4 +1,4 @@
-"""README command 2 on a machine without Slurm and without Chromium (issue 44): its set-up step
+"""README command 2 on a machine without Slurm and without Chromium: its set-up step
 says what it would install or what is skipped, its tests that need the missing parts are
 skipped as "not run", and with CI=true the same missing part fails.
 

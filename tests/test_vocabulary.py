@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import re
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pandas as pd
 import pytest
@@ -17,6 +19,7 @@ import pytest
 from orchestrator import programs, vocabulary
 from orchestrator.data import dataset, line_forms, schema
 from orchestrator.data.parse import parse_text
+from orchestrator.programs.torch import Torch
 from orchestrator.records import Context
 from orchestrator.report import clocks, process_table, timing_tables, writer
 from orchestrator.report.compare import verdicts as compare
@@ -43,19 +46,26 @@ def _log(path: Path, scale: float = 1.0) -> Path:
     return write(path, "\n".join(lines) + "\n")
 
 
-@pytest.fixture
-def program_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The program's line of a new method: torch prints `cuda graph time`."""
-    monkeypatch.setitem(programs.get("torch").methods, PRINTED, STAND_IN.key)
-    line_forms.method_of.cache_clear()
-    yield
-    line_forms.method_of.cache_clear()
+class GraphTorch(Torch):
+    """PyTorch's program as it would be if it printed the new method's line."""
+
+    methods: ClassVar[dict[str, str]] = {**Torch.methods, PRINTED: STAND_IN.key}
 
 
 @pytest.fixture
-def stand_in(monkeypatch: pytest.MonkeyPatch, program_line: None) -> None:
-    """The catalogue entry of the new method."""
-    monkeypatch.setattr(vocabulary, "METHODS", (*vocabulary.METHODS, STAND_IN))
+def program_line() -> Iterator[programs.Registry]:
+    """The program's line of a new method: torch prints `cuda graph time` (in a registry of
+    this test's own: the default one is never changed)."""
+    mine = programs.default_registry().with_programs(GraphTorch())
+    with programs.use(mine):
+        yield mine
+
+
+@pytest.fixture
+def stand_in(program_line: programs.Registry) -> Iterator[None]:
+    """The catalogue entry of the new method, added to that registry."""
+    with programs.use(program_line.with_methods(STAND_IN)):
+        yield
 
 
 def _figures(path: Path) -> pd.DataFrame:
@@ -68,7 +78,7 @@ def _figures(path: Path) -> pd.DataFrame:
 
 def test_every_method_a_program_or_the_parser_names_is_in_the_vocabulary() -> None:
     known = {m.key for m in vocabulary.METHODS}
-    for program in programs.REGISTRY.values():
+    for program in programs.active().programs:
         assert set(program.methods.values()) <= known, program.name
     parsed = {method for _n, _p, methods in line_forms.VALUE_FORMS for method, _t in methods}
     assert parsed <= known
@@ -139,7 +149,7 @@ def test_the_docs_data_dictionary_equals_the_vocabulary() -> None:
 # ---- a method the vocabulary lacks --------------------------------------------------------------
 
 
-def test_a_figure_of_an_unknown_method_is_a_counted_warning(program_line: None,
+def test_a_figure_of_an_unknown_method_is_a_counted_warning(program_line: programs.Registry,
                                                             tmp_path: Path) -> None:
     log = _log(tmp_path / "a.log")
     parsed = parse_text(log.read_text(), Context(framework="torch"))
@@ -180,23 +190,24 @@ def test_contract_method_is_its_catalogue_entry_plus_the_programs_line(
     assert "method not in the vocabulary" not in (report / "report.md").read_text()
 
 
-def test_contract_column_is_its_catalogue_entry(monkeypatch: pytest.MonkeyPatch,
-                                                tmp_path: Path) -> None:
+def test_contract_column_is_its_catalogue_entry(tmp_path: Path) -> None:
     column = vocabulary.Column("graph_nodes", "Int64", "a stand-in: nodes of the graph", "run")
-    monkeypatch.setattr(vocabulary, "COLUMNS", (*vocabulary.COLUMNS, column))
     log = _log(tmp_path / "a.log")
-    data = dataset.from_parse(parse_text(log.read_text(), Context(framework="torch")), "a.log")
+    # this test's own registry: the default one is never changed
+    with programs.use(programs.default_registry().with_columns(column)):
+        data = dataset.from_parse(parse_text(log.read_text(), Context(framework="torch")),
+                                  "a.log")
+        figures, _samples = dataset.export_csv(data, tmp_path / "out.csv")
     assert list(data.figures.columns)[-1] == "graph_nodes"
     assert str(data.figures["graph_nodes"].dtype) == "Int64"
-    figures, _samples = dataset.export_csv(data, tmp_path / "out.csv")
     sidecar = tmp_path / "out.schema.json"
-    last = vocabulary.COLUMNS[-2].key  # the catalogue's own last column, then the stand-in
+    last = vocabulary.COLUMNS[-1].key  # the catalogue's own last column, then the stand-in
     assert figures.read_text().splitlines()[0].endswith(f",{last},graph_nodes")
     assert json.loads(sidecar.read_text())["figures"]["columns"][-1] == "graph_nodes"
 
 
 def test_contract_method_enters_the_ratio_table_by_its_catalogue_rank(
-        monkeypatch: pytest.MonkeyPatch, program_line: None, tmp_path: Path) -> None:
+        program_line: programs.Registry, tmp_path: Path) -> None:
     """The ratio table's methods and their order are the catalogue's `ratio` ranks: a method
     beyond table 1 with a rank is paired like the kernel and queued device times."""
     from orchestrator.report import ratios
@@ -205,7 +216,7 @@ def test_contract_method_enters_the_ratio_table_by_its_catalogue_rank(
                                       "device_time", "readback"]
     entry = vocabulary.Method(STAND_IN.key, STAND_IN.words, STAND_IN.description, "methods",
                               ratio=6, time=True)
-    monkeypatch.setattr(vocabulary, "METHODS", (*vocabulary.METHODS, entry))
-    assert ratios.ratio_methods()[-2:] == ["readback", "graph_time"]
-    rows = ratios.ratio_rows(_figures(_log(tmp_path / "a.log")))
+    with programs.use(program_line.with_methods(entry)):
+        assert ratios.ratio_methods()[-2:] == ["readback", "graph_time"]
+        rows = ratios.ratio_rows(_figures(_log(tmp_path / "a.log")))
     assert {"graph_time", "device_time_queued", "with_sync"} <= set(rows["method"])

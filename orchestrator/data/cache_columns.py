@@ -4,8 +4,8 @@
 (the winner in its store after the run, and the winner's median as autotune measured it);
 `cache_proof`: the one line saying what the run's caches were, proven from the store ('warm, no
 autotune', 'cold, autotuned; driver cache new and empty', 'not proven warm: no entry for ...').
-Runs recorded before issue 14 (docs/results/h200-2026-11-30) have none of these: '' and empty.
-"""
+Runs recorded before the cache record (docs/results/h200-2026-11-30) have none of these: '' and
+empty."""
 
 from __future__ import annotations
 

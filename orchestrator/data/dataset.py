@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from orchestrator import vocabulary
+from orchestrator import programs, vocabulary
 from orchestrator.data import accuracy, heap, precision, schema, sweep_rows, sweep_runs
 from orchestrator.data.csv_export import check_export, csv_paths, export_csv
 from orchestrator.data.damage import Damage
@@ -102,10 +102,17 @@ def typed(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def load(results: Path, sweep: str | None = None) -> Dataset:
+def load(results: Path, sweep: str | None = None,
+         registry: programs.Registry | None = None) -> Dataset:
     """The dataset of one sweep (default: the latest) of a results folder. A sweep id the
     store does not hold is an InputError naming those it does; damaged rows are left out and
-    counted (`Dataset.damage`); `Dataset.sweep` says whether the sweep is complete."""
+    counted (`Dataset.damage`); `Dataset.sweep` says whether the sweep is complete. Its
+    columns and the programs its lines are read with: `registry`'s (None: the active one)."""
+    with programs.use(registry):
+        return _load(results, sweep)
+
+
+def _load(results: Path, sweep: str | None) -> Dataset:
     store = Store(results)
     damage = Damage()
     with store.reading():
@@ -170,9 +177,16 @@ _RUN_SELECT = "*, " + ", ".join(
     f"CASE WHEN typeof({c})='blob' THEN X'' ELSE {c} END AS {c}" for c in ("stdout", "stderr"))
 
 
-def from_parse(parsed: ParseResult, source: str) -> Dataset:
+def from_parse(parsed: ParseResult, source: str,
+               registry: programs.Registry | None = None) -> Dataset:
     """A captured log's figures as the same tidy dataset (run_id 'log:<file>'); an InputError
-    for a log of more figures or sample values than a dataset of it can hold in sane memory."""
+    for a log of more figures or sample values than a dataset of it can hold in sane memory.
+    Its columns: `registry`'s (None: the active one)."""
+    with programs.use(registry):
+        return _from_parse(parsed, source)
+
+
+def _from_parse(parsed: ParseResult, source: str) -> Dataset:
     values = sum(len(s.values) for s in parsed.samples)
     if len(parsed.figures) > READ_FIGURES or values > READ_SAMPLES:
         raise InputError(f"{source}: {len(parsed.figures)} figures and {values} sample values, "

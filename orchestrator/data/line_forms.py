@@ -132,7 +132,7 @@ def method_of(text: str) -> tuple[str, str | None] | None:
     shared = vocabulary.printed_methods()
     if text in shared:
         return shared[text], None
-    return next(((method, p.name) for p in programs.REGISTRY.values()
+    return next(((method, p.name) for p in programs.active().programs
                  if (method := p.method_of(text)) is not None), None)
 
 
@@ -140,7 +140,7 @@ def method_of(text: str) -> tuple[str, str | None] | None:
 @lru_cache(maxsize=256)
 def label_info(label: str) -> tuple[str, str | None]:
     """(device, framework) a label implies; 'cpu' and 'cuda' are printed by both frameworks."""
-    return next(((device, p.name) for p in programs.REGISTRY.values()
+    return next(((device, p.name) for p in programs.active().programs
                  if (device := p.device_of(label)) is not None), (label, None))
 
 
@@ -149,7 +149,7 @@ def label_info(label: str) -> tuple[str, str | None]:
 def warm_program() -> str | None:
     """The program warm-up lines imply when nothing else says: the first registered with a
     'warm' mode (burn, the puzzle's program; a JAX log's header names JAX, which wins)."""
-    having = [p.name for p in programs.REGISTRY.values() if "warm" in p.modes]
+    having = [p.name for p in programs.active().programs if "warm" in p.modes]
     return having[0] if having else None
 
 
@@ -157,9 +157,9 @@ def warm_program() -> str | None:
 @lru_cache(maxsize=1)
 def program_words() -> tuple[re.Pattern[str], dict[str, str], tuple[str, ...]]:
     """A section header's framework words, word -> program, and header line prefixes."""
-    words = {word: p.name for p in programs.REGISTRY.values() for word in (p.name, *p.aliases)}
+    words = {word: p.name for p in programs.active().programs for word in (p.name, *p.aliases)}
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, words)) + r")\b", re.IGNORECASE)
-    return pattern, words, tuple(f"{name} " for name in programs.REGISTRY)
+    return pattern, words, tuple(f"{name} " for name in programs.active().by_name)
 
 
 def profiler_of(text: str) -> str:

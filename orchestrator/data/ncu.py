@@ -37,7 +37,7 @@ _UNITS = {"ns": 1e-9, "nsecond": 1e-9, "us": 1e-6, "usecond": 1e-6, "µs": 1e-6,
 MAX_KERNELS = 256
 # launches one matmul may make (cuBLAS: one or two, a split-K pair; XLA, cubecl: a few): a CSV
 # with more per matmul of the window is refused as it is read, so a million launches inside
-# the size cap never become a million objects (issue 29: its report died of memory)
+# the size cap never become a million objects (a report of one died of memory)
 MAX_LAUNCHES_PER_MATMUL = 16
 # a kernel name (a C++ template instance) is a few KiB at most; csv's own limit is 128 KiB
 MAX_FIELD = 64 * 1024

@@ -15,7 +15,7 @@ import re
 
 from orchestrator.data import line_forms
 
-# the old stderr note (bench_py/exec_gpu.py's queued_note of 2026-12-01)
+# the old stderr note (bench_py/exec_gpu.py's queued_note, before the proof line)
 _NOTE = re.compile(r"^(\S+)\.Event time \(queued\): in ([0-9]{1,9}) of ([0-9]{1,9}) runs the GPU "
                    r"had reached the start event before the end event was queued", re.MULTILINE)
 STDERR_READ = 1 << 20  # the stderr tail read for the note: a bounded read of stored bytes

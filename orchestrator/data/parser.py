@@ -370,7 +370,7 @@ class Parser:
             return False
         name, err, diff = match.groups()
         first, _, rest = name.partition(" ")
-        named = first.lower() if first.lower() in programs.REGISTRY else None
+        named = first.lower() if first.lower() in programs.active().by_name else None
         device, implied = label_info(rest.split(" ", 1)[0] if named else first)
         self._table(named or implied, name, device, "max|x - f64 ref|", "max_err_f64_ref",
                     float(err), n)
@@ -386,7 +386,7 @@ class Parser:
         return match is not None
 
     def _header(self, n: int, line: str) -> bool:
-        program = programs.REGISTRY.get(line.split(" ", 1)[0])
+        program = programs.active().by_name.get(line.split(" ", 1)[0])
         header = program.parse_header(line, n) if program is not None else None
         if program is None or header is None:
             return False

@@ -4,18 +4,17 @@ The programs print `torch precision fp32|tf32` and `burn precision fp32|unknown 
 (docs/LINES.md); a run whose program said `unknown`, or printed nothing (stores made before the
 line existed), gets the arithmetic its build's accuracy run shows (accuracy.infer_precision):
 every run of the same program, build, device, asked precision and shape in the sweep shares it
-(a library may pick another kernel, and so another arithmetic, at another shape: issue 24 item
-3). Where no accuracy run of the run's own shape told, one of another shape still labels it,
-with the shape it came from in the source (`inferred at 256x256`), so old stores that ran
-accuracy at 256² only keep their labels and say where they came from. Where no accuracy run
-tells, the names of the run's own matmul kernels (its `kernel_time` and `accuracy_kernel`
-figures) may (data/kernel_names.py): every kernel that says an arithmetic must say the same. An
-accuracy run, or a printed setting, and the run's kernels that say two arithmetics give none:
-the source says both (`disputed: inferred fp32, kernel name tf32`, `disputed: printed tf32,
-kernel name fp32`), and the report and compare say so. The dataset's columns:
-`precision` (fp32, tf32 or '') and `precision_source` (printed, inferred, inferred at MxN,
-kernel name, disputed: ..., or '': not known).
-"""
+(a library may pick another kernel, and so another arithmetic, at another shape). Where no
+accuracy run of the run's own shape told, one of another shape still labels it, with the shape
+it came from in the source (`inferred at 256x256`), so old stores that ran accuracy at 256²
+only keep their labels and say where they came from. Where no accuracy run tells, the names of
+the run's own matmul kernels (its `kernel_time` and `accuracy_kernel` figures) may
+(data/kernel_names.py): every kernel that says an arithmetic must say the same. An accuracy
+run, or a printed setting, and the run's kernels that say two arithmetics give none: the source
+says both (`disputed: inferred fp32, kernel name tf32`, `disputed: printed tf32, kernel name
+fp32`), and the report and compare say so. The dataset's columns: `precision` (fp32, tf32 or
+'') and `precision_source` (printed, inferred, inferred at MxN, kernel name, disputed: ..., or
+'': not known)."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ finished (a migrated sweep's one start is its `sweeps` row, its plan not recorde
 a sweep this store's own orchestrator ran; older stores' sweeps are all such); 5 adds
 `sweep_starts.seed`, the seed of the interleaved order each start planned with (NULL: file
 order), filled for older starts from the `defaults.order` their recorded text asked for (the
-default then was file order), and `stops`: per figure of a series run to a precision target
+default then was file order), and `stops`: per figure of a series run to a stopping target
 (run/stopping.py), why it stopped, its achieved half-width and processes; 6 is one shape: the
 figure columns `profiler` and `kernel` and the run column `state_json` were added to formats 2
 to 5 in place (any store opened for writing was ALTERed), so a store of one of those formats
@@ -242,7 +242,7 @@ def recorded_seed(config_text: str | None) -> int | None:
 
 def _v4_to_v5(db: sqlite3.Connection) -> None:
     """Each start's order seed, from the text it planned from; the stops table (no sweep
-    of an older store stopped at a precision target: empty)."""
+    of an older store stopped at a stopping target: empty)."""
     db.execute("""CREATE TABLE IF NOT EXISTS stops(
   sweep_id TEXT, experiment TEXT, series TEXT, label TEXT, method TEXT, reason TEXT,
   half_width REAL, processes INTEGER, target REAL, at REAL,

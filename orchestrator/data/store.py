@@ -136,7 +136,7 @@ class Store(StoreFile):
         return self.query("SELECT * FROM stops WHERE sweep_id=? ORDER BY rowid", (sweep_id,))
 
     def drop_planned(self, sweep_id: str, run_ids: set[str]) -> None:
-        """Runs a precision target made unneeded leave the latest start's plan: the sweep is
+        """Runs a stopping target made unneeded leave the latest start's plan: the sweep is
         complete without them (a resume plans them again and the stopping rule drops them)."""
         starts = self.config_texts(sweep_id)
         if not starts or starts[-1]["planned_json"] is None:

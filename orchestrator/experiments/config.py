@@ -27,8 +27,8 @@ from orchestrator.experiments.messages import PathError, problems
 from orchestrator.experiments.targets import (
     Build,
     Capability,
-    PrecisionTarget,
     Profiler,
+    StoppingTarget,
     Strict,
     Target,
     Threads,
@@ -36,7 +36,7 @@ from orchestrator.experiments.targets import (
 )
 from orchestrator.experiments.yamlsource import load_yaml, problems_error
 
-__all__ = ["Build", "Capability", "Defaults", "Experiment", "ExperimentsFile", "PrecisionTarget",
+__all__ = ["Build", "Capability", "Defaults", "Experiment", "ExperimentsFile", "StoppingTarget",
            "Target", "Variant", "json_schema", "load"]  # a target's models: re-exported
 
 FORMAT_VERSION = 1
@@ -57,7 +57,7 @@ class QuietGate(Strict):
 
 
 class Order(Strict):
-    """The order of each experiment's runs (spec/order.py)."""
+    """The order of each experiment's runs (experiments/order.py)."""
 
     interleave: StrictBool = Field(
         True, description="run each experiment's processes in rounds, each round shuffled "
@@ -127,8 +127,11 @@ class Experiment(Strict):
         "processes of all variants interleaved in the same rounds so drift hits them alike; "
         "compare reads RESULTS#NAME as one side (e.g. {a: {}, b: {env: {MKL_CBWR: "
         "COMPATIBLE}}})")
-    precision_target: PrecisionTarget | None = Field(
-        None, description="stop at a precision instead of a count (`processes`): "
+    # the stopping target: its key keeps the name files were written with (the interval's
+    # width, not the arithmetic: that is a target's `precision`)
+    precision_target: StoppingTarget | None = Field(
+        None, description="the stopping target: stop at a target width instead of a count "
+        "(`processes`): "
         "{target: 0.02, min_processes: 3, max_processes: 20, budget_s: 300, pilot: 3}")
 
     @field_validator("variants")
@@ -141,7 +144,7 @@ class Experiment(Strict):
 
     @model_validator(mode="after")
     def _target_or_count(self) -> Experiment:
-        """A precision target runs processes in rounds: not beside a count, not in a cold
+        """A stopping target runs processes in rounds: not beside a count, not in a cold
         series (its processes run whole), only where figures are steady (mm)."""
         if self.precision_target is not None and "processes" in self.model_fields_set:
             raise ValueError("give either 'processes' or 'precision_target' (its "
@@ -150,8 +153,8 @@ class Experiment(Strict):
             raise ValueError(problem)
         return self
 
-    def no_rounds(self, rule: PrecisionTarget | None = None) -> str | None:
-        """Why this experiment's series cannot stop at a precision (`rule`: a target's own;
+    def no_rounds(self, rule: StoppingTarget | None = None) -> str | None:
+        """Why this experiment's series cannot stop at a stopping target (`rule`: a target's own;
         default the experiment's), or None."""
         rule = rule or self.precision_target
         if rule is not None and rule.decide and not self.variants:
@@ -169,8 +172,8 @@ class Experiment(Strict):
                     "give it 'processes'")
         return None
 
-    def rule_for(self, target: Target) -> PrecisionTarget | None:
-        """The precision target a target's series stop at: its own, else the experiment's."""
+    def rule_for(self, target: Target) -> StoppingTarget | None:
+        """The stopping target a target's series stop at: its own, else the experiment's."""
         return target.precision_target or self.precision_target
 
     def processes_for(self, target: Target) -> int:
@@ -185,7 +188,7 @@ class Experiment(Strict):
         lacking = [t.program for t in self.targets
                    if self.mode not in programs.get(t.program).modes]
         if lacking:
-            having = [p.name for p in programs.REGISTRY.values() if self.mode in p.modes]
+            having = [p.name for p in programs.active().programs if self.mode in p.modes]
             what = " (the warm-up puzzle)" if self.mode == "warm" else ""
             raise ValueError(f"mode '{self.mode}'{what} is a {' and '.join(having)} program "
                              f"mode; remove the {' and '.join(dict.fromkeys(lacking))} targets")
@@ -269,8 +272,14 @@ class ExperimentsFile(Strict):
                                 "build under 'builds:'")
 
 
-def load(path: Path) -> ExperimentsFile:
-    """Read and validate an experiments file; ConfigError (exit 2) naming every problem."""
+def load(path: Path, registry: programs.Registry | None = None) -> ExperimentsFile:
+    """Read and validate an experiments file against `registry`'s programs, axes and build
+    systems (None: the active registry); ConfigError (exit 2) naming every problem."""
+    with programs.use(registry):
+        return _load(path)
+
+
+def _load(path: Path) -> ExperimentsFile:
     located = load_yaml(path)
     found = located.problems
     if not isinstance(located.data, dict):
@@ -288,6 +297,8 @@ def load(path: Path) -> ExperimentsFile:
     return config
 
 
-def json_schema() -> str:
-    """The experiments file's JSON Schema, for editors."""
-    return json.dumps(ExperimentsFile.model_json_schema(), indent=2)
+def json_schema(registry: programs.Registry | None = None) -> str:
+    """The experiments file's JSON Schema, for editors: of `registry`, by default the default
+    registry (never a test's active one: the committed schema is this checkout's)."""
+    with programs.use(registry or programs.default_registry()):
+        return json.dumps(ExperimentsFile.model_json_schema(), indent=2)

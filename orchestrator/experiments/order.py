@@ -38,7 +38,7 @@ def _units(runs: list[PlannedRun]) -> list[tuple[int, Unit]]:
     """(round, unit): a process with its profile runs, or a whole cache series in round 0.
     Where the experiment has no cold run, nothing in it empties a cache: a warm series' later
     processes then take their rounds like any other (its first, with the priming, in round
-    0), so a precision target's rounds hold every series alike."""
+    0), so a stopping target's rounds hold every series alike."""
     units: list[tuple[int, Unit]] = []
     series: dict[tuple[object, ...], Unit] = {}
     # a mega series empties the cache folder too (then loads its blob): it counts as cold here

@@ -18,7 +18,7 @@ from orchestrator.experiments.config import (
     Build,
     Experiment,
     ExperimentsFile,
-    PrecisionTarget,
+    StoppingTarget,
     Target,
     Variant,
 )
@@ -37,9 +37,9 @@ class PlannedRun:
     cold_series: str | None = None
     # a runnable run that needs a capability only `--assume` gave: what this machine lacks
     assumed: str | None = None
-    # the precision target its series stops at (run/stopping.py), and the scope whose runs
+    # the stopping target its series stops at (run/stopping.py), and the scope whose runs
     # share its time budget: the experiment's name, or 'NAME.targets[i]' for a target's own
-    rule: PrecisionTarget | None = None
+    rule: StoppingTarget | None = None
     rule_scope: str = ""
 
 
@@ -100,11 +100,18 @@ def _precision(target: Target) -> str | None:
 
 def expand(config: ExperimentsFile, caps: dict[str, str | None], cores: int,
            only: list[str] | None = None,
-           real: dict[str, str | None] | None = None) -> list[PlannedRun]:
+           real: dict[str, str | None] | None = None,
+           registry: programs.Registry | None = None) -> list[PlannedRun]:
     """Every run of the selected experiments, in execution order: file order, or with
-    `defaults.order.interleave` each experiment's processes in seeded rounds (spec/order).
+    `defaults.order.interleave` each experiment's processes in seeded rounds (experiments/order.py).
     `real`: this machine's own capabilities when `caps` adds assumed ones to them (runs needing
-    those are labelled)."""
+    those are labelled); `registry`: whose programs and axes (None: the active one)."""
+    with programs.use(registry):
+        return _expand(config, caps, cores, only, real)
+
+
+def _expand(config: ExperimentsFile, caps: dict[str, str | None], cores: int,
+            only: list[str] | None, real: dict[str, str | None] | None) -> list[PlannedRun]:
     planned: list[PlannedRun] = []
     for name, exp in config.experiments.items():
         if only and name not in only:
@@ -166,7 +173,7 @@ def _expand_variant(config: ExperimentsFile, name: str, exp: Experiment,
         point = _Point(config, exp, target, cores, processes)
         for params in _sweep(point, axes.axes(), {"variant": variant}):
             if rule is not None and reason is not None and params["process"] > 1:
-                continue  # a skipped series stopping at a precision: one row
+                continue  # a skipped series stopping at a target: one row
             run = RunDef(**identity, **params)
             if run.process == 1:  # later processes share the first's driver cache
                 first = run.run_id if run.cache in (CacheState.COLD, CacheState.MEGA) else None
@@ -207,9 +214,9 @@ def _refuse_mega(name: str, exp: Experiment, index: int, target: Target) -> None
     as artifacts (cubecl's, JAX's): one line naming its YAML path. Where a target has no
     cache at all (eager torch, a CPU build) every cache state means none, as cold does."""
     program = programs.get(target.program)
-    if "mega" not in exp.cache or program.cache_artifacts:
+    if "mega" not in exp.cache or program.caches.artifacts:
         return
-    if any(program.cached(target.device, None if e == "eager" else e)
+    if any(program.caches.cached(target.device, None if e == "eager" else e)
            for e in target.exec or ("eager",)):
         raise InputError(f"experiments.{name}.cache: 'mega' (the cache folders emptied, then "
                          f"filled from the artifacts a priming process saved) but "
@@ -226,7 +233,7 @@ class _Point:
     exp: Experiment
     target: Target
     cores: int
-    processes: int  # the target's planned processes (its own precision target's max)
+    processes: int  # the target's planned processes (its own stopping target's max)
 
 
 # An axis's values at a point, given the axes chosen outside it: parameter assignments (one
@@ -253,7 +260,7 @@ def _expander(axis: axes.Axis) -> Expander:
 def _caches(p: _Point, chosen: dict[str, Any]) -> list[dict[str, Any]]:
     # only devices (and exec modes) with an on-disk cache get a cache sweep; elsewhere it
     # means nothing
-    cached = programs.get(p.target.program).cached(p.target.device, chosen.get("exec"))
+    cached = programs.get(p.target.program).caches.cached(p.target.device, chosen.get("exec"))
     caches = [CacheState(c) for c in p.exp.cache] if cached else [CacheState.NONE]
     return [{"cache": state} for state in dict.fromkeys(caches)]
 
@@ -292,7 +299,7 @@ def _profilers(target: Target, exp: Experiment) -> tuple[str, ...]:
 
 def _profile_runs(run: RunDef, profilers: tuple[str, ...], reason: str | None,
                   caps: dict[str, str | None], expect: bool,
-                  rule: PrecisionTarget | None, scope: str) -> Iterator[PlannedRun]:
+                  rule: StoppingTarget | None, scope: str) -> Iterator[PlannedRun]:
     """Right after a measured mm run on CUDA, the same run under each profiler: a new run id
     (the `profile` marker is hashed), the measured run's id unchanged. Skipped where the
     measured run is, or where the profiler is missing (`ncu` capability)."""

@@ -1,5 +1,5 @@
 """The experiments file's targets: what one experiment runs (a registered program, or one of
-its builds, on one device: its threads, profile runs, arithmetic and precision target), the
+its builds, on one device: its threads, profile runs, arithmetic and stopping target), the
 builds a target names (each checked by the build system owning its crate: programs/build.py),
 and the literals both are checked against (capabilities, thread counts, profilers,
 arithmetics: each read from the program registry at import).
@@ -25,7 +25,7 @@ _TOOL_CAPABILITIES = (
     "avx512f",  # the CPU has AVX-512: gemm's x86-v4 kernels differ from the default AVX2 ones
 )
 Capability = Literal[(*_HOST_CAPABILITIES,  # type: ignore[valid-type]
-                      *(c for p in programs.REGISTRY.values() for c in p.provides),
+                      *(c for p in programs.active().programs for c in p.provides),
                       *_TOOL_CAPABILITIES)]
 Threads = lim.ThreadCount | Literal["auto"]
 # a profile run of each measured CUDA mm run, under Nsight Compute: 'ncu' with L2 as the timed
@@ -33,10 +33,10 @@ Threads = lim.ThreadCount | Literal["auto"]
 Profiler = Literal[tuple(vocabulary.profile_profilers())]  # type: ignore[valid-type]
 # every arithmetic a program may be asked for (Program.precisions), first seen first
 Precision = Literal[tuple(dict.fromkeys(  # type: ignore[valid-type]
-    q for p in programs.REGISTRY.values() for qs in p.precisions.values() for q in qs))]
+    q for p in programs.active().programs for qs in p.precisions.values() for q in qs))]
 # every execution mode a program may be asked for (Program.exec_modes), first seen first
 ExecMode = Literal[tuple(dict.fromkeys(  # type: ignore[valid-type]
-    e for p in programs.REGISTRY.values() for es in p.exec_modes.values() for e in es))
+    e for p in programs.active().programs for es in p.exec_modes.values() for e in es))
     or ("eager",)]
 
 
@@ -111,8 +111,8 @@ def _program_enum(schema: dict[str, Any]) -> None:
 Ratio = Seconds  # a strict, finite float (the same checks as a duration)
 
 
-class PrecisionTarget(Strict):
-    """Stop at a precision instead of a count (run/stopping.py): a pilot of processes, then
+class StoppingTarget(Strict):
+    """Stop at a target width instead of a count (run/stopping.py): a pilot of processes, then
     more rounds until each steady-state figure's 95% interval is within ±target of its
     median with at least min_processes, or until max_processes or budget_s run out, or the
     interval stops shrinking (a noise floor)."""
@@ -142,7 +142,7 @@ class PrecisionTarget(Strict):
         "spending over rounds / max_processes, or Bonferroni (5%/looks each)")
 
     @model_validator(mode="after")
-    def _counts_in_order(self) -> PrecisionTarget:
+    def _counts_in_order(self) -> StoppingTarget:
         if self.min_processes > self.max_processes:
             raise ValueError(f"min_processes ({self.min_processes}) is above max_processes "
                              f"({self.max_processes})")
@@ -178,8 +178,8 @@ class Target(Strict):
         None, description="how the matmul runs, one run each (programs with modes): "
         "'eager' (the default), 'compile' (the compiler, Inductor), 'compile:max-autotune' "
         "(and the compiler's other modes), 'cudagraph' (one captured matmul replayed; cuda)")
-    precision_target: PrecisionTarget | None = Field(
-        None, description="this target's series stop at a precision (overrides the "
+    precision_target: StoppingTarget | None = Field(
+        None, description="this target's series stop at a stopping target (overrides the "
         "experiment's; its budget_s is this target's runs' time); the experiment's "
         "`processes` is then the other targets' count")
 
@@ -190,7 +190,7 @@ class Target(Strict):
     def _precision_here(cls, value: str | None, info: ValidationInfo) -> str | None:
         """Checked here, not after: the error then names `...targets[i].precision`."""
         name, device = info.data.get("program"), info.data.get("device")
-        if (value is None or name not in programs.REGISTRY
+        if (value is None or name not in programs.active().by_name
                 or device not in programs.get(name).devices):
             return value  # program or device is wrong: their own errors say it
         problem = programs.get(name).precision_error(device, value)
@@ -206,7 +206,7 @@ class Target(Strict):
         name, device = info.data.get("program"), info.data.get("device")
         if value is not None and not value:
             raise ValueError("expected at least one mode (leave 'exec' out for eager)")
-        if (value is None or name not in programs.REGISTRY
+        if (value is None or name not in programs.active().by_name
                 or device not in programs.get(name).devices):
             return value
         for mode in value:
@@ -217,7 +217,7 @@ class Target(Strict):
     @field_validator("program")
     @classmethod
     def _registered(cls, value: str) -> str:
-        if value not in programs.REGISTRY:
+        if value not in programs.active().by_name:
             raise ValueError(f"expected {_one_of(programs.names())} (got {value!r})")
         return value
 

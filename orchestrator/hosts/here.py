@@ -4,8 +4,7 @@ and validated and written as a new file renamed over its name, its `.lock` opene
 following a link, and a fetched store checked before it replaces the last good copy.
 
 A planted link under RESULTS/hosts would otherwise have a fetch, a record or a lock written
-wherever it points (issue 46, items 2 and 5); a record of the wrong shape would crash the
-wait (item 7).
+wherever it points; a record of the wrong shape would crash the wait.
 """
 
 from __future__ import annotations
@@ -80,7 +79,7 @@ class Attached(BaseModel):
     pid: str | None = None
     job: str | None = None
     lstart: str = ""
-    token: str | None = None  # None: written by an orchestrator from before issue 46
+    token: str | None = None  # None: written by an orchestrator from before the token
     started_at: str = ""
 
     @field_validator("pid", "job")

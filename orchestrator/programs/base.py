@@ -2,15 +2,17 @@
 
 A `Program` says which devices it runs on and what capabilities each needs (and which it
 probes), how a run becomes argv, environment and working folder (thread settings included),
-its build, its caches (where: `cache_place`; what may move them: `cache_overrides`; what a
-cold run removes and how a run's store looks prove cold or warm), its driver-cache policy,
+its build, its caches (a part of its own, `caches`: programs/caches.py; where, what may move
+them, what a cold run removes and how a run's store looks prove cold or warm, its driver-cache
+policy),
 which header and method line forms only it prints (docs/LINES.md; a header's own facts in
-`Header.facts`), which labels imply it and how the report names its builds, its rows of the
+`Header.facts`), which labels imply it and how the report names its builds (a part of its own,
+`naming`: programs/naming.py), its rows of the
 machine facts and the report's Source lines, and what facts about it a sweep records; a
 program made of parts names its `BuildSystem` (programs/build.py).
 Everything else (the line grammar shared by all programs, the run's record, the store) is the
-same for every framework. Adding a framework is one folder with a Program subclass,
-registered in `programs/__init__.py`, plus its program.
+same for every framework. Adding a framework is one folder with a Program subclass (found by
+programs/registry.py's discovery), plus its program.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ from typing import Any, ClassVar
 from orchestrator import axes
 from orchestrator.programs import probe
 from orchestrator.programs.build import BuildSystem
+from orchestrator.programs.caches import Caches
+from orchestrator.programs.measure import Variable
+from orchestrator.programs.naming import Naming
 from orchestrator.records import Header, RunDef
 
 
@@ -60,28 +65,27 @@ class Program(ABC):
     """One framework's benchmark program, as the orchestrator sees it."""
 
     name: ClassVar[str]  # the experiments file's `program` and the dataset's `framework`
+    # its place among the programs (the registry's order: the report's and compare's order of
+    # frameworks, the first with a 'warm' mode for warm-up lines); ties go by name
+    place: ClassVar[int] = 100
     title: ClassVar[str]  # how report tables name it: 'PyTorch'
     aliases: ClassVar[tuple[str, ...]] = ()  # other names a log's section header may use
     devices: ClassVar[tuple[str, ...]]
     # capabilities (config.Capability) a device needs beyond the target's own `requires`
     device_needs: ClassVar[dict[str, tuple[str, ...]]] = {}
-    # devices whose runs autotune into an on-disk cache: a cache sweep means something there
-    cached_devices: ClassVar[tuple[str, ...]] = ()
     # devices where a call returns before its work is done: beside the accelerators, the CPU for
     # a program that dispatches asynchronously there too (JAX), so no sync != with sync is right
     async_cpu: ClassVar[bool] = False
-    # the cache's folder, project-relative ('bench_py', 'target', 'jax-cache'): a cold run
-    # removes it, and only a folder of that name inside project/<first part>; a program whose
-    # folder follows another rule overrides `cache_place` (burn: cubecl's)
-    cache_home: ClassVar[tuple[str, ...]] = ()
-    # devices whose runs go through the CUDA driver: each gets its own CUDA_CACHE_PATH
-    driver_cache_devices: ClassVar[tuple[str, ...]] = ()
-    # environment variables that change what a cold or warm cache means (flagged when set)
-    cache_env: ClassVar[tuple[str, ...]] = ()
+    # its caches: where, what moves them, how a run's store proves cold or warm
+    # (programs/caches.py; the default: no on-disk cache)
+    caches: ClassVar[Caches] = Caches()
     # environment variables whose values the orchestrator reads for this program, each with
     # its parser (ValueError: what was expected): the experiments file's `env` is checked
     # with them, so a bad value is one line naming the variable, never a crash mid-sweep
     env_values: ClassVar[dict[str, Callable[[str], object]]] = {}
+    # environment variables that change what its runs measure (its libraries', documented):
+    # the dataset's `measure_env` column and the report's warnings (data/measure_env.py)
+    measure_env: ClassVar[tuple[Variable, ...]] = ()
     # how its programs are built (a target then names one of the file's `builds`); None: not
     build_system: ClassVar[BuildSystem | None] = None
     modes: ClassVar[tuple[str, ...]] = ("mm", "accuracy")
@@ -105,43 +109,12 @@ class Program(ABC):
     # value of any other on its targets. The built-in axes (shape, threads, ...) every program
     # takes, through the contract's fixed argv
     accepts: ClassVar[tuple[str, ...]] = ()
-    # the modes whose runs read and write the on-disk cache (`cache_home`) on every device
-    cached_exec: ClassVar[tuple[str, ...]] = ()
-    # a warm series gets its priming run even when the cache folder is not empty: the folder
-    # holds other runs' entries too (torch.compile's: every mode and shape), so only a run of
-    # the same definition puts this one's there
-    prime_warm: ClassVar[bool] = False
-    # its cached runs can also save their caches as one blob of artifacts and load it into
-    # emptied folders (torch.compile's mega-cache): a `cache: [mega]` series means something
-    # (its priming run saves, its first process loads; the argv says where); elsewhere the
-    # plan refuses `mega` on a cached target
-    cache_artifacts: ClassVar[bool] = False
     # why a program with no `precisions` takes none (the experiments file's error says it)
     no_precision: ClassVar[str] = "this program cannot choose its arithmetic"
     # capabilities (config.Capability) only this program's probe reports ('torch', 'jax')
     provides: ClassVar[tuple[str, ...]] = ()
-    # files above the working folder that may move the on-disk cache (a cache sweep refuses)
-    cache_overrides: ClassVar[tuple[str, ...]] = ()
-    # why a CUDA run with no on-disk cache of its own gets its program's driver JIT cache
-    # folder (`<results>/driver-cache/<name>`); the run's record says it
-    driver_cache_why: ClassVar[str] = ("its CUDA kernels are not autotuned into a cache of "
-                                       "its own: the driver JIT cache is recorded to show it")
-    # CPU build labels -> the chapter's row names ('flex' -> 'burn Flex, default features'),
-    # and label prefix -> row-name prefix ('flex+' -> 'burn Flex + ')
-    build_names: ClassVar[dict[str, str]] = {}
-    build_prefixes: ClassVar[dict[str, str]] = {}
-    # CPU build label -> the `builds` entry it implies ('flex' -> 'default'); a label with one
-    # of `build_prefixes` implies the rest of it ('flex+x86-v4' -> 'x86-v4')
-    label_builds: ClassVar[dict[str, str]] = {}
-    # labels of builds that run one thread whatever is asked (burn's template: no rayon)
-    one_thread_labels: ClassVar[tuple[str, ...]] = ()
-    # an accuracy line's build words as a log prints them -> the stored label ('flex
-    # template' -> 'flex(template)'); a word with a `build_prefixes` key's stem, +rest
-    accuracy_labels: ClassVar[dict[str, str]] = {}
-    # how its builds look in every plot (report/styles.py): one marker for the framework, one
-    # colour per build label it knows (any other label gets a colour from its name's hash)
-    plot_marker: ClassVar[str] = "D"
-    plot_colors: ClassVar[dict[str, str]] = {}
+    # how the report names its builds and draws them (programs/naming.py)
+    naming: ClassVar[Naming] = Naming()
 
     @abstractmethod
     def command(self, run: RunDef, paths: Paths) -> list[str]:
@@ -192,12 +165,6 @@ class Program(ABC):
         return (f"{self.name} on {device} runs {', '.join(choices) or 'eager only'}"
                 + (f" ('{mode}' needs device {' or '.join(where)})" if where else ""))
 
-    def cached(self, device: str, exec_mode: str | None = None) -> bool:
-        """Does a run on `device` in `exec_mode` read an on-disk cache of the program's (so a
-        cache sweep means something there)?"""
-        return device in self.cached_devices or (exec_mode is not None
-                                                 and exec_mode in self.cached_exec)
-
     def precision_error(self, device: str, precision: str) -> str | None:
         """Why a target cannot ask this arithmetic on this device; None when it can."""
         if not self.precisions:
@@ -208,20 +175,6 @@ class Program(ABC):
         where = [d for d, p in self.precisions.items() if precision in p]
         return (f"{self.name} on {device} computes only {' or '.join(choices) or 'its default'}"
                 + (f" ('{precision}' needs device {' or '.join(where)})" if where else ""))
-
-    def cache_place(self, project: Path, cwd: Path) -> tuple[Path, Path, tuple[str, ...]]:
-        """(its cache folder, the folder that must hold it, the names it must end with) for a
-        run started in `cwd`: by default its project-relative `cache_home`."""
-        home = self.cache_home
-        return project.joinpath(*home), project / home[0], home[1:]
-
-    def store_look(self, run: RunDef, cache_dir: Path, env: dict[str, str]) -> Any:
-        """What the on-disk cache holds for this run (JSON-able), when the program can tell."""
-        return None
-
-    def store_proof(self, cold: bool, before: Any, after: Any) -> str:
-        """The cache state the run's store looks prove ('warm, no autotune', ...)."""
-        return ""
 
     def method_of(self, text: str) -> str | None:
         """The dataset method of a printed METHOD only this program prints, else None."""
@@ -253,24 +206,6 @@ class Program(ABC):
         """The report's `Source` lines for this program ('JAX: 0.4.30.')."""
         fact = host.get(self.name)
         return [(self.title, fact.get("version"))] if isinstance(fact, dict) else []
-
-    def expected_build(self, label: str) -> str | None:
-        """The build a CPU label of this program implies; None: not one of its labels."""
-        if label in self.label_builds:
-            return self.label_builds[label]
-        return next((label.removeprefix(p) for p in self.build_prefixes if label.startswith(p)),
-                    None)
-
-    def accuracy_label(self, words: str) -> str | None:
-        """A log's accuracy build words ('flex template', 'flex x86-v4') as the store's label
-        ('flex(template)', 'flex+x86-v4'); None: not one of its builds' words."""
-        if words in self.accuracy_labels:
-            return self.accuracy_labels[words]
-        for prefix in self.build_prefixes:  # 'flex+' -> a log's 'flex x86-v4'
-            stem = prefix.rstrip("+") + " "
-            if words.startswith(stem):
-                return prefix + words.removeprefix(stem)
-        return None
 
     def device_of(self, label: str) -> str | None:
         """The device a label only this program prints runs on, else None."""

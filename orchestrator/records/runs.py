@@ -163,9 +163,9 @@ class RunDef:
     @property
     def series_id(self) -> str:
         """The run id of the first process of this run's series (a profile run's: its
-        measured run's): what a precision target stops (run/stopping.py). A warm series'
+        measured run's): what a stopping target stops (run/stopping.py). A warm series'
         first process is the one that ensures the cache (its later ones find it warm); a
-        precision target has no cold series, whose later processes would read as warm."""
+        stopping target has no cold series, whose later processes would read as warm."""
         first = {CacheState.WARM: CacheAction.ENSURE,
                  CacheState.MEGA: CacheAction.DELETE}.get(self.cache, self.cache_action)
         return replace(self, process=1, profile=None, cache_action=first).run_id

@@ -1,11 +1,12 @@
 """The chapter's report from a dataset, and the comparisons of two: one report model.
 
-Registered sections own their row selection, tables, findings and plot: `registry` (what a
-section is, `@section`), `sections/` (one module per section, its own checks included). `report`
-(`writer`: report.md and the CSVs), `report A B` and `compare` (the `compare/` wing) read them;
-Markdown, CSV (`writer`), HTML (`html_report`: report.html, compare.html) and PNG (`plots`,
-with the axes of `plot_style` and each build's one colour and marker of `styles`) are exporters
-over them; `escape` makes text from the data safe in Markdown and HTML.
+Registered sections own their row selection, tables, findings and plot: `section` (what a
+section is made of and reads, a leaf: `Table`, `Section`, `Context`, `Thresholds`), `registry`
+(how one registers, `@section`), `sections/` (one module per section, its own checks included).
+`report` (`writer`: report.md and the CSVs), `report A B` and `compare` (the `compare/` wing)
+read them; Markdown, CSV (`writer`), HTML (`html_report`: report.html, compare.html) and PNG
+(`plots`, with the axes of `plot_style` and each build's one colour and marker of `styles`) are
+exporters over them; `escape` makes text from the data safe in Markdown and HTML.
 
 What a reader sees first: `summary` (the chapter's lessons as measured: which clock lies, a cold
 first call, the fastest build, the same numbers), `opening` (the findings first, the warnings by
@@ -14,7 +15,7 @@ kind, the sections with nothing to show named once).
 The pieces the sections share:
 - words and tables: `names` (a run, a build, a method put into words), `tables` (the shared
   table pieces, the accuracy and failures tables), `timing_tables` (tables 1, 2, 3, 5),
-  `process_table` (every figure over its processes; precision targets missed), `ratios`
+  `process_table` (every figure over its processes; stopping targets missed), `ratios`
   (spread and candidate / reference tables), `sample_sets` (the raw samples, one set per
   summary line);
 - checks: `checks` (the warnings several sections share), `findings` (what a check found,

@@ -1,11 +1,10 @@
-"""What the caches were behind the first-call and warm-up tables (issue 14).
+"""What the caches were behind the first-call and warm-up tables.
 
 Cells for the tables that show them (`autotune kernel`, `autotune median`, `cache proof`, only
-where the data has them: captured logs and stores older than issue 14 do not), the cold first
-call's spread over an experiment's repeats (min / median / max), the priming runs with their
-role and the state they started in, and a check that names runs whose environment changed what
-cold or warm mean (the cache record's `env`).
-"""
+where the data has them: captured logs and stores older than the cache record do not), the cold
+first call's spread over an experiment's repeats (min / median / max), the priming runs with
+their role and the state they started in, and a check that names runs whose environment changed
+what cold or warm mean (the cache record's `env`)."""
 
 from __future__ import annotations
 
@@ -112,7 +111,7 @@ def priming_table(data: Dataset) -> Table:
             fig, ["unit", "experiment", "framework", "label"]):
         mine = fig[fig["unit"] == unit]
         # a sweep primes only where cubecl's folder holds no file: it started cold, whatever
-        # a store older than issue 14 says ('warm', its measured run's label)
+        # a store older than the cache record says ('warm', its measured run's label)
         started = MEGA_STARTED if set(mine["run_id"]) & saved else _started(framework)
         record = {"experiment": experiment, "role": "priming",
                   "target": column_name(framework, label), "started": started}
@@ -133,8 +132,8 @@ MEGA_STARTED = "cold (its cache folder emptied), then saved the mega-cache blob 
 def _started(framework: str) -> str:
     """What a priming run started from: cubecl's folder empty; a program that primes every
     warm series (torch.compile's one folder of all modes' entries) from that folder as found."""
-    program = programs.REGISTRY.get(framework)
-    if program is not None and program.prime_warm:
+    program = programs.active().by_name.get(framework)
+    if program is not None and program.caches.prime_warm:
         return f"{program.title}'s cache folder as found (its cache proof says what it held)"
     return "cold (no cubecl cache)"
 

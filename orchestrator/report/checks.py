@@ -10,10 +10,8 @@ check of one section lives in that section's module (report/sections/).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -23,47 +21,11 @@ from orchestrator import vocabulary
 from orchestrator.data import frame_records
 from orchestrator.report.findings import Kind
 from orchestrator.report.names import column_name, cpu_build_name, threads_column
+from orchestrator.report.section import Thresholds  # re-exported
 from orchestrator.report.tables import duration, group_positions
 from orchestrator.stats.spread import iqr, ratio
 
 SampleSets = dict[str, np.ndarray]
-UNKNOWN_CORES_LOAD = 4.0  # the load threshold where the data does not say how many cores ran it
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    """When a figure earns a warning."""
-
-    # 1-minute load above which a run counts as taken under load: `load1` if given, else
-    # `load_per_core` × the cores the runs could use (`cores`, from the host facts: `for_host`)
-    load1: float | None = None
-    load_per_core: float = 0.5
-    cores: int | None = None
-    spread: float = 1.5  # median / min above this is a wide spread
-    call_overhead: float = 0.2  # no-sync min below this fraction of with-sync min: not the work
-    cpu_sync: float = 0.05  # relative difference allowed between CPU no sync and with sync
-    first_run: float = 10.0  # first run / steady run above this swallowed autotune or compile
-    thread_gain: float = 1.2  # more threads giving less than this speed-up: threads don't reach
-    accuracy: float = 1e-4  # max|x - f64 ref| / max |ref| above this is more than rounding
-
-    def for_host(self, host: dict[str, Any] | None) -> Thresholds:
-        """These thresholds with the core count of the machine the data came from."""
-        cores = (host or {}).get("cores_usable") or (host or {}).get("cores_logical")
-        return replace(self, cores=int(cores)) if cores and self.cores is None else self
-
-    @property
-    def load_limit(self) -> float:
-        if self.load1 is not None:
-            return self.load1
-        return self.load_per_core * self.cores if self.cores else UNKNOWN_CORES_LOAD
-
-    def load_words(self) -> str:
-        """'1 (0.5 × 2 cores)': the load threshold and where it comes from."""
-        if self.load1 is None and self.cores:
-            return f"{self.load_limit:g} ({self.load_per_core:g} × {self.cores} cores)"
-        return f"{self.load_limit:g}" + ("" if self.load1 is not None else " (cores unknown)")
-
-
 def below(a: float | None, b: float | None, limit: float) -> bool:
     """a / b < limit, for a ratio that means something (spread.ratio)."""
     quotient = ratio(a, b)
@@ -246,23 +208,6 @@ def load(rows: pd.DataFrame, th: Thresholds,
         out.append(Kind.UNDER_LOAD.says(f"{target(row)}{where} ran at a 1-minute load of "
                    f"{_num(before)} before and {_num(after)} after (threshold "
                    f"{th.load_words()}){own}; minima hold up better than medians."))
-    return out
-
-
-def paused_builds(runs: pd.DataFrame) -> dict[str, list[str]]:
-    """Run id -> the background builds paused while it was measured (the run's gate record,
-    `builds_paused`); runs of older stores or without builds are left out."""
-    out: dict[str, list[str]] = {}
-    if "gate" not in runs:
-        return out
-    for rid, gate in zip(runs["run_id"], runs["gate"], strict=True):
-        try:
-            names = (json.loads(gate) if isinstance(gate, str) else None) or {}
-        except ValueError:
-            continue
-        found = names.get("builds_paused") if isinstance(names, dict) else None
-        if isinstance(found, list) and found:
-            out[str(rid)] = [str(b) for b in found]
     return out
 
 

@@ -1,4 +1,4 @@
-"""Warnings about the GPU's clock while a run ran (issue 24 item 6): NVML's violation counters
+"""Warnings about the GPU's clock while a run ran: NVML's violation counters
 kept as their growth over the run (`gpu_below_app_clock_s` and its causes, data/state_columns),
 the SM clock the orchestrator sampled during the run (`gpu_sm_clock_run_min_mhz`/`_max_mhz`),
 and the SM clock each program read at the start and end of each timed block (method `sm_clock`:

@@ -1,6 +1,6 @@
 """A drift check after the sweep: did the machine get faster or slower as the sweep went on?
 
-Interleaving (spec/order.py) turns drift into noise that every target shares instead of
+Interleaving (experiments/order.py) turns drift into noise that every target shares instead of
 differences between targets; this check shows what it turned into noise. Each process of a
 steady-state figure (a median; first calls and device inits are other questions) with at least
 two processes gives one residual, the log of its median less the mean log of its figure's

@@ -7,7 +7,7 @@ so a 2 s block spans ~20 updates: one 75 µs matmul is far below what it can res
 are not. J per matmul = J / N; GFLOP/J = 2·M·N·M·N_matmuls / J / 1e9 (a is M×N, b is N×M);
 mean power = J / s. The block's energy is the whole GPU's, idle power included (gross).
 
-Where the program printed its `# energy` line (both programs since issue 24: every counter
+Where the program printed its `# energy` line (both programs print it: every counter
 read aligned to one of NVML's updates, blocks of >= 5 s), the idle power measured just before
 the block, the net joules (gross less idle power times the block's time) and net J per matmul
 are shown beside the gross ones, and the busy share (runs x one matmul's kernel time / the

@@ -30,7 +30,7 @@ from orchestrator.report import summary
 from orchestrator.report.escape import neutral
 from orchestrator.report.findings import Finding
 from orchestrator.report.opening import FINDINGS, Anchors, Opening, slug
-from orchestrator.report.registry import Section
+from orchestrator.report.section import Section
 from orchestrator.report.tables import Table
 
 PAGE_NAME = "report.html"

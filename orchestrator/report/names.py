@@ -16,7 +16,7 @@ from orchestrator import programs
 
 def framework_name(framework: str) -> str:
     """'PyTorch' for torch: each program's own title (programs/)."""
-    program = programs.REGISTRY.get(framework)
+    program = programs.active().by_name.get(framework)
     return program.title if program is not None else framework
 
 
@@ -33,9 +33,9 @@ def cpu_build_name(framework: str, label: str) -> str:
     reference = programs.reference()  # the chapter's 'PyTorch CPU'
     if reference is not None and (framework, label) == (reference[0].name, reference[1]):
         return f"{reference[0].title} {label.upper()}"
-    program = programs.REGISTRY.get(framework)
-    names = program.build_names if program is not None else {}
-    prefixes = program.build_prefixes if program is not None else {}
+    program = programs.active().by_name.get(framework)
+    names = program.naming.build_names if program is not None else {}
+    prefixes = program.naming.build_prefixes if program is not None else {}
     if label in names:  # the program's own CPU builds ('burn Flex, template')
         return names[label]
     for prefix, name in prefixes.items():
@@ -46,7 +46,7 @@ def cpu_build_name(framework: str, label: str) -> str:
 
 def accuracy_build_name(framework: str, label: str) -> str:
     """'burn flex(template)' from a stored row, 'burn flex template' as a log printed it."""
-    if not framework or label.split(" ", 1)[0] in programs.REGISTRY:
+    if not framework or label.split(" ", 1)[0] in programs.active().by_name:
         return label
     return f"{framework} {label}"
 

@@ -15,7 +15,7 @@ import pandas as pd
 
 from orchestrator.report import summary
 from orchestrator.report.findings import Finding
-from orchestrator.report.registry import Section
+from orchestrator.report.section import Section
 from orchestrator.report.tables import Table
 
 TITLE = "Timing report"

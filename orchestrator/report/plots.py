@@ -12,7 +12,6 @@ rows the section's tables and checks read; a plot only narrows them to what it s
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +23,7 @@ from matplotlib.patches import Patch
 from orchestrator import programs, vocabulary
 from orchestrator.report import plot_style, sizes_plot, styles
 from orchestrator.report.names import group_name
+from orchestrator.report.section import Drawer, SampleSets
 from orchestrator.report.tables import (
     column_name,
     cpu_build_name,
@@ -33,14 +33,11 @@ from orchestrator.report.tables import (
 )
 from orchestrator.report.timing_tables import cpu_rows
 
-SampleSets = dict[str, np.ndarray]
 DPI = 120
 HATCHES = ("", "//", "..", "xx", "\\\\", "oo")  # thread counts in cpu_threads.png
 LINES = ("-", "--", ":", "-.")  # one build's several series (cache state, warm-up)
 # A plot that cannot be drawn: its file name and why, for report.md.
 Skipped = tuple[str, str]
-# a plot drawn from its section's rows, or why it cannot be
-Drawer = Callable[[pd.DataFrame, SampleSets], Figure | str]
 # Caps, as compare.png's (compare_output.PLOT_ROWS): a plot with a bar group per process was
 # 87,900 px wide at 500 runs (2 GB of pixels at 5000), a title naming every shape 155 in;
 # below them nothing changes. Every figure stays in the section's table and CSV.

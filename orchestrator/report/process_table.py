@@ -34,7 +34,7 @@ TITLE = "Every time figure over its processes: median [95% interval], processes 
 def pooled(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:
     """One record per figure: its identity, the `intervals.Estimate`, and a first row."""
     # every time of the matmul but the warm-up puzzle's timed runs (section 5 has those)
-    methods = [m.key for m in vocabulary.METHODS if m.time and m.section != "warm-up"]
+    methods = [m.key for m in vocabulary.methods() if m.time and m.section != "warm-up"]
     rows = fig[fig["method"].isin(methods) & fig["stat"].isin(["median", "value"])]
     rows = rows[rows["value_s"].notna()]
     if rows.empty:
@@ -124,7 +124,7 @@ def processes_of(fig: pd.DataFrame, sets: SampleSets) -> dict[str, intervals.Est
 
 
 def missed_targets(fig: pd.DataFrame) -> list[str]:
-    """One line per figure of a precision target that stopped without reaching it (the
+    """One line per figure of a stopping target that stopped without reaching it (the
     store's stops: run/stopping.py), with the reason and the half-width it reached."""
     if "stop_reason" not in fig:
         return []
@@ -142,6 +142,7 @@ def missed_targets(fig: pd.DataFrame) -> list[str]:
                                    float(row["stop_target"]))
         need = "" if more is None else ": over 1000 processes would reach it" \
             if more > power.MOST else f": ~{more} processes would reach it at that spread"
+        # printed as the committed reports print it (the stopping target's YAML key's words)
         lines.append(f"Precision target missed: {row['experiment']} {run_name(row, context=True)}"
                      f" {vocabulary.figure_words(row['method'], row.get('profiler'))}: "
                      f"{reached} at "

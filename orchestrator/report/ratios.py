@@ -282,7 +282,7 @@ def _against_reference(rows: list[Record], sets: SampleSets) -> list[dict[str, A
     reference = found[0].name
     targets = _targets(rows)
     out = []
-    for name in programs.REGISTRY:
+    for name in programs.active().by_name:
         if name == reference:
             continue
         for ref in targets.get(reference, []):
@@ -334,7 +334,8 @@ def _titles() -> tuple[str, str]:
 
 
 def _title(framework: str) -> str:
-    return programs.REGISTRY[framework].title if framework in programs.REGISTRY else framework
+    found = programs.active().by_name.get(framework)
+    return found.title if found is not None else framework
 
 
 def _times(quotient: float | None) -> str:

@@ -15,80 +15,22 @@ Compare's order is its own (`CompareSection.rank`: the more specific sections la
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
-from orchestrator import vocabulary
+from orchestrator import programs, vocabulary
 from orchestrator.data.dataset import Dataset
-from orchestrator.report import checks, plots
-from orchestrator.report.checks import Thresholds
-from orchestrator.report.sample_sets import sample_sets
-from orchestrator.report.tables import Table
-
-
-@dataclass
-class Section:
-    """A heading, a sentence on what the table shows, its tables, and what to mind."""
-
-    title: str
-    intro: str
-    tables: list[Table]
-    warnings: list[str] = field(default_factory=list)
-    plot: str | None = None  # the PNG shown under the section, when it was drawn
-    # the figures the section selected: its tables, its checks and its plot read these
-    rows: pd.DataFrame = field(default_factory=pd.DataFrame)
-    draw: plots.Drawer | None = None  # the plot's drawer (the registration's)
-    closing: list[str] = field(default_factory=list)  # paragraphs after the findings
-
-
-@dataclass
-class Context:
-    """What a section may read: the dataset, its prepared figures (tables.prepare), the
-    thresholds; the raw sample sets are computed on first use (`report A B` needs none)."""
-
-    data: Dataset
-    fig: pd.DataFrame
-    th: Thresholds = field(default_factory=Thresholds)
-    given_sets: checks.SampleSets | None = None
-
-    @cached_property
-    def sets(self) -> checks.SampleSets:
-        return self.given_sets if self.given_sets is not None else sample_sets(self.data.samples)
-
-    @cached_property
-    def paused(self) -> dict[str, list[str]]:
-        """Run id -> the sweep's builds paused while it was measured (checks.load says so)."""
-        return checks.paused_builds(self.data.runs)
-
-
-@dataclass(frozen=True)
-class SideTable:
-    """A table `report A B` joins across sides: its CSV name, its heading there, its builder
-    from the section's selected rows, and the columns that say what a row stands for."""
-
-    name: str
-    title: str
-    build: Callable[[pd.DataFrame, Dataset], Table]
-    keys: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class CompareSection:
-    """A section as `compare` shows it: its words there (its heading in compare.md), its place
-    in compare's order (not the report's: compare's rows sort by it), which matched figures it
-    takes (a figure goes to the last section, in compare's order, that takes it: the more
-    specific sections come later), whether its rows get a verdict table, and the table its
-    rows with a verdict make (None: compare's verdict table, report/compare/tables.py)."""
-
-    words: str
-    rank: int
-    takes: Callable[[dict[str, Any]], bool]  # a matched row (report/compare/rows.py)
-    verdicts: bool = True
-    # (its words, its rows: compare.Row with a verdict) -> its table
-    table: Callable[[str, list[Any]], Table] | None = None
+from orchestrator.report.section import (
+    CompareSection,
+    Context,
+    Drawer,
+    SampleSets,
+    Section,
+    SideTable,
+    Thresholds,
+)
 
 
 @dataclass(frozen=True)
@@ -99,7 +41,7 @@ class Registered:
     name: str
     select: Callable[[Context], Any]  # a frame, or a bundle of frames (clocks.ClockRows)
     build: Callable[[Context, Any], Section]
-    plot: tuple[str, plots.Drawer] | None = None  # the PNG's file name and its drawer
+    plot: tuple[str, Drawer] | None = None  # the PNG's file name and its drawer
     side_by_side: tuple[SideTable, ...] = ()
     compare: CompareSection | None = None
     number: str | None = None  # its place in the report ('3', '6b'); None: after the others
@@ -125,29 +67,59 @@ class Registered:
         return built
 
 
-REGISTRY: list[Registered] = []  # in the report's order: by number (Registered.place)
+# the sections report/sections/'s modules register as they are imported (its discovery), in
+# the report's order: by number (Registered.place); `registered()` is what the report reads
+FOUND: list[Registered] = []
+
+
+def registered() -> tuple[Registered, ...]:
+    """The report's sections, in its order: the active registry's (`Registry.sections`, a
+    test's own), else the ones report/sections/ found (the default registry's)."""
+    chosen = programs.active().sections
+    return tuple(chosen) if chosen is not None else tuple(FOUND)
+
+
+def including(*extra: Registered) -> tuple[Registered, ...]:
+    """The registered sections and `extra`, in the report's order: a registry of one's own
+    (`Registry.with_sections`) with a section more."""
+    names = [r.name for r in (*registered(), *extra)]
+    if len(set(names)) != len(names):
+        raise ValueError(f"report section {extra[0].name!r} registered twice")
+    return tuple(sorted((*registered(), *extra), key=lambda r: r.place))
 
 
 Builder = Callable[[Context, Any], Section]
 
 
+def entry(name: str, select: Callable[[Context], Any], *, number: str | None = None,
+          plot: tuple[str, Drawer] | None = None, side_by_side: tuple[SideTable, ...] = (),
+          compare: CompareSection | None = None) -> Callable[[Builder], Registered]:
+    """The decorated builder as a section, registered nowhere (a test's registry takes it)."""
+    def made(build: Builder) -> Registered:
+        return Registered(name, select, build, plot, side_by_side, compare, number)
+    return made
+
+
 def section(name: str, select: Callable[[Context], Any], *, number: str | None = None,
-            plot: tuple[str, plots.Drawer] | None = None,
+            plot: tuple[str, Drawer] | None = None,
             side_by_side: tuple[SideTable, ...] = (),
             compare: CompareSection | None = None) -> Callable[[Builder], Builder]:
-    """Register the decorated builder as a section of the report, at its `number`."""
+    """Register the decorated builder as a section of the report, at its `number` (found as
+    report/sections/ imports its modules)."""
     def register(build: Builder) -> Builder:
-        if any(r.name == name for r in REGISTRY):
+        if any(r.name == name for r in FOUND):
             raise ValueError(f"report section {name!r} registered twice")
-        REGISTRY.append(Registered(name, select, build, plot, side_by_side, compare, number))
-        REGISTRY.sort(key=lambda r: r.place)  # stable: unnumbered ones keep their order
+        FOUND.append(entry(name, select, number=number, plot=plot, side_by_side=side_by_side,
+                           compare=compare)(build))
+        FOUND.sort(key=lambda r: r.place)  # stable: unnumbered ones keep their order
         return build
     return register
 
 
 def compare_sections() -> list[CompareSection]:
     """The sections `compare` shows, in its order."""
-    return sorted((r.compare for r in REGISTRY if r.compare is not None), key=lambda c: c.rank)
+    return sorted((r.compare for r in registered() if r.compare is not None),
+                  key=lambda c: c.rank)
 
 
 def method_section(name: str) -> Callable[[dict[str, Any]], bool]:
@@ -158,8 +130,8 @@ def method_section(name: str) -> Callable[[dict[str, Any]], bool]:
     return takes
 
 
-def build_sections(data: Dataset, fig: pd.DataFrame, sets: checks.SampleSets,
+def build_sections(data: Dataset, fig: pd.DataFrame, sets: SampleSets,
                    th: Thresholds) -> list[Section]:
     """The report's sections in the chapter's order, then what goes beyond it."""
     ctx = Context(data, fig, th, sets)
-    return [entry.section(ctx) for entry in REGISTRY]
+    return [found.section(ctx) for found in registered()]

@@ -22,7 +22,7 @@ OTHERS = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6
 
 def _program(framework: str) -> programs.Program | None:
     # a framework no Program is registered for (a log's, a stand-in's) gets the defaults
-    return programs.REGISTRY.get(framework.lower())
+    return programs.active().by_name.get(framework.lower())
 
 
 @dataclass(frozen=True)
@@ -41,8 +41,8 @@ def base_label(label: str) -> str:
 def color(framework: str, label: str) -> str:
     key = (framework.lower(), base_label(label))
     program = _program(framework)
-    if program is not None and key[1] in program.plot_colors:
-        return program.plot_colors[key[1]]
+    if program is not None and key[1] in program.naming.plot_colors:
+        return program.naming.plot_colors[key[1]]
     return OTHERS[zlib.crc32(f"{key[0]}|{key[1]}".encode()) % len(OTHERS)]
 
 
@@ -52,5 +52,5 @@ def style(framework: str, label: str, threads: object = None) -> Style:
     except (TypeError, ValueError):  # None, pd.NA: one thread or an accelerator
         many = False
     program = _program(framework)
-    return Style(color(framework, label), program.plot_marker if program else "D",
+    return Style(color(framework, label), program.naming.plot_marker if program else "D",
                  "[tf32]" not in label.lower(), "--" if many else "-")

@@ -23,7 +23,7 @@ import pandas as pd
 from orchestrator.report.findings import Finding, Kind
 from orchestrator.report.names import run_name
 from orchestrator.report.process_table import pooled
-from orchestrator.report.registry import Section
+from orchestrator.report.section import Section
 from orchestrator.report.tables import accuracy_rows, duration, scientific
 from orchestrator.stats import intervals
 

@@ -9,7 +9,6 @@ report can say why the section is empty. The timing tables are in timing_tables.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -31,6 +30,7 @@ from orchestrator.report.names import (  # re-exported: tables, plots and ratios
     threads_column,
 )
 from orchestrator.report.sample_sets import summary_keys
+from orchestrator.report.section import Table  # re-exported: every builder makes one
 
 __all__ = [
     "Table",
@@ -45,17 +45,6 @@ __all__ = [
 
 MISSING = "—"
 _YEAR = 365 * 86400.0  # longer than any timed run: printed in plain seconds
-
-
-@dataclass
-class Table:
-    """One table of the report: its CSV name, title, cells, and remarks under it."""
-
-    name: str
-    title: str
-    frame: pd.DataFrame
-    notes: list[str] = field(default_factory=list)
-    missing: str | None = None  # why there is no table, when frame is empty
 
 
 # ---- preparing the figures ------------------------------------------------------------------
@@ -136,8 +125,8 @@ def _tag_exec(fig: pd.DataFrame) -> pd.Series:
 
 
 def _expected_build(label: str) -> str:
-    """The build a CPU label implies, as its program says (Program.expected_build)."""
-    found = (p.expected_build(label) for p in programs.REGISTRY.values())
+    """The build a CPU label implies, as its program says (Program.naming.expected_build)."""
+    found = (p.naming.expected_build(label) for p in programs.active().programs)
     return next((b for b in found if b is not None), label)
 
 

@@ -33,14 +33,16 @@ WRITER = "report"  # data/outputs.py: what wrote a folder's files
 
 def write(data: Dataset, out: Path, *, thresholds: Thresholds | None = None,
           inputs: outputs.Inputs = outputs.NO_INPUTS, partial: str | None = None,
-          scope: str | None = None) -> list[Path]:
+          scope: str | None = None, registry: programs.Registry | None = None) -> list[Path]:
     """Write report.md, one CSV per table and the plots into `out`; return the files. Files
     there that an earlier report did not write, or an input, are refused (data/outputs.py).
     `partial`: why this is a first report (builds still going on), said at its top; `scope`:
-    which part of a store it shows where the store holds more (the latest of its sweeps)."""
-    return outputs.write_folder(out, "--out", WRITER, inputs,
-                                lambda stage: _render(data, stage, thresholds, partial, scope),
-                                legacy_report)
+    which part of a store it shows where the store holds more (the latest of its sweeps);
+    `registry`: whose programs name the builds and whose sections it shows (None: active)."""
+    with programs.use(registry):
+        return outputs.write_folder(
+            out, "--out", WRITER, inputs,
+            lambda stage: _render(data, stage, thresholds, partial, scope), legacy_report)
 
 
 def _render(data: Dataset, out: Path, thresholds: Thresholds | None,
@@ -54,12 +56,14 @@ def _render(data: Dataset, out: Path, thresholds: Thresholds | None,
     return [report, html, *written]
 
 
-def whole(data: Dataset, out: Path, thresholds: Thresholds | None = None
+def whole(data: Dataset, out: Path, thresholds: Thresholds | None = None,
+          registry: programs.Registry | None = None
           ) -> tuple[str, list[Path], html_report.Body]:
     """report.md's text, the CSVs and plots it names (written into `out`) and report.html's
     contents after its title (a variant sweep's report after its column groups:
     report/compare/side_by_side.py)."""
-    return _whole(data, out, thresholds)
+    with programs.use(registry):
+        return _whole(data, out, thresholds)
 
 
 def _whole(data: Dataset, out: Path, thresholds: Thresholds | None,
@@ -150,10 +154,10 @@ def _source_lines(data: Dataset, th: Thresholds) -> list[str]:
     facts = [("host", host.get("cpu_model")), ("OS", host.get("os")),
              ("GPUs", ", ".join(g.get("name", "") for g in host.get("gpus") or [])),
              # each program's own lines (torch, burn and rustc, JAX), as its facts recorded
-             *(fact for p in programs.REGISTRY.values() for fact in p.source_facts(host)),
+             *(fact for p in programs.active().programs for fact in p.source_facts(host)),
              ("Nsight Compute", host.get("ncu")), ("project commit", host.get("git_commit")),
              # provenance the programs printed (burn's CUDA backend and kernel compiler)
-             *((row.name, row.read(data.headers, host)) for p in programs.REGISTRY.values()
+             *((row.name, row.read(data.headers, host)) for p in programs.active().programs
                for row in p.fact_rows() if row.in_source)]
     lines += [f"{name}: {value}." for name, value in facts if value]
     if data.figures["load1_before"].isna().all() and data.figures["load1_after"].isna().all():

@@ -1,7 +1,7 @@
 """A program's on-disk cache: where it is, removing it safely, and whether a run wrote it.
 
-Where the folder is, is the program's rule (`Program.cache_place`: a project-relative
-`cache_home`, or a rule of its own, as cubecl's above the working folder in programs/burn/).
+Where the folder is, is the program's rule (`Program.caches.place`: a project-relative
+`home`, or a rule of its own, as cubecl's above the working folder in programs/burn/).
 A cold run must remove exactly that folder and nothing else: anything outside the folder the
 program names, reached through a symlink, or not named like the cache is refused before a
 single file is touched.
@@ -27,15 +27,15 @@ __all__ = ["CACHE_PARTS", "CacheContents", "cache_dir_for", "cache_home", "check
 
 def cache_home(run: RunDef, project: Path, cwd: Path) -> tuple[Path, Path, tuple[str, ...]]:
     """(the run's cache folder, the folder it must lie in, the names it must end with): the
-    program's own rule (Program.cache_place: its `cache_home`, or cubecl's above `cwd`)."""
-    return programs.get(run.program).cache_place(project, cwd)
+    program's own rule (Program.caches.place: its `home`, or cubecl's above `cwd`)."""
+    return programs.get(run.program).caches.place(project, cwd)
 
 
 def config_override(cwd: Path, names: tuple[str, ...] | None = None) -> Path | None:
     """A config file on the way up that may move the cache (we then refuse): `names` are the
-    program's `cache_overrides`; None: every registered program's."""
+    program's `caches.overrides`; None: every registered program's."""
     if names is None:
-        names = tuple(n for p in programs.REGISTRY.values() for n in p.cache_overrides)
+        names = tuple(n for p in programs.active().programs for n in p.caches.overrides)
     for folder in (Path(os.path.abspath(cwd)), *Path(os.path.abspath(cwd)).parents):
         for name in names:
             if (folder / name).is_file():

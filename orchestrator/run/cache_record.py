@@ -1,7 +1,7 @@
 """A run's cache record: what it found, what it left, and what that proves.
 
 Before the process starts (`begin`): cubecl's folder as files and bytes, what the program's store
-holds for this run's matmul (programs' `store_look`), the CUDA driver cache folder
+holds for this run's matmul (its program's `caches.look`), the CUDA driver cache folder
 (run/driver_cache), and the run's own environment settings that change what cold or warm mean.
 After it (`finish`): the same again, `wrote` (the store's contents changed, never file times),
 `proof` (the one line the dataset's `cache_proof` shows) and `autotune` (what autotune chose for
@@ -22,7 +22,7 @@ from orchestrator.run.driver_cache import DISABLED, DRIVER_ENV, NAMED
 
 def env_overrides(run: RunDef) -> dict[str, str]:
     """The run's environment settings (defaults/experiment `env`) that change cache meaning."""
-    watched = (*programs.get(run.program).cache_env, *DRIVER_ENV)
+    watched = (*programs.get(run.program).caches.env, *DRIVER_ENV)
     return {k: v for k, v in run.env if k in watched}
 
 
@@ -32,7 +32,7 @@ def begin(run: RunDef, path: Path, info: dict[str, Any]) -> dict[str, Any]:
     # measured run left, so warm whatever that one was (its cache is never emptied)
     info["state"] = CacheState.WARM.value if run.profile else run.cache.value
     info["before"] = asdict(CacheContents.of(path))
-    info["store_before"] = programs.get(run.program).store_look(run, path, dict(run.env))
+    info["store_before"] = programs.get(run.program).caches.look(run, path, dict(run.env))
     overrides = env_overrides(run)
     if overrides:
         info["env"] = overrides
@@ -60,7 +60,7 @@ def proof(run: RunDef, info: dict[str, Any]) -> str:
     before, after = info.get("store_before"), info.get("store_after")
     if before is not None and after is not None and run.cache != CacheState.NONE:
         cold = run.cache == CacheState.COLD and not run.profile  # a profile run is never cold
-        parts.append(programs.get(run.program).store_proof(cold, before, after))
+        parts.append(programs.get(run.program).caches.proof(cold, before, after))
     driver = _driver_text(info.get("driver_cache"))
     if driver:
         parts.append(driver)
@@ -82,7 +82,7 @@ def finish(run: RunDef, info: dict[str, Any]) -> None:
         path = Path(info["path"])
         after = CacheContents.of(path)
         info["after"] = asdict(after)
-        look = programs.get(run.program).store_look(run, path, dict(run.env))
+        look = programs.get(run.program).caches.look(run, path, dict(run.env))
         info["store_after"] = look
         before = info.get("store_before")
         readable = isinstance(look, dict) and isinstance(before, dict) and \

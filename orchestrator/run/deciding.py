@@ -18,7 +18,7 @@ boundaries are set on the paired t statistics' joint law, so the intervals are r
 confidence intervals: all of them, at every look, hold the true ratio with probability
 1 − α/m together, and a verdict read at any look is false at most that often. The group
 stops, `decided`, when every figure's interval lies beyond the ±min_effect band (slower,
-faster) or inside it (same); else at the budget or max_processes like any precision target.
+faster) or inside it (same); else at the budget or max_processes like any stopping target.
 `compare` at the end judges the whole comparison by its own correction (BH's α·R/M over its M
 figures): no stricter than the rule's look (at most α/m) wherever it decides R ≥ M/m figures,
 as in the sweeps here, so the decided figures keep their verdicts (tests/run/test_deciding.py).

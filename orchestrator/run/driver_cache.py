@@ -10,7 +10,7 @@ later process pay the JIT, which a new user's second run does not. So:
   `<results>/driver-cache/<run id of its first process>`, and its later processes use it too;
 - warm burn series share `<results>/driver-cache/warm`, which their priming run fills;
 - a program's CUDA runs outside any cache sweep get its own `<results>/driver-cache/<program>`
-  (`Program.driver_cache_why` says why: precompiled SASS should leave it empty); the record
+  (`Program.caches.driver_why` says why: precompiled SASS should leave it empty); the record
   shows whether it did.
 
 The orchestrator's own CUDA_CACHE_* never reach a program (runner.PASS_THROUGH leaves them out);
@@ -71,7 +71,7 @@ def _contents(path: Path) -> dict[str, Any]:
 def prepare(root: Path, cold_series: str | None, first: bool, cached: bool,
             program: tuple[str, str] = ("", "")) -> dict[str, Any]:
     """Make the run's driver cache folder (emptied for a cold series' first process);
-    `program`: its name and why its own folder (Program.driver_cache_why)."""
+    `program`: its name and why its own folder (Program.caches.driver_why)."""
     path, kind = folder(root, cold_series, cached, program[0])
     for part in (path, *path.parents):
         if part == root.parent:

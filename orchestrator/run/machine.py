@@ -63,7 +63,7 @@ def capabilities(python: str = sys.executable) -> dict[str, str | None]:
         **detect.machine_capabilities(Host.this(), has_nvidia_gpu(), vulkan),
         # profile runs (experiments' `profile: [ncu]`) start the program under Nsight Compute
         "ncu": None if shutil.which("ncu") else "Nsight Compute (ncu) is not on PATH",
-    } | {cap: why for program in programs.REGISTRY.values()
+    } | {cap: why for program in programs.active().programs
          for cap, why in program.capabilities(python).items()}
 
 
@@ -166,7 +166,7 @@ def host_facts(project: Path, python: str = sys.executable) -> dict[str, Any]:
         "load": asdict(Load.now()),
         "cpu_state": cpu_state.read(),  # governor, frequency, boost, SMT (and per run)
         # each program's own facts (torch: version, CUDA, BLAS; burn: the version it pins)
-        **{name: program.facts(project, python) for name, program in programs.REGISTRY.items()},
+        **{p.name: p.facts(project, python) for p in programs.active().programs},
         **({HUNG: hung} if hung else {}),
     }
 

@@ -106,13 +106,13 @@ def prepare_cache(run: RunDef, project: Path, held: ExitStack | None = None,
     (and OSError: a file in the cache that cannot be removed). `held`: where the cache folder's
     machine-wide lock (run/cache_lock) is entered, to be held until the run's record is taken."""
     program = programs.get(run.program)
-    cached = program.cached(run.device, run.params.get("exec"))
+    cached = program.caches.cached(run.device, run.params.get("exec"))
     if run.cache == CacheState.NONE and run.mode == "accuracy" and cached:
         return _look_only(run, project, held, results)
     if run.cache == CacheState.NONE or not cached:
         return None
     cwd = program_cwd(run, project)
-    override = config_override(cwd, programs.get(run.program).cache_overrides)
+    override = config_override(cwd, programs.get(run.program).caches.overrides)
     if override is not None:
         raise CacheSafetyError(f"{override} may move {programs.get(run.program).title}'s cache; "
                                "remove it for cache sweeps")
@@ -133,7 +133,7 @@ def _look_only(run: RunDef, project: Path, held: ExitStack | None,
                results: Path | None) -> dict[str, Any]:
     """An accuracy run on an autotuned device: the cache is left as it is (no cache action),
     but its store is looked at before and after, so the record names the kernel autotune
-    chose for the matmul that computed the arrays (issue 24: the accuracy table's kernel)."""
+    chose for the matmul that computed the arrays (the accuracy table's kernel)."""
     cwd = program_cwd(run, project)
     path, _rust, _parts = cache_home(run, project, cwd)
     if held is not None:
@@ -144,7 +144,7 @@ def _look_only(run: RunDef, project: Path, held: ExitStack | None,
 def _driver_cache(run: RunDef, ctx: RunContext, cold_series: str | None) -> dict[str, Any] | None:
     """The run's own CUDA driver cache folder (a cold series' first process empties it)."""
     program = programs.get(run.program)
-    if ctx.driver_cache is None or run.device not in program.driver_cache_devices:
+    if ctx.driver_cache is None or run.device not in program.caches.driver_devices:
         return None
     chosen = driver_cache.named(dict(run.env))
     if chosen is not None:  # the experiment's own folder: recorded as it is, ours not made
@@ -152,8 +152,8 @@ def _driver_cache(run: RunDef, ctx: RunContext, cold_series: str | None) -> dict
     first = run.cache_action == CacheAction.DELETE
     series = run.run_id if first else cold_series
     return driver_cache.prepare(ctx.driver_cache, series, first,
-                                program.cached(run.device, run.params.get("exec")),
-                                (program.name, program.driver_cache_why))
+                                program.caches.cached(run.device, run.params.get("exec")),
+                                (program.name, program.caches.driver_why))
 
 
 def _fresh_dir(path: Path) -> str | None:

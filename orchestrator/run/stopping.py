@@ -1,12 +1,11 @@
-"""Stop at a precision target (`precision_target:` of an experiment): the rule and its record.
+"""Stop at a stopping target (`precision_target:` of an experiment): the rule and its record.
 
 A series (one target at one shape and thread count, planned with max_processes processes, run
-in interleaved rounds: spec/order.py) is looked at before each of its processes from the pilot
-on. Its steady-state figures (each method's median of a mm run; first calls are one value per
-process and another question) get their 95% interval from the processes measured so far, by
+in interleaved rounds: experiments/order.py) is looked at before each of its processes from the
+pilot on. Its steady-state figures (each method's median of a mm run; first calls are one value
+per process and another question) get their 95% interval from the processes measured so far, by
 the report's own method (stats/intervals.estimate: one home, a leaf every layer may import).
-The series
-stops when every figure has a reason:
+The series stops when every figure has a reason:
 
 - `target met`: half-width ≤ target with at least min_processes;
 - `noise floor`: the interval stopped shrinking (no narrower than NOISE_ROUNDS looks ago), or
@@ -41,7 +40,7 @@ import numpy as np
 
 from orchestrator import vocabulary
 from orchestrator.data.store import Store
-from orchestrator.experiments.config import ExperimentsFile, PrecisionTarget
+from orchestrator.experiments.config import ExperimentsFile, StoppingTarget
 from orchestrator.experiments.plan import PlannedRun
 from orchestrator.records import CacheAction, CacheState, RunDef
 from orchestrator.run import deciding
@@ -107,7 +106,7 @@ def looks(points: list[tuple[int, float, np.ndarray | None]],
     return out
 
 
-def reason(history: list[Look], rule: PrecisionTarget, planned: int) -> str | None:
+def reason(history: list[Look], rule: StoppingTarget, planned: int) -> str | None:
     """Why a figure stops now, or None to go on (module docstring)."""
     now = history[-1]
     if now.half_width is not None and now.half_width <= rule.target \
@@ -124,7 +123,7 @@ def reason(history: list[Look], rule: PrecisionTarget, planned: int) -> str | No
     return None
 
 
-def reachable(log_sd: float, rule: PrecisionTarget) -> bool:
+def reachable(log_sd: float, rule: StoppingTarget) -> bool:
     """Whether the spread seen so far could give ±target within max_processes: the t
     interval's half-width exp(t(p-1)·sd/√p) − 1 at p = max_processes (the t quantile shrinks
     with p as much as √p does at first: a projection without it stops far too early)."""
@@ -145,7 +144,7 @@ class Stopping:
         # run id -> the budget scope of its rule; a warm series' priming run (stored as its
         # own definition's id + '-prime', in the state it started in) counts with its run
         self.scope: dict[str, str] = {}
-        # series id -> its measured runs' ids and processes: what a look reads (item 11)
+        # series id -> its measured runs' ids and processes: what a look reads
         self.members: dict[str, dict[str, int]] = {}
         # run until decided: a group's series, one per variant in the file's order
         self.groups: dict[tuple[object, ...], list[str]] = {}
@@ -267,7 +266,7 @@ class Stopping:
                                 time.time()))
         return records
 
-    def _horizon(self, experiment: str, scope: str, rule: PrecisionTarget) -> int:
+    def _horizon(self, experiment: str, scope: str, rule: StoppingTarget) -> int:
         """The last round the looks spend α up to: max_processes, or fewer where the
         pilot's rounds show the time budget ends sooner (spending over rounds / max_processes
         that the budget cuts at half would leave most of α unspent). Fixed by the pilot's

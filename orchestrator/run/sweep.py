@@ -107,7 +107,7 @@ def _priming_state(planned: PlannedRun, project: Path,
     process loads (`_priming_run`)."""
     run = planned.run
     if run.cache == CacheState.MEGA and run.cache_action == CacheAction.DELETE:
-        return CacheState.COLD if programs.get(run.program).cache_artifacts else None
+        return CacheState.COLD if programs.get(run.program).caches.artifacts else None
     if run.cache_action != CacheAction.ENSURE:
         return None
     cwd = program_cwd(run, project)
@@ -115,14 +115,14 @@ def _priming_state(planned: PlannedRun, project: Path,
         cache = cache_home(run, project, cwd)[0]
     except CacheSafetyError:
         return None  # the measured run fails with the reason; priming would be wasted
-    if config_override(cwd, programs.get(run.program).cache_overrides) is not None:
+    if config_override(cwd, programs.get(run.program).caches.overrides) is not None:
         return None
     if CacheContents.of(cache).files == 0:
         return CacheState.COLD
     program = programs.get(run.program)
-    if program.prime_warm:  # one folder for many runs' entries: not empty is not primed
+    if program.caches.prime_warm:  # one folder for many runs' entries: not empty is not primed
         return CacheState.WARM
-    if driver_root is not None and run.device in program.driver_cache_devices:
+    if driver_root is not None and run.device in program.caches.driver_devices:
         warm, _kind = driver_cache.folder(driver_root, None, cached=True)
         if CacheContents.of(warm).files == 0:
             return CacheState.WARM
@@ -140,8 +140,10 @@ def _priming_run(run: RunDef, state: CacheState) -> RunDef:
 
 class Sweep:
     def __init__(self, project: Path, results: Path, python: str = sys.executable,
-                 show: bool = True, on_partial: PartialReport | None = None) -> None:
+                 show: bool = True, on_partial: PartialReport | None = None,
+                 registry: programs.Registry | None = None) -> None:
         self.project = project
+        self.registry = registry  # whose programs and axes it plans and runs (None: active)
         # while builds go on and runs have finished: a first report (cli writes it)
         self.on_partial = on_partial
         self.store = Store(results)
@@ -152,10 +154,16 @@ class Sweep:
              assume: list[str] | None = None) -> tuple[config_mod.ExperimentsFile,
                                                        list[PlannedRun]]:
         """The module's `plan` with this sweep's Python."""
-        return plan(config_path, only, self.python, assume)
+        with programs.use(self.registry):
+            return plan(config_path, only, self.python, assume)
 
     def run(self, config_path: Path, only: list[str] | None = None, new: bool = False,
             retry_failed: bool = False) -> SweepSummary:
+        with programs.use(self.registry):
+            return self._run(config_path, only, new, retry_failed)
+
+    def _run(self, config_path: Path, only: list[str] | None, new: bool,
+             retry_failed: bool) -> SweepSummary:
         config, planned = self.plan(config_path, only)
         results_place.refuse_results_in_cache(self.store.folder, planned, self.project)
         with self.store.writing() as store:
@@ -233,7 +241,7 @@ class Sweep:
                     stops: stopping.Stopping) -> None:
         """Each run in plan order as soon as its build is there; while none is ready, the
         partial report (`on_partial`) once per new batch of runs, then wait for cargo. A run
-        a precision target no longer needs is left out with the rest of its series."""
+        a stopping target no longer needs is left out with the rest of its series."""
         pending, measured_since_report = list(todo), False
         while pending:
             self._take_builds(background, builds, ctx, summary.sweep_id)

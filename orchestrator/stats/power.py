@@ -122,7 +122,7 @@ def pooled_spread(sd_a: float, sd_b: float) -> float:
 def processes_for(half_width: float, processes: int, target: float,
                   level: float = intervals.LEVEL) -> int | None:
     """The processes at which a figure whose t interval was ±half_width over `processes`
-    would reach ±target at the spread it showed (a precision target's missed line); None
+    would reach ±target at the spread it showed (a stopping target's missed line); None
     without a spread to project (fewer than 2 processes, no width), MOST + 1 beyond MOST."""
     if processes < 2 or not half_width > 0:
         return None

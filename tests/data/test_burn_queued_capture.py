@@ -1,4 +1,4 @@
-"""Issue 24 (burn side): burn's queued proof line, its CUDA backend header, on the contract.
+"""burn's queued proof line, its CUDA backend header, on the contract.
 
 `WRITTEN` below is written by hand after docs/LINES.md and bench-core's own unit tests
 (bench_rust/bench-core/tests/core.rs, the same strings); `test_a_real_h200_capture` checks the

@@ -1,8 +1,8 @@
 """What one dataset may hold (dataset.READ_FIGURES, READ_SAMPLES): a store's sweep past it is
 refused by every reader (report, compare, export) in one line that names the limit and the way
-out, before a row is read, the store's bytes unchanged and nothing written (issue 29 class 6,
-issue 25 item 4: at the plan's MAX_RUNS a report would have needed some 22 GiB). The limit
-holds whatever the plan lets a sweep run; BENCHMARKS.md has the cost at it."""
+out, before a row is read, the store's bytes unchanged and nothing written (at the plan's
+MAX_RUNS a report would have needed some 22 GiB). The limit holds whatever the plan lets a
+sweep run; BENCHMARKS.md has the cost at it."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The second H200 sweep (docs/results/h200-2026-12-01, 2026-12-01): what each clock measured, the
 arithmetic of every GPU run, caches proven, the GPU's state, and a provoked shared-GPU warning.
 
-These are the done-criteria of issues 12-15 checked on the committed real store, so that a
+These are the measurement's done-criteria checked on the committed real store, so that a
 change to the parser, the dataset or the report that loses one of them fails here.
 """
 

@@ -97,7 +97,7 @@ def test_two_machines_with_one_hostname_are_refused_until_named(tmp_path: Path) 
 
 def test_the_output_linked_to_a_source_store_is_refused_and_the_source_kept(
         tmp_path: Path) -> None:
-    # issue 46 item 6: O/results.sqlite a link to A's store; folders differ, the file is one
+    # O/results.sqlite a link to A's store; folders differ, the file is one
     source = tmp_path / "a"
     source.mkdir()
     shutil.copy(EXAMPLES / "h200-2026-12-01" / "results.sqlite", source / "results.sqlite")
@@ -112,7 +112,7 @@ def test_the_output_linked_to_a_source_store_is_refused_and_the_source_kept(
 
 
 def test_a_name_given_wins_and_a_name_a_spec_cannot_say_is_refused(tmp_path: Path) -> None:
-    # issue 46 item 13: NAME= over a name an earlier merge recorded, as docs/hosts.md says
+    # NAME= over a name an earlier merge recorded, as docs/hosts.md says
     first, second = tmp_path / "first", tmp_path / "second"
     merge.merge(first, [merge.Source(EXAMPLES / "h200-2026-12-01", "box")])
     assert main(["merge", str(second), f"h200={first}"]) == 0
@@ -125,7 +125,7 @@ def test_a_name_given_wins_and_a_name_a_spec_cannot_say_is_refused(tmp_path: Pat
 
 
 def test_one_store_under_two_names_is_refused_with_nothing_merged(tmp_path: Path) -> None:
-    # issue 46 item 13: `merge m a=A b=A` left `a` merged; now nothing is
+    # `merge m a=A b=A` left `a` merged; now nothing is
     source = EXAMPLES / "h200-2026-12-01"
     out = tmp_path / "m"
     with pytest.raises(InputError, match=r"is also given as host a .*nothing merged"):
@@ -134,7 +134,7 @@ def test_one_store_under_two_names_is_refused_with_nothing_merged(tmp_path: Path
 
 
 def test_export_of_a_merged_store_writes_every_hosts_rows(tmp_path: Path) -> None:
-    # issue 40: `export OUT` of a two-host merge wrote the latest host's rows alone
+    # before: `export OUT` of a two-host merge wrote the latest host's rows alone
     out = tmp_path / "merged"
     assert main(["merge", str(out), f"new={EXAMPLES / 'h200-2026-12-01'}",
                  f"old={EXAMPLES / 'h200-2026-11-30'}"]) == 0

@@ -152,7 +152,7 @@ def test_legacy_files_count_only_without_a_manifest(tmp_path: Path) -> None:
 @pytest.mark.parametrize("cut_after", [0, 1, 2])
 def test_a_write_cut_between_its_renames_is_taken_up_by_the_next(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cut_after: int) -> None:
-    """Killed after `cut_after` of its three files were moved in (issue 46 item 19): the
+    """Killed after `cut_after` of its three files were moved in: the
     folder holds new and old files under the old manifest; the next write knows them all as
     its own (they were pending), replaces them and removes what it no longer writes."""
     out = tmp_path / "rep"

@@ -448,7 +448,7 @@ def test_gc_state_is_restored() -> None:
         gc.enable()
 
 
-# ---- what a hostile or careless log holds (issue 16) -----------------------------------------
+# ---- what a hostile or careless log holds -----------------------------------------
 
 SYNC = "cpu 8x8 matmul with sync, 3 runs: min 1.000µs median 2.000µs"
 

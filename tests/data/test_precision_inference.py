@@ -157,7 +157,7 @@ def _run(run_id: str, mode: str, shape: list[int]) -> dict[str, str]:
 
 
 def test_the_inference_is_keyed_by_shape() -> None:
-    """Issue 24 item 3: a 1024² run's label comes from a 1024² accuracy run, not a 256² one."""
+    """A 1024² run's label comes from a 1024² accuracy run, not a 256² one."""
     tf32 = accuracy.Inference("tf32", 1e-2, 1e-2, 1e-6, 1e-6)
     fp32 = accuracy.Inference("fp32", 1e-6, 1e-2, 1e-6, 1e-2)
     runs = [_run("acc256", "accuracy", [256, 256]), _run("acc1024", "accuracy", [1024, 1024]),

@@ -1,4 +1,4 @@
-"""Issue 24: each results folder's README claims checked against that folder's own CSVs.
+"""Each results folder's README claims checked against that folder's own CSVs.
 
 `CLAIMS` maps a folder of docs/results to its README and the checks of the numbers that README
 states; each check reads the folder's committed dataset.csv here, rounded the way the README

@@ -166,7 +166,7 @@ def test_format_5_records_each_starts_order_seed_and_migrates_older_starts(
     assert _version(store.path) == str(schema.VERSION)
     assert schema.recorded_seed("defaults: {order: {seed: 3}}") is None  # file order then
     assert schema.recorded_seed("[not, a, mapping") is None
-    # issue 46 item 11: a text beyond the experiments file's 1 MiB is not parsed (file order)
+    # a text beyond the experiments file's 1 MiB is not parsed (file order)
     asked_text = "defaults: {order: {interleave: true, seed: 3}}\n"
     assert schema.recorded_seed(asked_text) == 3
     assert schema.recorded_seed(asked_text + "#" * schema.RECORDED_TEXT_BYTES) is None

@@ -229,7 +229,7 @@ def test_an_incomplete_sweep_says_its_status_in_words(status: str | None, words:
 @pytest.mark.parametrize("number", ["0", "-1", "1"])
 def test_a_wrong_format_number_is_named_not_blamed_on_the_temporary_folder(
         tmp_path: Path, number: str) -> None:
-    """Issue 46 item 19: a current store whose format says 0, -1 or 1 failed inside the
+    """A current store whose format says 0, -1 or 1 failed inside the
     migration and was reported as the temporary folder's fault ('set TMPDIR')."""
     store = Store(tmp_path / "r")
     with store.writing():

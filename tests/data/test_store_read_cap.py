@@ -1,6 +1,6 @@
 """An older store is read through a migrated copy in the temporary folder; past
 store_file.READ_COPY_CAP the copy is refused up front, in one line that names the limit and the
-way to migrate in place (issue 29, class 6: a 500 MB format-1 store took 6.5 GB of temporary
+way to migrate in place (a 500 MB format-1 store took 6.5 GB of temporary
 space, then failed). The committed format-1 store stands in, with the cap lowered."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Concurrent readers of a WAL store (issue 29, the `_tidied` race): a reader removed only the
+"""Concurrent readers of a WAL store (the `_tidied` race): a reader removed only the
 `-wal`/`-shm` it made itself, so one that found another reader's files left them for good once
 that reader had gone. However readers overlap, the folder ends as it was found."""
 

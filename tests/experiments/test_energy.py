@@ -71,7 +71,7 @@ def test_a_bad_energy_s_is_a_located_error(tmp_path: Path, value: str, words: st
 
 def test_experiments_yaml_asks_energy_on_the_methods_experiment() -> None:
     cfg = config.load(PROJECT / "experiments.yaml")
-    assert cfg.experiments["methods"].energy_s == 5  # >= 5 s: a counter step < 2% (issue 24)
+    assert cfg.experiments["methods"].energy_s == 5  # >= 5 s: a counter step < 2%
     assert all(e.energy_s == 0 for n, e in cfg.experiments.items() if n != "methods")
 
 

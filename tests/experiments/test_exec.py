@@ -1,4 +1,4 @@
-"""The `exec` axis (issue 42): a torch target's execution modes, one run each; eager keeps the
+"""The `exec` axis: a torch target's execution modes, one run each; eager keeps the
 run id it always had; a mode the device cannot run is an error that names the target's key;
 only a compiled mode gets a cache sweep (torch has no on-disk cache of its own in eager)."""
 

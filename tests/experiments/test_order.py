@@ -75,7 +75,7 @@ def test_processes_run_in_rounds_and_cache_series_stay_whole(tmp_path: Path) -> 
 
 
 def test_interleaving_is_the_default_and_keeps_the_chapters_constraints() -> None:
-    """Issue 23 item 2: the default is interleaved, seed 0 (the store records it: sweep_starts
+    """The default is interleaved, seed 0 (the store records it: sweep_starts
     .seed, the dataset's `seed`). The chapter's file plans the same runs as in file order, and
     every cold and warm cache series is still one block, priming first."""
     cfg = config.load(PROJECT / "experiments.yaml")

@@ -42,7 +42,7 @@ def test_cpu_machine_runs_cpu_experiments_and_skips_gpu_ones_with_reasons() -> N
                 and p.run.experiment != "sizes-cpu"]
     sizes = [p.run.describe() for p in planned if p.run.experiment == "sizes-cpu"
              and p.skip_reason is None]
-    # the CPU size sweep: every Linux build at its thread count, 6 sizes each (issue 25)
+    # the CPU size sweep: every Linux build at its thread count, 6 sizes each
     assert len(sizes) == 24 and sizes[0] == "sizes-cpu: torch cpu mm 64x64, threads 2"
     assert sizes[-1] == "sizes-cpu: burn x86-v4 flex mm 1024x1024, threads 2"
     assert runnable == [
@@ -58,7 +58,7 @@ def test_cpu_machine_runs_cpu_experiments_and_skips_gpu_ones_with_reasons() -> N
         "jax-first-call: jax cpu mm 1024x1024, warm cache, process 2/2, repeat 2",
         "jax-first-call: jax cpu mm 1024x1024, cold cache, process 1/2, repeat 3",
         "jax-first-call: jax cpu mm 1024x1024, warm cache, process 2/2, repeat 3",
-        # issue 42: Inductor's C++ backend on the CPU (its CUDA twins skipped with the reason)
+        # Inductor's C++ backend on the CPU (its CUDA twins skipped with the reason)
         "compile: torch cpu mm 256x256, compile, cold cache, process 1/2",
         "compile: torch cpu mm 256x256, compile, warm cache, process 2/2",
         "compile: torch cpu mm 256x256, compile:max-autotune, cold cache, process 1/2",
@@ -159,17 +159,17 @@ def test_run_ids_of_the_experiments_file_never_change() -> None:
     (every capability present, 8 cores); the same file must give the same ids, in file order.
     Runs added since with a new axis (torch's `precision: tf32`, first-call's repeats 2 and
     3) are new runs: not pinned; so are profile runs (`profile: [ncu]`), each right after
-    its measured run, whose id is unchanged; and so are the size sweeps (issue 25) and JAX's
-    runs (issue 26): new programs' runs are new runs, the pinned ones keep their ids; so are
-    the accuracy runs at 1024² (issue 24 item 3: accuracy evidence at every timed shape); so
-    are the compiled and graph runs (issue 42: `exec`, and the compile experiments' eager
+    its measured run, whose id is unchanged; and so are the size sweeps and JAX's
+    runs: new programs' runs are new runs, the pinned ones keep their ids; so are
+    the accuracy runs at 1024² (accuracy evidence at every timed shape); so
+    are the compiled and graph runs (`exec`, and the compile experiments' eager
     runs beside them)."""
     want = json.loads((PROJECT / "tests" / "data" / "plan_run_ids.json").read_text())
     caps: dict[str, str | None] = dict.fromkeys(get_args(Capability))
     # in file order (the pinned list's); the interleaved default plans the same ids reordered
     planned = expand(file_order(config.load(PROJECT / "experiments.yaml")), caps, 8)
     # the methods experiment's energy block (`energy_s: 5`) makes its runs new measurements,
-    # and its precision target (issue 23) plans each series with max_processes: without
+    # and its stopping target plans each series with max_processes: without
     # both, the definitions of its first processes are the pinned ones
     def pinned(run: RunDef) -> RunDef:
         return replace(run, energy_s=None, processes=1) if run.experiment == "methods" else run

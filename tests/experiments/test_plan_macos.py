@@ -58,14 +58,14 @@ def test_the_mac_plan_is_the_chapters_runs() -> None:
     what it could not, skips; accelerate runs, expected to fail."""
     rows = mac_rows(8)
     runs = {f"{e}: {r}" for e, r, will, _ in rows if will == "run"}
-    # methods stops at a precision target (issue 23): its series are planned with 10
+    # methods stops at a stopping target: its series are planned with 10
     # processes, the chapter's one first; the size sweep's with 3
     assert {r for r in runs if r.startswith("methods: ")} == {
         f"methods: {what}, process {k}/10" for k in range(1, 11)
         for what in ("torch mps mm 1024x1024", "burn metal metal mm 1024x1024, warm cache")}
     runs = {re.sub(r", process 1/(10|3)$", "", r) for r in runs
             if not re.search(r"process ([2-9]|10)/(10|3)$", r)}
-    # beyond the chapter (issue 42): torch.compile on the Mac's CPU (Inductor's C++ backend)
+    # beyond the chapter: torch.compile on the Mac's CPU (Inductor's C++ backend)
     compiled = {run for run in runs if run.startswith("compile")}
     assert compiled and all(" torch cpu " in run for run in compiled), sorted(compiled)
     runs -= compiled
@@ -96,14 +96,14 @@ def test_the_mac_plan_is_the_chapters_runs() -> None:
     beyond = {run for run in runs - chapter if re.sub(r", repeat \d+$", "", run) not in chapter
               and not run.startswith(("sizes: ", "sizes-cpu: ")) and ": jax " not in run
               and not run.endswith(" accuracy 1024x1024")}
-    # beyond the chapter too (issue 24 item 3): accuracy at the timed shape, each 256² one again
+    # beyond the chapter too: accuracy at the timed shape, each 256² one again
     at_1024 = {run for run in runs if run.endswith(" accuracy 1024x1024")}
     assert {run.replace("1024x1024", "256x256") for run in at_1024} == {
         run for run in runs if run.endswith(" accuracy 256x256")}
-    # beyond the chapter too (issue 26): JAX, a third framework, on the Mac's CPU only
+    # beyond the chapter too: JAX, a third framework, on the Mac's CPU only
     jax = {run for run in runs if ": jax " in run}
     assert jax and all(" jax cpu " in run for run in jax), sorted(jax)
-    # beyond the chapter too (issue 25): the size sweeps, on mps and metal and every CPU build
+    # beyond the chapter too: the size sweeps, on mps and metal and every CPU build
     sizes = {run for run in runs if run.startswith(("sizes: ", "sizes-cpu: "))}
     assert len(sizes) == 13 * 2 + 6 * 4, sorted(sizes)  # torch, template, default, amx
     assert beyond == {"warmup: burn metal metal warm 1024x1024, warm cache, warm-up kept",

@@ -1,5 +1,5 @@
 """This machine's side of a host (orchestrator/hosts/here.py), with the real sshd: a linked
-RESULTS/hosts or RESULTS/hosts/NAME is never followed (issue 46, item 2), nor a planted
+RESULTS/hosts or RESULTS/hosts/NAME is never followed, nor a planted
 `attach.tmp` or `.lock` (item 5); attach.json of the wrong shape or size, and a remote
 `.hosts/rc` of 5000 digits, are one line each (item 7); a hosts file whose workdir changed
 while a sweep ran never drops that sweep's record (item 17)."""

@@ -1,6 +1,6 @@
 """A process on a host is our sweep only with its token and command line (orchestrator/hosts/
 ours.py), through the real sshd: an attach.json naming an unrelated process's pid and start
-time is neither waited on nor stopped (issue 46, item 1); our own detached sweep is found,
+time is neither waited on nor stopped; our own detached sweep is found,
 and stopped, only with its own token."""
 
 from __future__ import annotations

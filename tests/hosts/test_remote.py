@@ -1,6 +1,6 @@
 """One host's side (orchestrator/hosts/remote.py, ssh.py) through the real sshd: a workdir
 that holds the user's files is refused with nothing overwritten, and a store there is never
-resumed (issue 46, item 3); a shell that prints a banner before every command still pushes,
+resumed; a shell that prints a banner before every command still pushes,
 probes its Python, runs and fetches, and a fetched copy that is not a store never replaces the
 last good one (item 16); sbatch's answer is a job id only when it is one (item 17)."""
 

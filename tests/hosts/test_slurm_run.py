@@ -1,7 +1,7 @@
 """A host placed through Slurm (a real single-node cluster behind the test sshd): the sweep
 measures in an exclusive job with Slurm's task sampling off; a job cancelled while it runs is
 one line, and the runs it finished are fetched and kept; a job is stopped only when it carries
-our name (issue 46, item 1)."""
+our name."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def _transport(sshd: SshServer) -> Transport:
 
 
 def test_a_job_not_named_ours_is_never_cancelled(sshd: SshServer, slurm: SlurmCluster) -> None:
-    # issue 46, item 1: attach.json naming another job of the user's
+    # attach.json naming another job of the user's
     job = slurm.run("sbatch", "--parsable", "-o", "/dev/null", "--wrap", "sleep 300").stdout.strip()
     try:
         t = _transport(sshd)

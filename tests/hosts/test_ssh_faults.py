@@ -65,7 +65,7 @@ def test_a_full_disk_there_is_refused_before_the_push(tmp_path: Path, sshd: SshS
      "hosts.yaml:5 at hosts.box.workdir: expected an absolute path on the host"),
     ("version: 1\nhosts:\n  b/x:\n    ssh: box\n    workdir: /w\n",
      "hosts.yaml:3 at hosts: "),
-    # ssh takes an ssh:// address, rsync would read it as a host named 'ssh' (issue 46, 17)
+    # ssh takes an ssh:// address, rsync would read it as a host named 'ssh'
     ("version: 1\nhosts:\n  box:\n    ssh: ssh://me@box:2222\n    workdir: /w\n",
      "hosts.yaml:4 at hosts.box.ssh: an ssh:// address is not taken (rsync would read it as a "
      "host named 'ssh'): write user@host, the port in ssh_options"),

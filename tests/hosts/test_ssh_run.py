@@ -64,7 +64,7 @@ def test_the_merged_store_has_both_hosts_as_a_column(two_hosts, tmp_path: Path) 
 
 
 def test_export_of_the_merged_store_writes_every_hosts_rows(two_hosts, tmp_path: Path) -> None:
-    # issue 40: `export results` wrote the second host's rows alone
+    # before: `export results` wrote the second host's rows alone
     results, _code, _tmp = two_hosts
     assert main(["export", str(results), "--csv", str(tmp_path / "all.csv")]) == 0
     rows = pd.read_csv(tmp_path / "all.csv")

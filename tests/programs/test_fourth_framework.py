@@ -1,8 +1,9 @@
 """A fourth framework is its own folder and one registry line: nothing else names it.
 
 A stand-in program ('quill') is written as a package of its own in a temporary folder (its
-Program: name, title, devices, its header and method lines), imported and registered with
-the one `programs.register` line. A captured log holds the reference's real H200 section
+Program: name, title, devices, its header and method lines), imported and put in a
+registry of the test's own with one line (`default_registry().with_programs(...)`, made
+active). A captured log holds the reference's real H200 section
 (tests/data/h200/torch_cuda_fp32.log) and quill's section of the same lines; the report's
 ratios, clocks' kernel ratios, compare's machine facts and rows, and the side-by-side
 machine line then show it by its title, from the registry alone.
@@ -67,10 +68,10 @@ def quill(tmp_path: Path) -> Iterator[Program]:
     (folder / "__init__.py").write_text(QUILL, encoding="utf-8")
     sys.path.insert(0, str(tmp_path / "frameworks"))
     try:
-        program = programs.register(importlib.import_module("quill").Quill())  # the one line
-        yield program
+        program = importlib.import_module("quill").Quill()
+        with programs.use(programs.default_registry().with_programs(program)):  # the one line
+            yield program
     finally:
-        programs.unregister("quill")
         sys.path.remove(str(tmp_path / "frameworks"))
         sys.modules.pop("quill", None)
 
@@ -98,7 +99,7 @@ def test_contract_framework_in_ratios_clocks_compare_and_machine_facts(
     table = ratios.ratio_table(pairs)
     assert table.title == "Quill / PyTorch: time ratios (above 1: Quill is slower)"
     quill_rows = table.frame[table.frame["Quill"] == "Quill cuda"]
-    # the ratio methods it printed: its kernel time (issue 24: the headline) and with sync
+    # the ratio methods it printed: its kernel time (the headline) and with sync
     assert set(quill_rows["method"]) == {"kernel time (CUPTI / CUPTI)", "with sync"}
     assert set(quill_rows["PyTorch"]) == {"PyTorch cuda"}
     assert set(quill_rows["min ratio"]) == {"1.00×"}  # the same lines: equal times

@@ -4,7 +4,9 @@ A stand-in framework ('kiln') is written as a package in a temporary folder: its
 `BuildSystem` (a `make`-like one: a tiny build script copies the benchmark program into the
 package's own build folder, under a cache key of the sources, options and build environment)
 and its benchmark program (numpy's matmul timed, printing the lines of docs/LINES.md). It is
-registered with the one `programs.register` line; then the experiments file's `builds:` names
+put in a registry of this test's own with one line (`default_registry().with_programs(...)`,
+made active; a folder under orchestrator/programs/ is found by discovery, as
+test_discovery_finds_a_framework_folder shows); then the experiments file's `builds:` names
 its unit, and `plan`, `build`, `run`, `export` and `report` take it up through the interfaces
 alone (nothing else of the package names it or cargo's builder).
 """
@@ -23,7 +25,7 @@ import pytest
 
 from orchestrator import programs
 from orchestrator.cli import main
-from orchestrator.programs import Program
+from orchestrator.programs import Program, registry
 
 from ..conftest import PROJECT
 
@@ -163,10 +165,10 @@ def kiln(tmp_path: Path) -> Iterator[Program]:
         (folder / name).write_text(text, encoding="utf-8")
     sys.path.insert(0, str(tmp_path / "frameworks"))
     try:
-        program = programs.register(importlib.import_module("kiln").Kiln())  # the one line
-        yield program
+        program = importlib.import_module("kiln").Kiln()
+        with programs.use(programs.default_registry().with_programs(program)):  # the one line
+            yield program
     finally:
-        programs.unregister("kiln")
         sys.path.remove(str(tmp_path / "frameworks"))
         for name in ("kiln", "kiln.make"):
             sys.modules.pop(name, None)
@@ -232,3 +234,12 @@ def test_contract_framework_build_checks_its_builds(
     assert main(["plan", str(exp)]) == 2
     err = capsys.readouterr().err
     assert said in err and len(err.strip().splitlines()) == 1
+
+
+def test_discovery_finds_a_framework_folder(kiln: Program, tmp_path: Path) -> None:
+    """The registry is discovered from framework folders: kiln's folder alone gives kiln, and
+    the default registry (orchestrator/programs/) is never changed by this test's own."""
+    found = registry.discover("", tmp_path / "frameworks")
+    assert found.names() == ("kiln",) and type(found.get("kiln")) is type(kiln)
+    assert registry.default_registry().names() == ("torch", "burn", "jax")
+    assert programs.names() == ("torch", "burn", "jax", "kiln")  # the test's, active

@@ -1,6 +1,6 @@
 """JAX's cache folder is the user's: what it holds is read bounded and never through a link,
 and a folder that is a link or cannot be written proves nothing (programs/jax/cache.py); the
-rule's variables are checked where the experiments file is (issue 46 items 9 and 18)."""
+rule's variables are checked where the experiments file is."""
 
 from __future__ import annotations
 

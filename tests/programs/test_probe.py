@@ -1,4 +1,4 @@
-"""A fact command that hangs (issue 29 class 9): `cargo --version` behind a proxy whose child
+"""A fact command that hangs: `cargo --version` behind a proxy whose child
 holds stdout. Bounded by its timeout, its whole process group killed, also when the
 orchestrator is stopped by SIGTERM while it waits."""
 

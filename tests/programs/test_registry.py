@@ -1,6 +1,7 @@
 """A framework is one Program in the registry: a small extra one (a NumPy program that prints
-the line contract) is planned, swept, parsed into the dataset and reported through the
-interface alone, without any other module knowing its name."""
+the line contract), in a registry of the test's own, is planned, swept, parsed into the dataset
+and reported through the interface alone, without any other module knowing its name. The
+registry itself: discovered from the framework folders, never changed once built."""
 
 from __future__ import annotations
 
@@ -12,11 +13,12 @@ from typing import ClassVar
 
 import pytest
 
-from orchestrator import programs
+from orchestrator import axes, programs, vocabulary
 from orchestrator.data import dataset
 from orchestrator.errors import ConfigError
 from orchestrator.experiments import config
-from orchestrator.programs import Paths, Program
+from orchestrator.experiments import plan as plan_module
+from orchestrator.programs import Paths, Program, registry
 from orchestrator.records import Header, RunDef
 from orchestrator.report import writer
 from orchestrator.run.sweep import Sweep, plan
@@ -70,11 +72,9 @@ class NumPy(Program):
 @pytest.fixture
 def numpy_program(tmp_path: Path) -> Iterator[NumPy]:
     NumPy.script = write(tmp_path / "bench_numpy.py", SCRIPT)
-    program = programs.register(NumPy())
-    try:
+    program = NumPy()
+    with programs.use(programs.default_registry().with_programs(program)):  # this test's own
         yield program
-    finally:
-        programs.unregister("numpy")
 
 
 EXPERIMENTS = """\
@@ -92,8 +92,12 @@ experiments:
 def test_contract_framework_is_planned_swept_and_in_the_dataset(
         tmp_path: Path, numpy_program: NumPy, monkeypatch: pytest.MonkeyPatch) -> None:
     facts_probed_once(monkeypatch)  # only the NumPy program runs: torch's and JAX's facts once
-    assert "numpy" in json.loads(config.json_schema())["$defs"]["Target"]["properties"][
-        "program"]["enum"]
+    # the schema of this test's registry names it; the committed one, the default's, never
+    def enum(schema: str) -> list[str]:
+        return list(json.loads(schema)["$defs"]["Target"]["properties"]["program"]["enum"])
+
+    assert enum(config.json_schema()) == ["torch", "burn", "jax"]
+    assert enum(config.json_schema(programs.active())) == ["torch", "burn", "jax", "numpy"]
     exp = write(tmp_path / "experiments.yaml", EXPERIMENTS)
     _cfg, planned = plan(exp)
     assert [(p.run.program, p.run.device, p.skip_reason) for p in planned] == [
@@ -117,4 +121,50 @@ def test_contract_framework_is_planned_swept_and_in_the_dataset(
 def test_an_unregistered_program_is_a_clear_config_error(tmp_path: Path) -> None:
     exp = write(tmp_path / "experiments.yaml", EXPERIMENTS)
     with pytest.raises(ConfigError, match=r"expected 'torch', 'burn' or 'jax' \(got 'numpy'\)"):
+        config.load(exp)
+
+
+def test_the_default_registry_is_discovered_in_place_order() -> None:
+    """The framework folders of orchestrator/programs/, each its Program, ordered by `place`:
+    the report's and compare's order of frameworks."""
+    found = registry.discover()
+    assert found.names() == programs.default_registry().names() == ("torch", "burn", "jax")
+    assert [p.place for p in found.programs] == sorted(p.place for p in found.programs)
+    assert found.axes == axes.AXES and found.columns == vocabulary.COLUMNS
+    assert found.methods == vocabulary.METHODS and found.sections is None  # report/sections/
+    assert found.get("torch") is not programs.default_registry().get("torch")  # built anew
+
+
+def test_a_registry_of_ones_own_leaves_the_default_alone(tmp_path: Path) -> None:
+    """A registry is never changed: `with_programs` makes another, `use` makes it the active
+    one inside its block only (nested ones too), and what is read from it follows."""
+    default = programs.default_registry()
+    mine = default.with_programs(NumPy())
+    other = mine.with_axes(axes.Axis("batch", key="batch"))
+    assert default.names() == ("torch", "burn", "jax") and "batch" not in axes.names()
+    with programs.use(mine):
+        assert programs.names() == ("torch", "burn", "jax", "numpy")
+        assert programs.get("numpy") is mine.get("numpy")
+        with programs.use(other):
+            assert axes.names()[-1] == "batch"
+        assert "batch" not in axes.names()
+        config.load(write(tmp_path / "experiments.yaml", EXPERIMENTS))  # numpy: known here
+    assert programs.names() == ("torch", "burn", "jax") and programs.active() is default
+    with pytest.raises(KeyError, match="no program 'numpy'"):
+        programs.get("numpy")
+    # a replaced program keeps its place: the reference stays first
+    swapped = default.with_programs(type(default.get("torch"))())
+    assert swapped.names() == default.names() and swapped.get("torch") is not default.get("torch")
+
+
+def test_a_loaded_file_and_plan_read_the_registry_they_are_given(tmp_path: Path) -> None:
+    """`config.load(..., registry=)` and `plan.expand(..., registry=)`: the same file is valid
+    against a registry that has its program and refused against the default."""
+    exp = write(tmp_path / "experiments.yaml", EXPERIMENTS)
+    NumPy.script = write(tmp_path / "bench_numpy.py", SCRIPT)
+    mine = programs.default_registry().with_programs(NumPy())
+    cfg = config.load(exp, registry=mine)
+    planned = plan_module.expand(cfg, {}, 2, registry=mine)
+    assert [(p.run.program, p.skip_reason) for p in planned] == [("numpy", None)]
+    with pytest.raises(ConfigError, match="got 'numpy'"):
         config.load(exp)

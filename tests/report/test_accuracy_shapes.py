@@ -1,4 +1,4 @@
-"""The accuracy table says which shape each row is (issue 24): a build measured at several
+"""The accuracy table says which shape each row is: a build measured at several
 shapes has a row per shape, and without a shape column the chapter's README read JAX's TF32
 errors at swapped shapes. On the committed H200 sweep that measured accuracy at 256² and 1024²
 (docs/results/h200-2026-12-02-chapter): its exported dataset.csv holds both shapes (the store

@@ -68,7 +68,7 @@ def test_torch_table_decomposes_the_device_time(results: Path) -> None:
     assert torch["device time queued"] == ("57.888µs", "58.256µs")
     assert torch["read-back"] == ("83.699µs", "87.140µs")
     assert torch["kernel time (CUPTI)"] == ("55.295µs", "55.360µs")
-    # ncu's words say its cache state (issue 24): L2 as the timed runs had it
+    # ncu's words say its cache state: L2 as the timed runs had it
     assert torch["kernel time (ncu, L2 warm (--cache-control none))"] == ("56.448µs", "56.576µs")
     assert torch["= launch gap"] == ("12.801µs", "13.920µs")  # 68.096 - 55.295 (CUPTI)
     assert torch["= queued gap"] == ("2.593µs", "2.896µs")

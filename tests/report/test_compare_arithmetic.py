@@ -1,4 +1,4 @@
-"""compare pairs figures by the arithmetic as run (issue 40): a TF32 target whose kernels ran
+"""compare pairs figures by the arithmetic as run: a TF32 target whose kernels ran
 FP32 (what `NVIDIA_TF32_OVERRIDE=0` does under torch's `allow_tf32`) is not judged against a
 TF32 run; the row names the disputed side and what disagreed. Stores made of the H200's real
 torch output (tests/data/h200), one header line changed to provoke the case."""

@@ -1,9 +1,9 @@
-"""The README's recipe "a new report section = one registered section" (issue 22), as a contract.
+"""The README's recipe "a new report section = one registered section", as a contract.
 
-A stand-in section registered from this test, and nothing else, appears in `report` (its
-heading, its table as Markdown and CSV, its finding, its plot as PNG) and in `report A B` (its
-side table joined across the sides), in registry order. The plot file names live in the
-registry alone.
+A stand-in section, in a registry of this test's own (the default one is never changed), and
+nothing else, appears in `report` (its heading, its table as Markdown and CSV, its finding, its
+plot as PNG) and in `report A B` (its side table joined across the sides), in registry order.
+The plot file names live in the section modules alone.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
+from orchestrator import programs
 from orchestrator.data.dataset import Dataset
 from orchestrator.report import sections, writer
 from orchestrator.report.compare import side_by_side
-from orchestrator.report.sections import Context, Section, SideTable, section
+from orchestrator.report.sections import Context, Registered, Section, SideTable, entry, section
 from orchestrator.report.tables import Table
 
 from ..conftest import PROJECT
@@ -42,21 +43,24 @@ def _draw(rows: pd.DataFrame, _sets: object) -> Figure | str:
     return figure
 
 
+def _with(*extra: Registered) -> programs.Registry:
+    """This test's registry: the default one's sections and `extra`, in the report's order."""
+    return programs.default_registry().with_sections(sections.including(*extra))
+
+
 @pytest.fixture
 def stand_in() -> Iterator[None]:
-    before = list(sections.REGISTRY)
-
-    @section("stand_in", lambda ctx: ctx.fig[ctx.fig["method"] == "with_sync"], number="9",
-             plot=("stand_in.png", _draw),
-             side_by_side=(SideTable("stand_in", f"{WORDS} (side by side)", _labels,
-                                     ("label",)),))
-    def _stand_in(ctx: Context, rows: pd.DataFrame) -> Section:
+    @entry("stand_in", lambda ctx: ctx.fig[ctx.fig["method"] == "with_sync"], number="9",
+           plot=("stand_in.png", _draw),
+           side_by_side=(SideTable("stand_in", f"{WORDS} (side by side)", _labels,
+                                   ("label",)),))
+    def made(ctx: Context, rows: pd.DataFrame) -> Section:
         return Section(WORDS, "Every figure timed with sync, counted per label.",
                        [_labels(rows, ctx.data)], [f"stand-in finding: {len(rows)} rows"],
                        rows=rows)
 
-    yield
-    sections.REGISTRY[:] = before
+    with programs.use(_with(made)):
+        yield
 
 
 def test_contract_section_one_registration_reaches_report(stand_in: None,
@@ -86,14 +90,17 @@ def test_contract_section_one_registration_reaches_report_a_b(stand_in: None,
 
 
 def test_a_section_name_is_registered_once(stand_in: None) -> None:
+    again = entry("stand_in", lambda ctx: ctx.fig)(lambda ctx, rows: Section("", "", []))
     with pytest.raises(ValueError, match="registered twice"):
-        section("stand_in", lambda ctx: ctx.fig)(lambda ctx, rows: Section("", "", []))
-
+        sections.including(again)
+    with pytest.raises(ValueError, match="registered twice"):  # a module's second one too
+        section("methods", lambda ctx: ctx.fig)(lambda ctx, rows: Section("", "", []))
+    assert [r.name for r in sections.FOUND] == list(sections.ORDER)  # unchanged
 
 def test_plot_file_names_live_in_the_registry_alone() -> None:
     """No module of the report but the sections' own (report/sections/) writes a report
     plot's file name."""
-    registered = {entry.plot[0] for entry in sections.REGISTRY if entry.plot}
+    registered = {found.plot[0] for found in sections.registered() if found.plot}
     assert registered == {"methods.png", "first_call.png", "cpu_threads.png", "warmup.png",
                           "sizes.png"}
     elsewhere = []
@@ -115,14 +122,12 @@ def test_contract_section_compare_reads_the_registry() -> None:
     from orchestrator.report.compare.sides import load_side
     from orchestrator.report.sections import CompareSection
 
-    before = list(sections.REGISTRY)
-
-    @section("stand_in_compare", lambda ctx: ctx.fig,
-             compare=CompareSection("stand-in", 6, lambda row: row["method"] == "with_sync"))
-    def _unused(ctx: Context, rows: pd.DataFrame) -> Section:
+    @entry("stand_in_compare", lambda ctx: ctx.fig,
+           compare=CompareSection("stand-in", 6, lambda row: row["method"] == "with_sync"))
+    def made(ctx: Context, rows: pd.DataFrame) -> Section:
         return Section("9. Compared only", "", [], rows=rows)
 
-    try:
+    with programs.use(_with(made)):
         side = load_side(str(LOG))
         c = compare.compare(side, side)
         assert compare.sections()[-1] == "stand-in"
@@ -130,8 +135,6 @@ def test_contract_section_compare_reads_the_registry() -> None:
         assert taken and all("with sync" in r.figure for r in taken)
         assert not [r for r in c.rows if r.section == "methods" and "with sync" in r.figure]
         assert "## stand-in" in compare_output.render_markdown(c)
-    finally:
-        sections.REGISTRY[:] = before
 
 
 def test_contract_section_owns_its_compare_table() -> None:
@@ -146,19 +149,15 @@ def test_contract_section_owns_its_compare_table() -> None:
         return Table("stand_in", words, pd.DataFrame(
             {"figure": [r.figure for r in rows], "verdict": [r.verdict for r in rows]}))
 
-    before = list(sections.REGISTRY)
-
-    @section("stand_in_table", lambda ctx: ctx.fig,
-             compare=CompareSection("stand-in", 6, lambda row: row["method"] == "with_sync",
-                                    table=_counted))
-    def _unused(ctx: Context, rows: pd.DataFrame) -> Section:
+    @entry("stand_in_table", lambda ctx: ctx.fig,
+           compare=CompareSection("stand-in", 6, lambda row: row["method"] == "with_sync",
+                                  table=_counted))
+    def made(ctx: Context, rows: pd.DataFrame) -> Section:
         return Section("9. Compared only", "", [], rows=rows)
 
-    try:
+    with programs.use(_with(made)):
         side = load_side(str(LOG))
         text = compare_output.render_markdown(compare.compare(side, side))
         block = text.split("## stand-in\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
         assert block[:2] == ["| figure | verdict |", "| --- | --- |"]
         assert len(block) > 2 and all("with sync" in line for line in block[2:])
-    finally:
-        sections.REGISTRY[:] = before

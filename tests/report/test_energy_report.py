@@ -1,4 +1,4 @@
-"""The energy table (issue 24 item 5): gross and net joules, idle power, the busy share, and
+"""The energy table: gross and net joules, idle power, the busy share, and
 notes for blocks whose counter reads were not aligned or that were under 5 s. On a store of the
 H200's real program output (test_state_report's), whose 2 s blocks predate the aligned reads,
 and on the same with the `# energy` line bench_py now prints after its energy line."""

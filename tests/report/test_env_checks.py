@@ -1,4 +1,4 @@
-"""Issue 24, items 1 and 2: a store made with CUDA_LAUNCH_BLOCKING=1 reports the failed queued
+"""A store made with CUDA_LAUNCH_BLOCKING=1 reports the failed queued
 proof and the variable, and no premise-based explanation for that figure.
 
 The store is built through the store API from bench_py's real H200 output
@@ -207,7 +207,7 @@ def _old_format_log() -> str:
 
 
 def test_an_old_blocked_store_names_the_variable_and_no_premise(tmp_path: Path) -> None:
-    """Issue 40 item 4: no proof printed and CUDA_LAUNCH_BLOCKING=1 recorded: the report says
+    """No proof printed and CUDA_LAUNCH_BLOCKING=1 recorded: the report says
     the variable defeats the method, never that the held stream kept the launch gap out."""
     folder = _store(tmp_path, {"CUDA_LAUNCH_BLOCKING": "1"}, _old_format_log())
     data = dataset.load(folder)
@@ -235,7 +235,7 @@ def test_no_proof_printed_gives_no_premise_explanation(tmp_path: Path) -> None:
 
 
 def test_reparse_reads_back_an_old_proof_said_on_stderr(tmp_path: Path) -> None:
-    """Issue 40 item 4: the code of 2026-12-01 said a failed queued proof on stderr only (its
+    """The code of 2026-12-01 said a failed queued proof on stderr only (its
     `queued_note`, here as it wrote it); the store keeps stderr, and `reparse` reads it back
     as the proof line it stands for: the report then says the proof failed."""
     from orchestrator.cli import main

@@ -1,4 +1,4 @@
-"""Issue 24, item 4: the first-call check divides by the same run's (else the same
+"""The first-call check divides by the same run's (else the same
 experiment's) with-sync minimum, never by another experiment's."""
 
 from __future__ import annotations

@@ -139,7 +139,7 @@ def test_compare_html_in_chromium(compared: Path) -> None:
     assert "compare: A = " in got["text"]
 
 
-# ---- the partial report (issue 46 item 19) ----------------------------------------------------
+# ---- the partial report ----------------------------------------------------
 
 
 def test_a_partial_report_says_so_everywhere_and_the_sweeps_replaces_it(tmp_path: Path) -> None:

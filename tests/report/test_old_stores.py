@@ -1,6 +1,6 @@
 """Stores made before the process became the unit (format 2: fixed counts, file order, one
 process per steady target, 2-3 per first-call series) judged by today's rules, on the committed
-docs/results/h200-2026-12-01 store itself, not a synthetic one (issue 23's done-when).
+docs/results/h200-2026-12-01 store itself, not a synthetic one.
 
 B is a copy of it with every first-call value of the `first-call` experiment made 5x: each
 figure keeps its own spread between processes, so the test reads, from the A/A comparison of

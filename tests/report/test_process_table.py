@@ -1,7 +1,7 @@
 """The process table (report/process_table.py) on the H200's own store (docs/results/h200, a
 private copy): each profiler's kernel time is a figure of its own (ncu with L2 warm, ncu with
 L2 flushed and CUPTI measure different things; pooled, they made one "6 × 20" figure of two,
-burn TF32 ±19.4%), and section 6 names each missed precision target once, with the profiler
+burn TF32 ±19.4%), and section 6 names each missed stopping target once, with the profiler
 whose figure it is; a profile run's rows get no stop reason (the rule judged measured runs)."""
 
 from __future__ import annotations

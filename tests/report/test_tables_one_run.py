@@ -1,4 +1,4 @@
-"""Issue 24 items 1-4 on the committed H200 stores: each kernels-table row from one named run,
+"""Each kernels-table row from one named run,
 table notes rendered, the headline ratio on kernel time with its interval, and table 1 / the
 ratios table of the chapter's experiments only, paired like with like.
 

@@ -372,7 +372,7 @@ def test_synthetic_warnings(synthetic: tuple[Path, dict[str, np.ndarray]]) -> No
     assert "**threads without effect**: PyTorch CPU is 1.00× faster at 4 threads" in cpu
     assert "burn Flex, default features is" not in cpu  # 4 threads, 4× faster: fine
     first = section(md, "2. First call")
-    # its own run's with-sync min (700 µs, 5 reps), not the methods run's 600 µs (issue 24)
+    # its own run's with-sync min (700 µs, 5 reps), not the methods run's 600 µs
     assert "burn cuda process 1, cold cache: 3.000s is 4286× the with-sync min 700.000µs; the " \
            "call returned after 11.000µs, so the cost was paid at the sync." in first
     warm = section(md, "5. The warm-up puzzle")

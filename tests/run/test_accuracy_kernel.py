@@ -1,4 +1,4 @@
-"""Issue 24, item 3 (burn side): the kernel that computed each accuracy result.
+"""The kernel that computed each accuracy result.
 
 An accuracy run has no cache action, so it used to get no cache record and no autotune kernel.
 On an autotuned device its cubecl store is now looked at before and after (nothing removed):

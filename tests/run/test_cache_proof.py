@@ -1,4 +1,4 @@
-"""Cold and warm proven (issue 14): a fake burn that writes the real H200 cubecl database.
+"""Cold and warm proven: a fake burn that writes the real H200 cubecl database.
 
 The fake stands where the exec-gpu build would be. Started in its crate folder, it copies the
 real database (tests/data/h200/cubecl_env_cold) into cubecl's folder when that holds none (what

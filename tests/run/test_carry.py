@@ -75,7 +75,7 @@ experiments:
 
 @pytest.mark.torch
 def test_a_torch_only_bundle_runs_offline(tmp_path: Path) -> None:
-    """Issue 24, item 8: a plan of torch runs bundles no build/bin; run-offline.sh runs it."""
+    """A plan of torch runs bundles no build/bin; run-offline.sh runs it."""
     there = tmp_path / "gpu-box"
     files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
                            cwd=PROJECT, capture_output=True, text=True, check=True).stdout.split()

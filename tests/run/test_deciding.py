@@ -189,7 +189,7 @@ def test_real_torch_until_decided_decides_mkl_cbwr_slower(tmp_path: Path) -> Non
 
 def test_the_file_offers_the_spendings_of_the_statistics(tmp_path: Path) -> None:
     """experiments/ may not import stats/: its list is held to sequential's here."""
-    field = config.PrecisionTarget.model_fields["spending"]
+    field = config.StoppingTarget.model_fields["spending"]
     assert field.default == sequential.DEFAULT_SPENDING
     assert set(typing.get_args(field.annotation)) == set(sequential.SPENDINGS)
     text = (FILE % 6).replace("decide: true}", "decide: true, spending: haybittle}")

@@ -1,4 +1,4 @@
-"""Issue 24 item 6: the clock while a run ran. NVML's violation counters kept as their growth
+"""The clock while a run ran. NVML's violation counters kept as their growth
 over the run (dataset columns), the SM clock sampled in a bounded thread during the run, and
 the report's warnings (a GPU below its application clock, a timed block below full clock).
 A stand-in pynvml with the H200's real readings (fake_nvml); no GPU here."""

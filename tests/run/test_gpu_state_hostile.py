@@ -1,4 +1,4 @@
-"""NVML answering oddly (issue 29 classes 7 and 9): a call that blocks is bounded, values of an
+"""NVML answering oddly: a call that blocks is bounded, values of an
 unexpected type are kept out when stored and tolerated when read (a store that already holds
 them exports, reports and compares)."""
 

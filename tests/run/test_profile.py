@@ -144,7 +144,7 @@ def test_profile_run_under_ncu_keeps_the_csv_and_reads_kernel_times(
     rec, parsed = _profile(tmp_path, fake_ncu, "ok")
     assert rec.status == Status.OK, rec.reason
     args = json.loads(fake_ncu.read_text())
-    # L2 as the timed runs had it (issue 24): --cache-control none, --clock-control none
+    # L2 as the timed runs had it: --cache-control none, --clock-control none
     assert args[:args.index("--log-file")] == [*profile.NCU_OPTIONS, "--cache-control", "none"]
     program = args[args.index("--log-file") + 2:]
     assert program[1].endswith("bench_py/exec_gpu.py") and program[-1] == "--profile-window"

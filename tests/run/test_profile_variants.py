@@ -1,4 +1,4 @@
-"""Issue 24 item 5, the profiler's side: ncu's cache state in its words and figures, the
+"""The profiler's side of the cache state: ncu's cache state in its words and figures, the
 L2-flushed variant (`ncu_flushed`: --cache-control all), and the autotune state of profile runs.
 
 No GPU and no Nsight Compute here: a fake `ncu` on PATH writes the CSV the real ncu wrote on

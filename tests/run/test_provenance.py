@@ -1,4 +1,4 @@
-"""Issue 24, item 7: the sweep's header names the project's commit (dirty flag) and ncu."""
+"""The sweep's header names the project's commit (dirty flag) and ncu."""
 
 from __future__ import annotations
 

@@ -87,7 +87,7 @@ def test_runs_go_on_while_cargo_builds_and_a_partial_report_comes_first(
     code = main(["run", str(exp), "--results", str(results), "--quiet",
                  "--partial-report", str(out)])
     assert code == 0  # the fake cargo gave default's binary only once a partial report was there
-    # the sweep ended: its own report replaced the partial one (issue 46 item 19)
+    # the sweep ended: its own report replaced the partial one
     ended = (out / "report.md").read_text()
     assert "Partial" not in ended and "partial" not in (out / "cpu_threads.csv").read_text()
     runs = dataset.load(results).runs  # in the order they started

@@ -1,4 +1,4 @@
-"""Stop at a precision target (run/stopping.py) through a real sweep: a fake program (the
+"""Stop at a stopping target (run/stopping.py) through a real sweep: a fake program (the
 sweep's measure step, monkeypatched to print torch's lines with chosen medians) provokes each
 edge case, and real PyTorch at a tiny size shows the rule on real noise."""
 
@@ -132,7 +132,7 @@ def test_the_time_budget_stops_every_series(tmp_path: Path,
 
 def test_failed_runs_never_count_toward_the_target(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 46 item 15: three failed processes that printed one median each were `target
+    """Three failed processes that printed one median each were `target
     met` with half-width 0; a failed run's figures are not the series' processes."""
     same = [300e-6] * 8
     _fake(monkeypatch, {1: same, 2: same}, failing=frozenset({1}))

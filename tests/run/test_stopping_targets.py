@@ -1,4 +1,4 @@
-"""A precision target per target (`targets[i].precision_target`) through a real sweep: the
+"""A stopping target per target (`targets[i].precision_target`) through a real sweep: the
 target's series stop at its own rule, the others keep the experiment's count, and the time
 budget counts the target's own runs only. A fake program (the sweep's measure step,
 monkeypatched: tests/run/test_stopping.py) provokes each case; real PyTorch at a tiny size

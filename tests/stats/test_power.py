@@ -1,5 +1,5 @@
 """report/power.py against scipy's references and its definitions; compare's verdicts agree with
-the intervals it prints; the committed A/A stores stay within the promise (issue 41)."""
+the intervals it prints; the committed A/A stores stay within the promise."""
 
 from __future__ import annotations
 

@@ -4,6 +4,12 @@ Each run starts in its crate's folder, because cubecl keeps its autotune cache b
 outermost Cargo.toml above the working folder (run/cache.py); rayon's thread count is the
 only thread setting. Headers: `burn VERSION, features [...], rayon threads N` and `burn precision
 fp32|unknown (why)`; it takes no `--precision` (cubecl's autotune picks the arithmetic).
+
+Its modules: `cargo` (its builds), `build_cache` (the build cache's folders and files checked
+before use: ours, writable by nobody else, no links), `build_env` (what of the environment
+changes a binary: its cache key), `cargo_process` (cargo in its own process group, its JSON
+messages and first error), `cubecl_store` (reading cubecl's autotune database),
+`cubecl_proof` (cold/warm proven from it).
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -18,6 +25,9 @@ from orchestrator.errors import CacheSafetyError
 from orchestrator.programs.base import FactRow, Paths, Program
 from orchestrator.programs.build import Builder, BuildSystem
 from orchestrator.programs.burn import cubecl_proof
+from orchestrator.programs.caches import Caches
+from orchestrator.programs.measure import Variable
+from orchestrator.programs.naming import Naming
 from orchestrator.records import Header, RunDef
 
 _HEADER = re.compile(
@@ -70,19 +80,48 @@ def cache_dir_for(cwd: Path) -> Path:
     return outermost.joinpath(*CACHE_PARTS)
 
 
+@dataclass(frozen=True)
+class CubeclCaches(Caches):
+    """cubecl's autotune cache as burn's Program's part: above the working folder."""
+
+    def place(self, project: Path, cwd: Path) -> tuple[Path, Path, tuple[str, ...]]:
+        """cubecl's folder above the working folder, which must lie in bench_rust/."""
+        return cache_dir_for(cwd), project / "bench_rust", CACHE_PARTS
+
+    def look(self, run: RunDef, cache_dir: Path, env: dict[str, str]) -> Any:
+        """cubecl's store: the matmul entry for this device and shape (programs/cubecl_proof)."""
+        return cubecl_proof.look(cache_dir, run.device, run.shape, env)
+
+    def proof(self, cold: bool, before: Any, after: Any) -> str:
+        prove = cubecl_proof.cold_proof if cold else cubecl_proof.warm_proof
+        return prove(before, after)
+
+
+# what changes a burn run's measurement: its CPU threads and cubecl's runtime settings
+MEASURE_ENV = (
+    Variable("RAYON_NUM_THREADS",
+             "burn's CPU threads; the orchestrator sets it from `threads`, an experiment's "
+             "value wins over that", "rayon docs, ThreadPoolBuilder::num_threads"),
+    Variable("CUBECL_*",
+             "cubecl's runtime settings (autotune level, compilation and profiling options): "
+             "what burn's GPU backends run and how they tune it",
+             "cubecl docs, GlobalConfig (cubecl.toml and its CUBECL_ environment overrides)"),
+)
+
+
 class Burn(Program):
     name = "burn"
+    place = 2
+    measure_env = MEASURE_ENV
     title = "burn"
-    plot_marker = "s"
-    plot_colors: ClassVar[dict[str, str]] = {
-        "flex": "#d62728", "flex(template)": "#ff7f0e", "flex+x86-v4": "#8c564b",
-        "flex+accelerate": "#e377c2", "cuda": "#9467bd", "metal": "#bcbd22", "wgpu": "#7f7f7f"}
     devices = ("flex", "cuda", "metal", "vulkan")
     device_needs: ClassVar[dict[str, tuple[str, ...]]] = {
         "cuda": ("cuda",), "metal": ("metal",), "vulkan": ("vulkan",), "flex": ()}
-    cached_devices = ("cuda", "metal", "vulkan")
-    driver_cache_devices = ("cuda",)
-    cache_env = cubecl_proof.CACHE_ENV
+    caches = CubeclCaches(
+        devices=("cuda", "metal", "vulkan"), driver_devices=("cuda",), env=cubecl_proof.CACHE_ENV,
+        # cubecl-runtime 0.11.3 config/base.rs:65,69 looks for both spellings of each; on a
+        # case-insensitive disk they are one file, which is found either way
+        overrides=("cubecl.toml", "burn.toml", "CubeCL.toml", "Burn.toml"))
     build_system = Cargo()  # a target names one of the file's `builds`
     modes = ("mm", "warm", "accuracy")
     thread_vars = ("RAYON_NUM_THREADS",)
@@ -95,16 +134,17 @@ class Burn(Program):
         label: label for label in ("metal", "vulkan", "wgpu", "webgpu", "rocm", "hip")}
     # every Flex build (template, +apple-amx, ...) runs on the CPU
     label_prefixes: ClassVar[dict[str, str]] = {"flex": "cpu"}
-    # cubecl-runtime 0.11.3 config/base.rs:65,69 looks for both spellings of each; on a
-    # case-insensitive disk they are one file, which is found either way
-    cache_overrides = ("cubecl.toml", "burn.toml", "CubeCL.toml", "Burn.toml")
-    build_names: ClassVar[dict[str, str]] = {
-        "flex(template)": "burn Flex, template", "flex": "burn Flex, default features"}
-    build_prefixes: ClassVar[dict[str, str]] = {"flex+": "burn Flex + "}
-    label_builds: ClassVar[dict[str, str]] = {"flex(template)": "template", "flex": "default"}
-    one_thread_labels = ("flex(template)",)  # exec-cpu without rayon
-    accuracy_labels: ClassVar[dict[str, str]] = {"flex template": "flex(template)",
-                                                 "flex default": "flex"}
+    naming = Naming(
+        build_names={"flex(template)": "burn Flex, template",
+                     "flex": "burn Flex, default features"},
+        build_prefixes={"flex+": "burn Flex + "},
+        label_builds={"flex(template)": "template", "flex": "default"},
+        one_thread_labels=("flex(template)",),  # exec-cpu without rayon
+        accuracy_labels={"flex template": "flex(template)", "flex default": "flex"},
+        plot_marker="s",
+        plot_colors={"flex": "#d62728", "flex(template)": "#ff7f0e", "flex+x86-v4": "#8c564b",
+                     "flex+accelerate": "#e377c2", "cuda": "#9467bd", "metal": "#bcbd22",
+                     "wgpu": "#7f7f7f"})
     no_precision = ("burn's arithmetic is chosen by cubecl's autotune (on CUDA it may pick TF32 "
                     "tensor cores); the report infers it from the accuracy arrays")
 
@@ -114,18 +154,6 @@ class Burn(Program):
     def cwd(self, run: RunDef, project: Path) -> Path:
         """burn's cache depends on the folder a program starts in: each crate's own folder."""
         return project / "bench_rust" / str(run.crate)
-
-    def cache_place(self, project: Path, cwd: Path) -> tuple[Path, Path, tuple[str, ...]]:
-        """cubecl's folder above the working folder, which must lie in bench_rust/."""
-        return cache_dir_for(cwd), project / "bench_rust", CACHE_PARTS
-
-    def store_look(self, run: RunDef, cache_dir: Path, env: dict[str, str]) -> Any:
-        """cubecl's store: the matmul entry for this device and shape (programs/cubecl_proof)."""
-        return cubecl_proof.look(cache_dir, run.device, run.shape, env)
-
-    def store_proof(self, cold: bool, before: Any, after: Any) -> str:
-        prove = cubecl_proof.cold_proof if cold else cubecl_proof.warm_proof
-        return prove(before, after)
 
     def parse_header(self, line: str, line_no: int) -> Header | None:
         if (found := _PRECISION_HEADER.fullmatch(line)) is not None:

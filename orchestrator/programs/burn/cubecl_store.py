@@ -1,7 +1,7 @@
 """Read cubecl 0.11.3's environment database (autotune table, tune records) without cubecl.
 
 burn/cubecl knowledge, so it lives in programs/ (burn.py and cubecl_proof.py use it); moved
-here from the issue-14 brief's tested reader, which was checked on the H200 fixture
+here from an earlier tested reader, which was checked on the H200 fixture
 tests/data/h200/cubecl_env_cold/.
 
 cubecl keeps every cache of an environment in one SQLite-format file written by Turso

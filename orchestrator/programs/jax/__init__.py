@@ -16,6 +16,8 @@ from typing import Any, ClassVar
 
 from orchestrator.programs.base import Paths, Program, python_facts, stdout_of
 from orchestrator.programs.jax import cache
+from orchestrator.programs.measure import Variable
+from orchestrator.programs.naming import Naming
 from orchestrator.records import CacheState, Header, RunDef
 
 _HEADER = re.compile(r"jax ([0-9][^\s,]*)(?:, threads ([0-9]{1,9}))?")
@@ -26,19 +28,29 @@ _FACTS = ("import json,jax;d=jax.devices();print(json.dumps({'version':jax.__ver
 _IMPORTABLE = "import importlib.util,sys; sys.exit(importlib.util.find_spec('jax') is None)"
 
 
+# what changes a JAX run's measurement: XLA's options, its allocator, its matmul arithmetic
+MEASURE_ENV = (
+    Variable("XLA_FLAGS", "XLA's compiler options (autotuning, fusion, GPU flags)",
+             "OpenXLA docs, 'XLA Flags Guidance'"),
+    Variable("XLA_PYTHON_CLIENT_PREALLOCATE", "JAX's GPU memory preallocation",
+             "JAX docs, 'GPU memory allocation'"),
+    Variable("JAX_DEFAULT_MATMUL_PRECISION", "the precision of JAX's f32 matmuls (TF32 or not)",
+             "JAX docs, jax.default_matmul_precision"),
+)
+
+
 class Jax(Program):
     name = "jax"
+    place = 3
+    measure_env = MEASURE_ENV
     title = "JAX"
-    plot_marker = "^"
-    plot_colors: ClassVar[dict[str, str]] = {"cpu": "#2ca02c", "cuda": "#98df8a"}
+    naming = Naming(plot_marker="^", plot_colors={"cpu": "#2ca02c", "cuda": "#98df8a"})
     devices = ("cpu", "cuda")
     device_needs: ClassVar[dict[str, tuple[str, ...]]] = {"cpu": ("jax",), "cuda": ("jax", "cuda")}
-    cached_devices = ("cpu", "cuda")
-    cache_home = ("bench_py", "target", "jax-cache")
     # XLA compiles to SASS itself (ptxas/nvJitLink), so the driver's JIT cache should stay
     # empty, as for torch: each series gets its own folder, recorded
-    driver_cache_devices = ("cuda",)
-    cache_env = cache.CACHE_ENV
+    caches = cache.JaxCaches(devices=("cpu", "cuda"), home=("bench_py", "target", "jax-cache"),
+                             driver_devices=("cuda",), env=cache.CACHE_ENV)
     env_values = cache.ENV_VALUES
     modes = ("mm", "warm", "accuracy")
     thread_flag = True
@@ -56,14 +68,8 @@ class Jax(Program):
         """The contract's argv; in a cache sweep, the persistent cache's folder."""
         argv = super().argv(run, paths, out_dir)
         if run.cache != CacheState.NONE:
-            argv += ["--cache-dir", str(paths.project.joinpath(*self.cache_home))]
+            argv += ["--cache-dir", str(paths.project.joinpath(*self.caches.home))]
         return argv
-
-    def store_look(self, run: RunDef, cache_dir: Path, env: dict[str, str]) -> Any:
-        return cache.look(cache_dir, env)
-
-    def store_proof(self, cold: bool, before: Any, after: Any) -> str:
-        return (cache.cold_proof if cold else cache.warm_proof)(before, after)
 
     def parse_header(self, line: str, line_no: int) -> Header | None:
         if (found := _PRECISION_HEADER.fullmatch(line)) is not None:

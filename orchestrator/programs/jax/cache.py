@@ -24,8 +24,12 @@ import math
 import os
 import stat
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from orchestrator.programs.caches import Caches
+from orchestrator.records import RunDef
 
 MIN_COMPILE_VAR = "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"
 MIN_SIZE_VAR = "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"
@@ -180,3 +184,14 @@ def warm_proof(before: dict[str, Any], after: dict[str, Any]) -> str:
     if new:
         return f"warm matmul entry, but {len(new)} new entries written"
     return "warm, compiled program read from the cache"
+
+
+@dataclass(frozen=True)
+class JaxCaches(Caches):
+    """JAX's compilation cache as its Program's part: its looks and proofs above."""
+
+    def look(self, run: RunDef, cache_dir: Path, env: dict[str, str]) -> Any:
+        return look(cache_dir, env)
+
+    def proof(self, cold: bool, before: Any, after: Any) -> str:
+        return (cold_proof if cold else warm_proof)(before, after)

@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from orchestrator.programs.base import FactRow, Paths, Program, join, python_facts, stdout_of
+from orchestrator.programs.naming import Naming
 from orchestrator.programs.torch import cache
+from orchestrator.programs.torch.measure_env import VARIABLES as MEASURE_ENV
 from orchestrator.records import Header, RunDef
 
 _HEADER = re.compile(r"torch ([0-9][^\s,]*)(?:, threads ([0-9]{1,9}))?")
@@ -43,14 +45,12 @@ Runner = Callable[[list[str]], "str | None"]  # a command's stdout, None when it
 
 class Torch(Program):
     name = "torch"
+    place = 1
     title = "PyTorch"
     aliases = ("pytorch",)
-    plot_marker = "o"
-    plot_colors: ClassVar[dict[str, str]] = {"cpu": "#1f77b4", "cuda": "#17becf",
-                                             "mps": "#6baed6"}
+    naming = Naming(plot_marker="o",
+                    plot_colors={"cpu": "#1f77b4", "cuda": "#17becf", "mps": "#6baed6"})
     devices = ("cpu", "cuda", "mps", "auto")
-    # its own CUDA_CACHE_PATH too: precompiled SASS, so it should stay empty (recorded)
-    driver_cache_devices = ("cuda", "auto")
     device_needs: ClassVar[dict[str, tuple[str, ...]]] = {
         "cuda": ("torch", "cuda"), "mps": ("torch", "mps"), "cpu": ("torch",),
         "auto": ("torch",)}
@@ -67,20 +67,23 @@ class Torch(Program):
     exec_modes: ClassVar[dict[str, tuple[str, ...]]] = {
         "cpu": ("eager", *_COMPILED), "cuda": ("eager", *_COMPILED, "cudagraph"),
         "mps": ("eager",), "auto": ("eager",)}
-    cached_exec = _COMPILED
     accepts = ("exec",)  # its modes reach bench_py as `--exec MODE`
-    prime_warm = True  # one folder for every mode and shape (programs/torch/cache.py)
-    cache_artifacts = True  # torch.compile's mega-cache: `cache: [mega]` (programs/torch/cache.py)
-    cache_home = ("bench_py", "target", "torch-compile-cache")
-    cache_env = cache.CACHE_ENV
+    caches = cache.TorchCaches(
+        exec_modes=_COMPILED, home=("bench_py", "target", "torch-compile-cache"),
+        prime_warm=True,  # one folder for every mode and shape (programs/torch/cache.py)
+        artifacts=True,  # torch.compile's mega-cache: `cache: [mega]` (programs/torch/cache.py)
+        env=cache.CACHE_ENV,
+        # its own CUDA_CACHE_PATH too: precompiled SASS, so it should stay empty (recorded)
+        driver_devices=("cuda", "auto"),
+        driver_why=("PyTorch's CUDA kernels are precompiled SASS: the driver JIT cache should "
+                    "stay empty (recorded to show it)"))
+    measure_env = MEASURE_ENV
     labels: ClassVar[dict[str, str]] = {"mps": "mps", "xpu": "xpu"}
     reference_device = "cpu"
     # TF32 exists only on CUDA (Ampere and later); CPU and MPS compute f32 matmuls in f32
     precisions: ClassVar[dict[str, tuple[str, ...]]] = {
         "cuda": ("fp32", "tf32"), "cpu": ("fp32",), "mps": ("fp32",), "auto": ("fp32",)}
     provides = ("torch",)
-    driver_cache_why = ("PyTorch's CUDA kernels are precompiled SASS: the driver JIT cache "
-                        "should stay empty (recorded to show it)")
 
     def command(self, run: RunDef, paths: Paths) -> list[str]:
         return [paths.python, str(paths.project / "bench_py" / "exec_gpu.py")]
@@ -90,21 +93,9 @@ class Torch(Program):
         and Triton's caches (in a cache series the orchestrator empties or primes it; outside
         one it is as the last run left it, but never torch's default folders in /tmp and ~)."""
         argv = super().argv(run, paths, out_dir)
-        if self.cached(run.device, run.params.get("exec")):
-            home = paths.project.joinpath(*self.cache_home)
-            argv += ["--cache-dir", str(home), *cache.artifacts_argv(run, home)]
+        if self.caches.cached(run.device, run.params.get("exec")):
+            argv += self.caches.argv(run, paths.project.joinpath(*self.caches.home))
         return argv
-
-    def store_look(self, run: RunDef, cache_dir: Path, env: dict[str, str]) -> Any:
-        return cache.look(cache_dir, run)
-
-    def store_proof(self, cold: bool, before: Any, after: Any) -> str:
-        """Cold or warm from the folder; a run that loaded the mega-cache (its look says so)
-        from artifacts; a run that saved it says the blob's size and digest too."""
-        if (before.get("artifacts") or {}).get("use") == "load":
-            return cache.mega_proof(before, after)
-        proof = (cache.cold_proof if cold else cache.warm_proof)(before, after)
-        return proof + cache.saved_words(after)
 
     def method_of(self, text: str) -> str | None:
         found = self.methods.get(text)

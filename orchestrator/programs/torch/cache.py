@@ -25,10 +25,11 @@ proof: the folder empty before, the blob there and loaded, FX graph entries afte
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from orchestrator.programs.caches import Caches
 from orchestrator.records import CacheAction, CacheState, RunDef
 
 # environment variables that change where or whether torch.compile caches (flagged when set)
@@ -169,3 +170,21 @@ def mega_proof(before: dict[str, Any], after: dict[str, Any]) -> str:
         return f"mega-cache loaded ({_blob_words(blob)}), but no FX graph entry after"
     return (f"from artifacts (empty before), mega-cache loaded: {_blob_words(blob)}; "
             f"after: {_filled(after)}")
+
+
+@dataclass(frozen=True)
+class TorchCaches(Caches):
+    """torch.compile's caches as PyTorch's Program's part: its looks and proofs above."""
+
+    def look(self, run: RunDef, cache_dir: Path, env: dict[str, str]) -> Any:
+        return look(cache_dir, run)
+
+    def proof(self, cold: bool, before: Any, after: Any) -> str:
+        """Cold or warm from the folder; a run that loaded the mega-cache (its look says so)
+        from artifacts; a run that saved it says the blob's size and digest too."""
+        if (before.get("artifacts") or {}).get("use") == "load":
+            return mega_proof(before, after)
+        return (cold_proof if cold else warm_proof)(before, after) + saved_words(after)
+
+    def argv(self, run: RunDef, home: Path) -> list[str]:
+        return ["--cache-dir", str(home), *artifacts_argv(run, home)]

@@ -57,7 +57,7 @@ def _is_accelerator(m: pd.DataFrame) -> pd.Series:
 
 
 def _is_fast_cpu(m: pd.DataFrame) -> pd.Series:
-    prefixes = tuple(x for p in programs.REGISTRY.values() for x in p.build_prefixes)
+    prefixes = tuple(x for p in programs.active().programs for x in p.naming.build_prefixes)
     return ((m["device"] == "cpu") & m["label"].str.startswith(prefixes)
             & (m["method"] != "accuracy"))
 
@@ -115,7 +115,7 @@ def match(ma: pd.DataFrame, mb: pd.DataFrame) -> tuple[list[tuple[dict[str, Any]
     # second pass: a field one side did not record matches anything; third: the same figure
     # in other arithmetic (fp32 / tf32), paired so that it is shown apart, not judged
     # the candidates of a loose pass share the fields no pass relaxes: a scan of every free B
-    # row per A row was quadratic (issue 29: 76,000 figures within the input cap)
+    # row per A row was quadratic (76,000 figures fit within the input cap)
     buckets: dict[tuple[str, ...], dict[int, dict[str, Any]]] = {}
     for b in free_b.values():
         buckets.setdefault(_fixed(b), {})[id(b)] = b

@@ -115,7 +115,7 @@ def _pool(frame: list[dict[str, Any]]) -> pd.DataFrame:
         return pd.DataFrame(columns=[*key, "value", "min", "samples", "run_id"])
     pool = (*_pool_fields(key), "process")
     # grouped in plain Python, once: a DataFrame per figure (drop_duplicates, iloc) cost ~3 ms
-    # each, minutes for the 76,000 figures a log within the input cap holds (issue 29)
+    # each, minutes for the 76,000 figures a log within the input cap holds
     groups: dict[tuple[Any, ...], dict[tuple[Any, Any], dict[str, Any]]] = {}
     for r in frame:
         units = groups.setdefault(tuple(r[k] for k in pool), {})
@@ -220,9 +220,9 @@ def _threads_key(device: str, threads: int | None) -> str:
 
 
 def accuracy_label(label: str) -> str:
-    """A log's 'burn flex template' as a store's 'flex(template)' (Program.accuracy_label)."""
+    """A log's 'burn flex template' as a store's 'flex(template)' (its Program's naming)."""
     first, _, rest = label.partition(" ")
     if first not in programs.names() or not rest:
         return label
-    found = programs.get(first).accuracy_label(rest)
+    found = programs.get(first).naming.accuracy_label(rest)
     return rest if found is None else found

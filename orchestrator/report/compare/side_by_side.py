@@ -31,7 +31,7 @@ from orchestrator.report.compare.sides import (
     program_rows,
     variant_side,
 )
-from orchestrator.report.sections import REGISTRY, Context, Registered, SideTable
+from orchestrator.report.sections import Context, Registered, SideTable, registered
 from orchestrator.report.tables import Table
 from orchestrator.report.writer import markdown_table, note_lines
 
@@ -116,7 +116,7 @@ def merge(name: str, keys: list[str], parts: list[tuple[str, Table]]) -> pd.Data
 
 def tables_side_by_side() -> list[tuple[Registered, SideTable]]:
     """The tables `report A B` joins, section by section, from the report's registry."""
-    return [(entry, table) for entry in REGISTRY for table in entry.side_by_side]
+    return [(entry, table) for entry in registered() for table in entry.side_by_side]
 
 
 def write_many(specs: list[str], out: Path, inputs: outputs.Inputs = outputs.NO_INPUTS,

@@ -191,7 +191,7 @@ def _program_row(row: FactRow, side: Side) -> str | None:
 
 def program_rows() -> list[FactRow]:
     """Every registered program's machine-fact rows (Program.fact_rows), in registry order."""
-    return [row for p in programs.REGISTRY.values() for row in p.fact_rows()]
+    return [row for p in programs.active().programs for row in p.fact_rows()]
 
 
 def _precision(side: Side) -> str | None:
@@ -239,7 +239,7 @@ def _span(values: list[Any], unit: str) -> str | None:
 
 
 def _governor(side: Side) -> str | None:
-    """The CPU frequency policy per run (issue 15's state columns), else the sweep's."""
+    """The CPU frequency policy per run (the dataset's cpu_ state columns), else the sweep's."""
     state = side.data.host.get("cpu_state") or {}
     found = _join(_run_values(side, "cpu_governor")) or state.get("governor")
     boost = _join(_run_values(side, "cpu_boost")) or state.get("boost")

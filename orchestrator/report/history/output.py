@@ -26,7 +26,7 @@ from orchestrator.report import html_report, plot_style, plots, writer
 from orchestrator.report.compare.rows import key_fields
 from orchestrator.report.compare.tables import ci_cell, ratio_cell
 from orchestrator.report.history.course import Course, History, Step
-from orchestrator.report.registry import Section
+from orchestrator.report.section import Section
 from orchestrator.report.tables import Table, duration
 
 MARK = "<!-- written by `python -m orchestrator history` -->"

@@ -65,7 +65,7 @@ def cpu_sync(rows: pd.DataFrame, th: Thresholds) -> list[str]:
 
 
 def _async_cpu(framework: object) -> bool:
-    found = programs.REGISTRY.get(str(framework))
+    found = programs.active().by_name.get(str(framework))
     return found is not None and found.async_cpu
 
 

@@ -44,7 +44,7 @@ def unknown_methods(fig: pd.DataFrame) -> list[str]:
     than letting them vanish from table 1."""
     if fig.empty:
         return []
-    rows = fig[(fig["method"] != "") & ~fig["method"].isin([m.key for m in vocabulary.METHODS])]
+    rows = fig[(fig["method"] != "") & ~fig["method"].isin([m.key for m in vocabulary.methods()])]
     out = []
     for method, mine in rows.groupby("method", sort=False):
         count = len(mine)

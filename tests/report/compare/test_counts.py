@@ -1,4 +1,4 @@
-"""Issue 24 item 5: compare lists the queued proof (`queued_waited`, a count of runs) as a
+"""Compare lists the queued proof (`queued_waited`, a count of runs) as a
 plain A/B count, never as a time: no ratio, no verdict, no duration in its cells.
 
 On the committed H200 evidence store (docs/results/h200-2026-12-02/evidence: held runs whose

@@ -1,4 +1,4 @@
-"""compare at a scale the input cap admits (issue 29, class 6): compare.png stays a figure one
+"""compare at a scale the input cap admits: compare.png stays a figure one
 can read (at most PLOT_ROWS rows, the most changed, and says so), the terminal table likewise
 (TERMINAL_ROWS), and compare.md names what the picture leaves out; below the caps nothing
 changes. Real logs: the chapter's listings copied at distinct shapes, B's times scaled."""
