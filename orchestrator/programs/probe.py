@@ -28,6 +28,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable
+from typing import IO
 
 from orchestrator import signals
 
@@ -169,3 +170,33 @@ def poll_exit(proc: subprocess.Popen[str] | subprocess.Popen[bytes], timeout_s: 
                 return False
             time.sleep(min(_POLL_S, left))
     return _sliced(sleep, timeout_s, look)
+
+
+def answers(commands: list[list[str]], timeout: float) -> list[tuple[str | None, bool]]:
+    """`answer` for each command, all started at once and bounded by one `timeout` in all:
+    several that hang cost it once, not once each. Every group is ended on any exit."""
+    with contextlib.ExitStack() as stack:
+        procs: list[tuple[subprocess.Popen[str] | None, IO[bytes]]] = []
+        try:
+            for argv in commands:
+                out = stack.enter_context(tempfile.TemporaryFile())
+                try:
+                    proc = started(argv, stdout=out, stderr=subprocess.DEVNULL)
+                except OSError:
+                    proc = None
+                procs.append((proc, out))
+            deadline = time.monotonic() + timeout
+            hung = [proc is not None and not wait_exit(proc, max(1e-3, deadline - time.monotonic()))
+                    for proc, _out in procs]
+        finally:
+            for proc, _out in procs:
+                if proc is not None:
+                    end_group(proc)
+        found: list[tuple[str | None, bool]] = []
+        for (proc, out), stuck in zip(procs, hung, strict=True):
+            if proc is None or stuck or proc.returncode != 0:
+                found.append((None, stuck))
+                continue
+            out.seek(0)
+            found.append((out.read(OUTPUT_MAX).decode(errors="replace"), False))
+        return found
