@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -82,11 +83,48 @@ def test_a_shell_that_prints_a_banner_still_runs_and_fetches(
     assert shown == "Welcome to the test cluster\nhi\n"  # the banner is there
     assert _run(tmp_path, sshd, {"cluster": {"ssh": "bannerhost"}}) == 0
     err = capfd.readouterr().err
-    assert "by tar (the shell there prints a banner, which breaks rsync's protocol)" in err
+    assert "by rsync past the shell's banner (relay)" in err
     assert "host cluster: sweep complete; store fetched" in err, err
     fetched = tmp_path / "results" / "hosts" / "cluster" / "results.sqlite"
     assert store_problem(fetched) is None and runs_in(fetched) == 1
     assert runs_in(tmp_path / "results" / "results.sqlite") == 1
+
+
+def test_rsync_pushes_through_a_shell_that_prints_a_banner(tmp_path: Path,
+                                                           sshd: SshServer) -> None:
+    """rsync's protocol read the banner as its version ("protocol incompatibility"), so such
+    a host was pushed to by tar, every file every time. Through the relay (hosts/relay.py) rsync
+    sees only what follows the mark: the files arrive whole, and a second push moves only the
+    changed one (rsync's --itemize-changes would list it; here its bytes and the untouched
+    file's inode say so)."""
+    hosts = HostsFile.model_validate({"hosts": {"box": {
+        "ssh": "bannerhost", "ssh_options": sshd.options(), "workdir": str(tmp_path)}}})
+    t = Transport("box", hosts.hosts["box"])
+    here, there = tmp_path / "here", tmp_path / "there"
+    (here / "pkg").mkdir(parents=True)
+    (here / "pkg" / "a.py").write_bytes(bytes(range(256)) * 400)
+    (here / "b.txt").write_text("unchanged\n")
+    assert t.push(here, ["pkg/a.py", "b.txt"], str(there)) == \
+        "rsync past the shell's banner (relay)"
+    assert (there / "pkg" / "a.py").read_bytes() == (here / "pkg" / "a.py").read_bytes()
+    kept = (there / "b.txt").stat().st_ino
+    (here / "pkg" / "a.py").write_text("changed\n")
+    t.push(here, ["pkg/a.py", "b.txt"], str(there))
+    assert (there / "pkg" / "a.py").read_text() == "changed\n"
+    assert (there / "b.txt").stat().st_ino == kept  # not sent again: rsync, not tar
+
+
+def test_the_relay_refuses_a_stream_without_the_mark() -> None:
+    from orchestrator.hosts import relay
+    got = subprocess.run([sys.executable, "-m", "orchestrator.hosts.relay", "MARK", "sh", "-c",
+                          "echo a banner; echo no mark"], capture_output=True, cwd=PROJECT,
+                         check=False)
+    assert got.returncode == relay.PROTOCOL_ERROR and got.stdout == b""
+    assert b"printed no output mark" in got.stderr
+    got = subprocess.run([sys.executable, "-m", "orchestrator.hosts.relay", "MARK", "sh", "-c",
+                          "echo a banner; echo MARK; printf 'proto\\0data'"],
+                         capture_output=True, cwd=PROJECT, check=False)
+    assert (got.returncode, got.stdout) == (0, b"proto\0data")
 
 
 def test_a_fetched_copy_that_is_not_a_store_never_replaces_the_last_good_one(
