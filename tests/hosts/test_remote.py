@@ -6,6 +6,7 @@ last good one (item 16); sbatch's answer is a job id only when it is one (item 1
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 import subprocess
@@ -74,6 +75,39 @@ def test_a_marked_workdir_is_pushed_to_again_and_its_store_resumed(
     with sqlite3.connect(tmp_path / "remote-box" / "results" / "results.sqlite") as db:
         assert db.execute("SELECT count(*) FROM sweeps").fetchone() == (1,)  # resumed
     assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_second_orchestrator_is_refused_while_a_sweep_runs_in_the_workdir(
+        tmp_path: Path, sshd: SshServer, capfd: pytest.CaptureFixture[str]) -> None:
+    """Two results folders given one hosts file (two terminals): the second pushed into the
+    work folder while the first's sweep ran there (its code replaced mid-sweep), truncated its
+    run.log, removed its .hosts/rc, and, its own sweep refused by the store's lock there,
+    said "sweep complete" with exit 0 and merged the first's sweep as its own. Now it is
+    refused in one line, nothing written there, and each sweep's exit code and log are its
+    own."""
+    hosts = hosts_yaml(tmp_path / "hosts.yaml", sshd, {"box": {}})
+    exp = tiny(tmp_path / "tiny.yaml", processes=4)
+    first, second = ([
+        "run", str(exp), "--hosts", str(hosts), "--results", str(tmp_path / r), "--poll", "0.3"]
+        for r in ("R1", "R2"))
+    assert main([*first, "--detach"]) == 0
+    token = json.loads((tmp_path / "R1/hosts/box/attach.json").read_text())["token"]
+    work = tmp_path / "remote-box"
+    before = {p: p.stat().st_mtime_ns for p in work.rglob("*") if p.is_file() and
+              "results" not in p.parts and p.name != f"run.{token}.log"}
+    assert main(second) == 1
+    err = capfd.readouterr().err
+    assert "host box: another orchestrator's sweep runs in its workdir " in err, err
+    assert "(pid " in err and "nothing was written there" in err
+    assert not (tmp_path / "R2" / "hosts" / "box" / "attach.json").exists()
+    assert {p: p.stat().st_mtime_ns for p in before} == before  # not pushed to
+    assert main(first) == 0  # the first re-attaches, and its own exit code says it ended
+    assert "host box: sweep complete; store fetched" in capfd.readouterr().err
+    assert (work / ".hosts" / f"rc.{token}").read_text().strip() == "0"
+    assert "sweep" in (work / ".hosts" / f"run.{token}.log").read_text()
+    assert not (work / ".hosts" / "running").exists()
+    assert main(second) == 0  # the work folder is free again: its store resumed there
+    assert runs_in(tmp_path / "R2" / "results.sqlite") == 4
 
 
 def test_a_shell_that_prints_a_banner_still_runs_and_fetches(
