@@ -120,6 +120,11 @@ class Transport:
     def _tar_push(self, root: Path, files: list[str], remote_dir: str) -> None:
         with tempfile.TemporaryFile() as archive:
             with tarfile.open(fileobj=archive, mode="w:gz") as tar:
+                # each folder a member of its own, before its files: GNU tar then replaces a
+                # link found there with a folder (as rsync does), where a file alone would be
+                # written through the link into the folder it points to (the user's)
+                for name in _folders_of(files):
+                    tar.add(root / name, arcname=name, recursive=False)
                 for name in files:
                     tar.add(root / name, arcname=name, recursive=False)
             archive.seek(0)
@@ -182,3 +187,9 @@ def _relay_env() -> dict[str, str]:
     here = str(Path(__file__).resolve().parents[2])
     rest = os.environ.get("PYTHONPATH")
     return {**os.environ, "PYTHONPATH": here + (os.pathsep + rest if rest else "")}
+
+
+def _folders_of(files: list[str]) -> list[str]:
+    """Every folder the relative paths `files` lie in, parents first."""
+    found = {str(parent) for name in files for parent in Path(name).parents if str(parent) != "."}
+    return sorted(found, key=lambda f: (f.count("/"), f))

@@ -148,6 +148,31 @@ def test_rsync_pushes_through_a_shell_that_prints_a_banner(tmp_path: Path,
     assert (there / "b.txt").stat().st_ino == kept  # not sent again: rsync, not tar
 
 
+@pytest.mark.parametrize("push", ["tar", "auto"])
+def test_a_push_never_writes_through_a_link_in_the_workdir(tmp_path: Path, sshd: SshServer,
+                                                           push: str) -> None:
+    """A folder of the work folder replaced by a link to the user's own folder (`scripts ->
+    ~/mine`): tar's push wrote the project's files through it, over the user's files of the
+    same names (rsync replaced the link). Each folder is now a member of the archive before
+    its files, and tar, like rsync, replaces the link with a folder."""
+    hosts = HostsFile.model_validate({"hosts": {"box": {
+        "ssh": "testhost", "ssh_options": sshd.options(), "workdir": str(tmp_path),
+        "push": push}}})
+    t = Transport("box", hosts.hosts["box"])
+    here, there, mine = tmp_path / "here", tmp_path / "there", tmp_path / "mine"
+    (here / "scripts" / "sub").mkdir(parents=True)
+    (here / "scripts" / "sub" / "run.sh").write_text("pushed\n")
+    (mine / "sub").mkdir(parents=True)
+    (mine / "sub" / "run.sh").write_text("the user's own\n")
+    there.mkdir()
+    (there / "scripts").symlink_to(mine)
+    assert t.push(here, ["scripts/sub/run.sh"], str(there)).startswith(
+        "tar" if push == "tar" else "rsync")
+    assert (mine / "sub" / "run.sh").read_text() == "the user's own\n"
+    assert (there / "scripts" / "sub" / "run.sh").read_text() == "pushed\n"
+    assert not (there / "scripts").is_symlink()
+
+
 def test_the_relay_refuses_a_stream_without_the_mark() -> None:
     from orchestrator.hosts import relay
     got = subprocess.run([sys.executable, "-m", "orchestrator.hosts.relay", "MARK", "sh", "-c",
