@@ -371,15 +371,18 @@ class Watch:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self.token, self.since = new_token(), time.time()
+        self.token, self.since, self.pid = new_token(), time.time(), 0
 
     def env(self) -> dict[str, str]:
         self.token, self.since = new_token(), time.time()
         return {MARK: self.token}
 
     def started(self, pid: int) -> None:
+        self.pid = pid
+        SPARED.add(pid)  # cargo's Popen reaps it (after its group is killed): never reaped here
         write_ledger(self.folder, pid, self.token)
 
     def ended(self) -> None:
         end_descendants(self.token, self.since)
+        SPARED.discard(self.pid)
         clear_ledger(self.folder, self.token)

@@ -7,6 +7,7 @@ daemon). Provoked for real inside a pid namespace of its own: right after each r
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+LOCKS = "ORCHESTRATOR_TEST_LOCKS_ROOT"  # the test suite's own machine-wide folder
 
 # every reap of `true`/`false` (the programs started below) plants another program's group
 # leader on the freed pid; `false` is cargo's stand-in, whose watch then gets a pause
@@ -49,6 +51,12 @@ out = process.spawn(["true"], dict(os.environ), Path("/tmp"), 10)
 assert out.returncode == 0, out
 assert probe.answer(["true"], 10) == ("", False)
 assert cargo_process.run_group(["false"], Path("/tmp"), dict(os.environ), watch).returncode == 1
+# a sweep's watch ends what cargo left while cargo is unreaped: its exit code is still its own
+import tempfile
+from orchestrator.run import leftovers
+sweep = leftovers.Watch(Path(tempfile.mkdtemp()))
+assert cargo_process.run_group(["sh", "-c", "exit 3"], Path("/tmp"), dict(os.environ),
+                               sweep).returncode == 3
 time.sleep(0.3)
 for pid, sleeper, what in planted:
     print(what, "took pid" if sleeper.pid == pid else "other pid",
@@ -69,7 +77,8 @@ def test_a_group_is_killed_only_while_its_leader_is_unreaped(tmp_path: Path) -> 
     script.write_text(CHILD, encoding="utf-8")
     done = subprocess.run(["unshare", "-rpf", "--mount-proc", sys.executable, str(script)],
                           cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
-                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT),
+                               **{k: v for k, v in os.environ.items() if k == LOCKS}})
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
     # each planted program took the freed pid (the provocation worked) and was left alone
