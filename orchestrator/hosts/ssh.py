@@ -36,6 +36,7 @@ from orchestrator.hosts.model import Host
 CONNECT_TIMEOUT_S = 10
 BANNER_MAX = 1 << 20  # more than this before the marker: not a banner, the command failed
 OUTPUT_MAX = 4 << 20  # of a command's stdout (banner included): ours print a few lines
+RSYNC_IDLE_S = 120  # rsync's --timeout: a push that moves nothing this long has hung
 
 
 @dataclass
@@ -110,7 +111,8 @@ class Transport:
             rsh = shlex.join([sys.executable, "-m", "orchestrator.hosts.relay", self.mark,
                               *self.ssh_argv()[:-1]])
             through = [f"--rsync-path=printf '%s\\n' {self.mark}; rsync"]
-        done = subprocess.run(["rsync", "-a", "--files-from=-", *through, "-e", rsh, "./",
+        done = subprocess.run(["rsync", "-a", f"--timeout={RSYNC_IDLE_S}", "--files-from=-",
+                               *through, "-e", rsh, "./",
                                f"{self.host.ssh}:{remote_dir}/"], cwd=root, input=listed,
                               capture_output=True, check=False, start_new_session=True,
                               env=_relay_env() if self.banner else None)

@@ -184,6 +184,9 @@ def test_the_relay_refuses_a_stream_without_the_mark() -> None:
                           "echo a banner; echo MARK; printf 'proto\\0data'"],
                          capture_output=True, cwd=PROJECT, check=False)
     assert (got.returncode, got.stdout) == (0, b"proto\0data")
+    # a shell that prints its banner and then hangs: no mark in time, ssh ended, one line
+    assert relay.relay(b"MARK\n", ["sh", "-c", "echo a banner; exec sleep 60"],
+                       mark_timeout_s=0.5) == relay.PROTOCOL_ERROR
 
 
 def test_a_fetched_copy_that_is_not_a_store_never_replaces_the_last_good_one(
