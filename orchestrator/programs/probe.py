@@ -37,6 +37,11 @@ OUTPUT_MAX = 16 << 20  # of a fact or probe command's stdout (they print a few l
 Look = Callable[[], "float | None"]  # seconds until the next look; None: stop waiting now
 FIRST_LOOK_S = 0.2  # the first look() of a wait that has one
 _POLL_S = 0.05  # the fallback's sleep between two looks at a child (Popen.wait's own 50 ms)
+# pids of the children started here, until their Popen has reaped them: no one else may end or
+# reap them (run/leftovers ends a finished run's orphans: a fact command or cargo that another
+# thread runs meanwhile is none of them, and a reap there would leave its Popen an exit code
+# of 0 and its group id free for another program)
+OWNED: set[int] = set()
 
 
 def started(argv: list[str], **popen: object) -> subprocess.Popen[str]:
@@ -53,6 +58,7 @@ def started(argv: list[str], **popen: object) -> subprocess.Popen[str]:
         with signals.deferred() as noted:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, text=True, errors="replace",
                                     start_new_session=True, **pipes)  # type: ignore[call-overload]
+            OWNED.add(proc.pid)
     finally:
         if noted:  # the interrupt wins over an OSError of the same start
             if proc is not None:
@@ -99,6 +105,8 @@ def end_group(proc: subprocess.Popen[str] | subprocess.Popen[bytes],
     kill_group(proc)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=reap_s)
+    if proc.returncode is not None:
+        OWNED.discard(proc.pid)
 
 
 def wait_exit(proc: subprocess.Popen[str] | subprocess.Popen[bytes], timeout_s: float = math.inf,

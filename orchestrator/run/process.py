@@ -76,6 +76,7 @@ def _start(argv: list[str], env: dict[str, str], cwd: Path, ledger: Path | None,
         try:
             proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
                                     stderr=err, start_new_session=True)
+            probe.OWNED.add(proc.pid)  # reaped by end_group alone
         except (OSError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
             error = f"cannot start {argv[0]}: {exc}"
         if proc is not None and ledger is not None:

@@ -84,3 +84,30 @@ def test_a_group_is_killed_only_while_its_leader_is_unreaped(tmp_path: Path) -> 
     # each planted program took the freed pid (the provocation worked) and was left alone
     assert lines == ["true took pid alive", "true took pid alive", "false took pid alive"], \
         done.stdout + done.stderr[-2000:]
+
+
+def test_a_command_another_thread_waits_for_is_no_finished_runs_orphan() -> None:
+    """A background build asks `rustc -vV` (its cache key) while a measured run ends: the run's
+    end took that command for an orphan of the run (our child, born during the run), killed
+    it and reaped it, so its Popen read exit code 0 and an empty answer (a wrong cache key) and
+    its group id was free for another program. A child a Popen of ours waits for is left to
+    that Popen."""
+    import threading
+    import time
+
+    from orchestrator.programs import probe
+    from orchestrator.run import leftovers
+
+    got: dict[str, tuple[str | None, bool]] = {}
+    since = time.time() - 5  # the measured run began 5 s ago
+    asked = threading.Thread(target=lambda: got.update(answer=probe.answer(
+        ["sh", "-c", "sleep 1; echo rustc 1.95.0"], 30)))
+    asked.start()
+    deadline = time.monotonic() + 10
+    while not probe.OWNED and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)
+    assert leftovers.end_descendants(leftovers.new_token(), since) == []
+    asked.join()
+    assert got["answer"] == ("rustc 1.95.0\n", False)
+    assert not probe.OWNED  # reaped by its Popen, and forgotten
