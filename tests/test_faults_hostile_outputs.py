@@ -11,6 +11,8 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +41,63 @@ def test_a_planted_manifest_makes_compare_delete_nothing(tmp_path: Path) -> None
     # its own manifest names each file it wrote with its identity
     ours = json.loads((out / outputs.manifest_name("compare")).read_text())
     assert set(ours["identities"]) == set(ours["files"])
+
+
+NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+# another user writes a record of ours naming the victim's files, as our own would
+PLANT = """import hashlib, json, os, sys
+folder, name, kind = sys.argv[1], sys.argv[2], sys.argv[3]
+files, ids = {}, {}
+for n in sys.argv[4:]:
+    st = os.stat(os.path.join(folder, n))
+    files[n] = hashlib.sha256(open(os.path.join(folder, n), "rb").read()).hexdigest()
+    ids[n] = [st.st_dev, st.st_ino, st.st_mtime_ns]
+if kind == "manifest":
+    record = {"written_by": "report", "files": files, "identities": ids}
+else:
+    record = {"schema_version": 6, "figures": {"file": sys.argv[4]},
+              "samples": {"file": sys.argv[5]}, "written": files}
+open(os.path.join(folder, name), "w").write(json.dumps(record))
+"""
+
+
+@pytest.fixture
+def shared() -> Iterator[Path]:
+    """A folder others may write too (a team's folder, mode 777, no sticky bit)."""
+    if shutil.which("setpriv") is None or os.geteuid() != 0:
+        pytest.skip("needs root and setpriv to act as a second user")
+    place = Path(tempfile.mkdtemp(prefix="i46-out-", dir="/tmp"))
+    place.chmod(0o777)
+    yield place
+    shutil.rmtree(place)
+
+
+def test_another_users_manifest_or_sidecar_names_nothing_of_ours(
+        tmp_path: Path, shared: Path) -> None:
+    """A manifest planted by another user in a folder others may write, naming the user's own
+    files with their digests and identities (anyone may stat and read them), made `report
+    --out` overwrite the user's report.md and delete thesis.txt as "stale"; a planted export
+    sidecar made `export --csv` overwrite the user's CSV. A record of ours, and any file
+    overwritten or removed as ours, must belong to this user: refused in one line."""
+    a = store(tmp_path / "a", ONE)
+    out = shared / "team"
+    out.mkdir()
+    out.chmod(0o777)
+    (out / "thesis.txt").write_text("a user's work\n")
+    (out / "report.md").write_text("the user's own notes\n")
+    subprocess.run([*NOBODY, sys.executable, "-c", PLANT, str(out), ".orchestrator-report.json",
+                    "manifest", "thesis.txt", "report.md"], check=True)
+    assert main(["report", str(a), "--out", str(out)]) == 2
+    assert (out / "thesis.txt").read_text() == "a user's work\n"
+    assert (out / "report.md").read_text() == "the user's own notes\n"
+
+    (out / "e.csv").write_text("the user's table\n")
+    (out / "e.samples.csv").write_text("the user's samples\n")
+    subprocess.run([*NOBODY, sys.executable, "-c", PLANT, str(out), "e.schema.json", "sidecar",
+                    "e.csv", "e.samples.csv"], check=True)
+    assert main(["export", str(a), "--csv", str(out / "e.csv")]) == 2
+    assert (out / "e.csv").read_text() == "the user's table\n"
+    assert (out / "e.samples.csv").read_text() == "the user's samples\n"
 
 
 def test_our_own_stale_file_still_goes(tmp_path: Path) -> None:

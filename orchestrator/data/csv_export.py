@@ -60,7 +60,9 @@ def _write_sidecar(path: Path, meta: dict[str, Any]) -> None:
 def check_export(out: Path, inputs: outputs.Inputs = outputs.NO_INPUTS) -> None:
     """Refuse, in one line, a `--csv` the export must not write (data/outputs.py)."""
     figures, samples, sidecar = csv_paths(out)
-    meta = _sidecar(sidecar) if sidecar.is_file() and not sidecar.is_symlink() else None
+    # another user's sidecar (planted where others may write) names no export of ours
+    meta = _sidecar(sidecar) if sidecar.is_file() and not sidecar.is_symlink() and \
+        sidecar.lstat().st_uid == os.geteuid() else None
     what = "an export of this orchestrator"
     outputs.check_target(sidecar, "--csv", inputs, lambda p: meta is not None, what)
     written = meta.get("written") if meta else None

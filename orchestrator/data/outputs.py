@@ -2,18 +2,20 @@
 
 `export`, `parse` (a CSV, its samples CSV and its schema sidecar), `report` and `compare` (a
 folder of files) write through here. A path is written only if nothing is there, or it is a
-regular file this orchestrator wrote as that output and nobody changed since (its SHA-256 is
-kept: in the CSV's sidecar, in a folder's manifest `.orchestrator-report.json` or
-`.orchestrator-compare.json`, one per command, so both may share a folder); never a
-symlink, a folder, another program's file, or an input of the same command (the results
-store, its lock and journals, a log being read: compared by resolved path and by inode, so a
-symlink or hard link to the store is caught too). Everything else is one line (InputError)
-before a byte is written. A folder is rendered into a staging folder inside it first and each
-file moved into place, so a refusal found late still leaves the folder as it was; files that
-the previous manifest lists, this write did not produce and nobody changed are removed (stale
-tables of an earlier report), never anything else: the manifest keeps each file's identity
-(device, inode, mtime), so a manifest planted or copied in names nothing we remove. A staging
-folder a killed writer left (its pid in the name, that process gone) is removed next time.
+regular file of this user that this orchestrator wrote as that output and nobody changed since
+(its SHA-256 is kept: in the CSV's sidecar, in a folder's manifest `.orchestrator-report.json`
+or `.orchestrator-compare.json`, one per command, so both may share a folder); never a symlink,
+a folder, another program's or user's file, or an input of the same command (the results store,
+its lock and journals, a log being read: compared by resolved path and by inode, so a symlink
+or hard link to the store is caught too). Everything else is one line (InputError) before a
+byte is written. A folder is rendered into a staging folder inside it first and each file moved
+into place, so a refusal found late still leaves the folder as it was; files that the previous
+manifest lists, this write did not produce and nobody changed are removed (stale tables of an
+earlier report), never anything else: the manifest keeps each file's identity (device, inode,
+mtime), so a manifest planted or copied in names nothing we remove, and a manifest or sidecar,
+like any file overwritten or removed as ours, must belong to this user: another user who may
+write the folder cannot plant one naming our files. A staging folder a killed writer left (its
+pid in the name, that process gone) is removed next time.
 """
 
 from __future__ import annotations
@@ -112,6 +114,9 @@ def check_target(path: Path, flag: str, inputs: Inputs, ours: Callable[[Path], b
         raise InputError(f"{flag}: {path} is a folder, not a file; choose another path")
     if not path.is_file():
         raise InputError(f"{flag}: {path} exists and is not a regular file ({_ADVICE})")
+    if (owner := path.lstat().st_uid) != os.geteuid():
+        raise InputError(f"{flag}: {path} belongs to uid {owner}, not to this user; not "
+                         f"overwriting it ({_ADVICE})")
     if not ours(path):
         raise InputError(f"{flag}: {path} exists and was not written by {what}; not "
                          f"overwriting it ({_ADVICE})")
@@ -184,7 +189,8 @@ def read_manifest(folder: Path, flag: str, what: str) -> dict[str, str] | None:
     if not path.exists() and not path.is_symlink():
         return None
     try:
-        if path.is_symlink() or not path.is_file():
+        # another user's manifest (planted in a folder others may write) names nothing ours
+        if path.is_symlink() or not path.is_file() or path.lstat().st_uid != os.geteuid():
             raise ValueError
         data = json.loads(path.read_text(encoding="utf-8"))
         files = data["files"]
@@ -287,7 +293,8 @@ def _remove_stale(out: Path, old: dict[str, str], ids: dict[str, list[int]],
         if name in new or Path(name).name != name or name in (".", "..") or \
                 re.fullmatch(r"\.orchestrator-.*\.json", name):
             continue
-        if path.is_symlink() or not path.is_file() or inputs.holds(path) is not None:
+        if path.is_symlink() or not path.is_file() or inputs.holds(path) is not None or \
+                path.lstat().st_uid != os.geteuid():
             continue
         if ids.get(name) == _file_id(path) and digest(path) == sha:
             path.unlink()

@@ -3,9 +3,12 @@
 
 The sweep runs on the host under `.hosts/run.sh`, which starts the orchestrator there, passes a
 SIGTERM on to it (the orchestrator stops as on Ctrl-C: the running program ended, every finished
-run kept) and writes its exit code to `.hosts/rc`. Started with setsid and nohup (or as a
-batch job) it outlives the ssh connection that started it: a laptop may sleep, and `run` later
-asks the host again.
+run kept) and writes its exit code to `.hosts/rc.TOKEN` (its output: `.hosts/run.TOKEN.log`).
+Started with setsid and nohup (or as a batch job) it outlives the ssh connection that started
+it: a laptop may sleep, and `run` later asks the host again. One sweep at a time in a work
+folder: `.hosts/running` names the one that runs, and another orchestrator's push is refused
+while it does (two results folders given one workdir would overwrite its code mid-sweep and
+read each other's exit codes).
 """
 
 from __future__ import annotations
@@ -28,16 +31,21 @@ MIN_FREE_MIB = 200  # less free space than this in the work folder: refused befo
 _NEEDS = "import sys; assert sys.version_info >= (3, 11), sys.version; " \
          "import pydantic, yaml, psutil, rich, pandas"
 
+# $1 is the sweep's token: its exit code and log are its own (`.hosts/rc.TOKEN`,
+# `.hosts/run.TOKEN.log`), and `.hosts/running` names it while it runs, so another
+# orchestrator's start in this work folder is refused (check) instead of taking them over
 RUN_SH = """#!/bin/sh
 # written by the orchestrator: run one sweep, pass SIGTERM on, keep the exit code
 cd {workdir} || exit 2
-rm -f .hosts/rc
+rm -f .hosts/rc.$1
+echo "$$ $1" > .hosts/running
 {command} &
 child=$!
 trap 'kill -TERM $child 2>/dev/null' TERM INT HUP
 wait $child; rc=$?
 while kill -0 $child 2>/dev/null; do wait $child; rc=$?; done
-echo $rc > .hosts/rc
+echo $rc > .hosts/rc.$1
+[ "$(cat .hosts/running 2>/dev/null)" = "$$ $1" ] && rm -f .hosts/running
 exit $rc
 """
 
@@ -68,6 +76,15 @@ elif [ ! -L .hosts ] && [ -f .hosts/run.sh ] && grep -qxF "$2" .hosts/run.sh; th
   echo "$3" > {MARKER} && echo ours
 elif [ -z "$(ls -A)" ]; then mkdir .hosts && echo "$3" > {MARKER} && echo new
 else echo "foreign $(ls -A | head -n 4 | tr '\\n' ' ')"; fi
+if [ -f .hosts/running ] && [ ! -L .hosts/running ]; then
+  read -r rp rt < .hosts/running
+  case "$rt" in *[!0-9a-f]*|"") ;; *)
+    if [ "$(ps -ww -o args= -p "$rp" 2>/dev/null | sed "s/^ *//;s/ *$//")" = "sh $4 $rt" ]
+    then echo "busy pid $rp"
+    elif command -v squeue >/dev/null && [ -n "$(squeue -h --name="orchestrator-$rt" -o %i)" ]
+    then echo "busy Slurm job $(squeue -h --name="orchestrator-$rt" -o %i | head -n 1)"; fi ;;
+  esac
+fi
 df -Pk . | tail -n 1
 """
 _MARK_TEXT = "a work folder of the orchestrator (python -m orchestrator run --hosts)"
@@ -88,7 +105,8 @@ class Remote:
         """Reachable, key accepted, a work folder of ours (empty, or marked by an earlier
         push: a folder of the user's is never written into), with room."""
         self.t.run(["true"], what="connect", timeout=60)
-        said = self.t.run(["sh", "-c", _CLAIM, "sh", self.dir, _LEGACY, _MARK_TEXT],
+        said = self.t.run(["sh", "-c", _CLAIM, "sh", self.dir, _LEGACY, _MARK_TEXT,
+                           ours.run_sh(self.dir)],
                           what="work folder").stdout.decode(errors="replace").splitlines()
         if said[:1] == ["unsafe"]:
             raise HostError(self.name, f"its workdir {self.dir} belongs to another user or is "
@@ -100,6 +118,12 @@ class Remote:
                                        f"did not put there ({found or 'unreadable'}) and no "
                                        f"{MARKER} of an earlier push: name an empty or new "
                                        "folder (nothing was written there)")
+        busy = next((line[5:] for line in said if line.startswith("busy ")), None)
+        if busy is not None:
+            raise HostError(self.name, f"another orchestrator's sweep runs in its workdir "
+                                       f"{self.dir} ({busy[:80]}): wait for it to end, or give "
+                                       "this results folder a workdir of its own there (nothing "
+                                       "was written there)")
         fields = said[-1].split()
         if len(fields) >= 4 and re.fullmatch(r"\d{1,20}", fields[3]) and \
                 int(fields[3]) // 1024 < MIN_FREE_MIB:
@@ -179,13 +203,13 @@ class Remote:
         if self.host.place == "slurm":
             opts = slurm.measure_options(self.host.slurm_or_default())
             argv = ["sbatch", "--parsable", *opts, f"--job-name={ours.job_name(token)}", "-D",
-                    self.dir, "-o", self.path(".hosts/run.log"), ours.run_sh(self.dir), token]
+                    self.dir, "-o", self.path(_log(token)), ours.run_sh(self.dir), token]
             out = self.t.run(argv, what="sbatch").stdout.decode(errors="replace")
             return Started(None, self._job_id(out, token), "", token)
         out = self.t.shell(
-            f"cd {q} && rm -f .hosts/rc && if command -v setsid >/dev/null; then s=setsid; "
+            f"cd {q} && if command -v setsid >/dev/null; then s=setsid; "
             f"else s=; fi; $s nohup sh {shlex.quote(ours.run_sh(self.dir))} {token} "
-            "> .hosts/run.log 2>&1 < /dev/null & echo $!", what="start").stdout.decode().split()
+            f"> {_log(token)} 2>&1 < /dev/null & echo $!", what="start").stdout.decode().split()
         pid = out[-1] if out and re.fullmatch(r"[1-9]\d{0,9}", out[-1]) else None
         if pid is None:
             raise HostError(self.name, "the start printed no process id: look for "
@@ -214,20 +238,20 @@ class Remote:
     def outcome(self, started: Started) -> tuple[int | None, str | None]:
         """(the sweep's exit code, or None; a line when there is no exit code to read, or
         Slurm's reason when the job ended by its doing). `.hosts/rc` is read bounded."""
-        rc = self.t.run(["head", "-c", str(RC_MAX), self.path(".hosts/rc")], check=False,
-                        what="rc").stdout
+        rc = self.t.run(["head", "-c", str(RC_MAX), self.path(_rc(started.token))],
+                        check=False, what="rc").stdout
         found = re.fullmatch(rb"\s*(\d{1,3})\s*", rc)
         code = int(found.group(1)) if found else None
         why = None if found or not rc.strip() else \
-            f"its .hosts/rc holds no exit code ({rc[:16].decode(errors='replace')!r}...)"
+            f"its {_rc(started.token)} holds no exit code ({rc[:16].decode(errors='replace')!r}...)"
         if started.job:
             out = self.t.run(["scontrol", "show", "job", "-o", started.job], check=False,
                              what="scontrol").stdout.decode()
             why = slurm.ended_why(started.job, slurm.parse_job(out)) or why
         return code, why
 
-    def last_log_line(self) -> str:
-        out = self.t.run(["tail", "-c", "4096", self.path(".hosts/run.log")], check=False,
+    def last_log_line(self, started: Started) -> str:
+        out = self.t.run(["tail", "-c", "4096", self.path(_log(started.token))], check=False,
                          what="log").stdout.decode(errors="replace")
         lines = [line.strip() for line in out.splitlines() if line.strip()]
         return lines[-1][:300] if lines else ""
@@ -252,3 +276,12 @@ class Remote:
 
     def _fetch_python(self) -> str:
         return self.python() if self.host.setup != "bundle" else self.host.python
+
+
+def _rc(token: str) -> str:
+    """The sweep's own exit code file: another sweep's start never removes or rewrites it."""
+    return f".hosts/rc.{token}"
+
+
+def _log(token: str) -> str:
+    return f".hosts/run.{token}.log"

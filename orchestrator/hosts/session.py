@@ -144,13 +144,13 @@ class HostRun:
         if why is not None:
             return Outcome(self.name, 1, f"host {self.name}: {why}; {got}", fetched)
         if code is None:
+            last = self.remote.last_log_line(started) or "no output"
             return Outcome(self.name, 1, f"host {self.name}: the sweep ended without an exit "
-                                         f"code ({self.remote.last_log_line() or 'no output'});"
-                                         f" {got}", fetched)
+                                         f"code ({last}); {got}", fetched)
         words = {0: "sweep complete", 1: "sweep done, some runs failed",
                  130: "sweep stopped (finished runs kept; 'run' again resumes it)"}
         said = words.get(code) or f"sweep ended with exit code {code}: " \
-                                  f"{self.remote.last_log_line()}"
+                                  f"{self.remote.last_log_line(started)}"
         return Outcome(self.name, code if code in (0, 1, 130) else 1,
                        f"host {self.name}: {said}; {got}", fetched)
 

@@ -11,7 +11,8 @@ what was asked for, leaves the last good copy in place.
 
 A shell there may print a banner (a login message from ~/.bashrc) before any command's output:
 each command first prints a marker of this session, and only what follows it is the command's
-output; rsync, whose protocol a banner breaks, is not used on such a host (tar is).
+output; rsync, whose protocol a banner breaks, goes through hosts/relay.py there, which hands
+rsync only what follows the marker.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import secrets
 import shlex
 import shutil
 import subprocess
+import sys
 import tarfile
 import tempfile
 from collections.abc import Callable
@@ -34,6 +36,7 @@ from orchestrator.hosts.model import Host
 CONNECT_TIMEOUT_S = 10
 BANNER_MAX = 1 << 20  # more than this before the marker: not a banner, the command failed
 OUTPUT_MAX = 4 << 20  # of a command's stdout (banner included): ours print a few lines
+RSYNC_IDLE_S = 120  # rsync's --timeout: a push that moves nothing this long has hung
 
 
 @dataclass
@@ -89,11 +92,9 @@ class Transport:
         """Copy `files` (relative to `root`) into `remote_dir`; 'rsync' or 'tar', as used."""
         self.shell(f"mkdir -p {shlex.quote(remote_dir)}", what="mkdir of the work folder")
         if self.host.push == "auto" and shutil.which("rsync") and self.has("rsync"):
-            if not self.banner:  # (has() ran a command: `banner` is known)
-                self._rsync_push(root, files, remote_dir)
-                return "rsync"
-            self._tar_push(root, files, remote_dir)
-            return "tar (the shell there prints a banner, which breaks rsync's protocol)"
+            # (has() ran a command: `banner` is known)
+            self._rsync_push(root, files, remote_dir)
+            return "rsync past the shell's banner (relay)" if self.banner else "rsync"
         self._tar_push(root, files, remote_dir)
         return "tar"
 
@@ -101,16 +102,31 @@ class Transport:
         return shlex.join(self.ssh_argv()[:-1])
 
     def _rsync_push(self, root: Path, files: list[str], remote_dir: str) -> None:
+        """rsync over ssh; on a shell that prints a banner, through hosts/relay.py, which
+        passes rsync only what follows the mark the remote command prints first."""
         listed = "".join(f + "\n" for f in files).encode()
-        done = subprocess.run(["rsync", "-a", "--files-from=-", "-e", self._rsh(), "./",
+        through: list[str] = []
+        rsh = self._rsh()
+        if self.banner:
+            rsh = shlex.join([sys.executable, "-m", "orchestrator.hosts.relay", self.mark,
+                              *self.ssh_argv()[:-1]])
+            through = [f"--rsync-path=printf '%s\\n' {self.mark}; rsync"]
+        done = subprocess.run(["rsync", "-a", f"--timeout={RSYNC_IDLE_S}", "--files-from=-",
+                               *through, "-e", rsh, "./",
                                f"{self.host.ssh}:{remote_dir}/"], cwd=root, input=listed,
-                              capture_output=True, check=False, start_new_session=True)
+                              capture_output=True, check=False, start_new_session=True,
+                              env=_relay_env() if self.banner else None)
         if done.returncode != 0:
             raise HostError(self.name, explain(done.returncode, done.stderr, "rsync push"))
 
     def _tar_push(self, root: Path, files: list[str], remote_dir: str) -> None:
         with tempfile.TemporaryFile() as archive:
             with tarfile.open(fileobj=archive, mode="w:gz") as tar:
+                # each folder a member of its own, before its files: GNU tar then replaces a
+                # link found there with a folder (as rsync does), where a file alone would be
+                # written through the link into the folder it points to (the user's)
+                for name in _folders_of(files):
+                    tar.add(root / name, arcname=name, recursive=False)
                 for name in files:
                     tar.add(root / name, arcname=name, recursive=False)
             archive.seek(0)
@@ -165,3 +181,17 @@ class Transport:
                 return False
         shutil.copyfileobj(src, out, 1 << 20)
         return True
+
+
+def _relay_env() -> dict[str, str]:
+    """This environment, with the folder holding this `orchestrator` package first on
+    PYTHONPATH: the relay (run by rsync) imports it from there."""
+    here = str(Path(__file__).resolve().parents[2])
+    rest = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": here + (os.pathsep + rest if rest else "")}
+
+
+def _folders_of(files: list[str]) -> list[str]:
+    """Every folder the relative paths `files` lie in, parents first."""
+    found = {str(parent) for name in files for parent in Path(name).parents if str(parent) != "."}
+    return sorted(found, key=lambda f: (f.count("/"), f))

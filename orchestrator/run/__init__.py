@@ -11,7 +11,8 @@ sweeps a dead orchestrator left running, the state it resumes, an edited experim
 `cache_lock` (one orchestrator at a time on a cache folder, machine-wide), `results_place` (no
 results folder inside a cache a run deletes), `driver_cache` (the CUDA driver's JIT cache per
 series), `cache_record` (what a run's caches held before and after), `machine` (capabilities,
-host facts, load), `detect` (OS, architecture, Apple silicon, Metal; `--assume`), `gpu_state`
+host facts, load), `fact_commands` (the facts' commands run side by side, bounded; one that
+hung remembered, not asked again), `detect` (OS, architecture, Apple silicon, Metal; `--assume`), `gpu_state`
 and `cpu_state` (NVML's and the CPU's state around each run), `profile` (profile runs under
 Nsight Compute), `progress`, `carry` (GPU machines without cargo).
 

@@ -41,6 +41,7 @@ from pathlib import Path
 import psutil
 
 from orchestrator.errors import CacheSafetyError, OrchestratorError
+from orchestrator.programs import probe
 from orchestrator.run import cache_lock
 
 MARK = "ORCHESTRATOR_RUN"
@@ -333,7 +334,8 @@ def end_descendants(token: str, since: float, ours: bool = True) -> list[str]:
     subreaper) with all of theirs, but not a background build's (SPARED). Returns 'pid N
     (command)' for each one ended."""
     with_mark, children = _scan(token)
-    children = children - SPARED if ours else set()
+    # a child a Popen of ours waits for (a fact command or cargo of another thread) is no orphan
+    children = children - SPARED - probe.OWNED if ours else set()
     found: dict[int, psutil.Process] = {}
     for pid in with_mark:
         if (proc := _process(pid)) is not None:
@@ -359,7 +361,7 @@ def _reap_orphans(me: psutil.Process, since: float) -> None:
     with contextlib.suppress(psutil.Error):
         for child in me.children():
             with contextlib.suppress(psutil.Error, ChildProcessError):
-                if child.pid in SPARED:  # a background cargo's Popen reaps it
+                if child.pid in SPARED or child.pid in probe.OWNED:  # its Popen reaps it
                     continue
                 if child.status() == psutil.STATUS_ZOMBIE and child.create_time() >= since - 0.01:
                     os.waitpid(child.pid, os.WNOHANG)
@@ -378,7 +380,7 @@ class Watch:
         return {MARK: self.token}
 
     def started(self, pid: int) -> None:
-        write_ledger(self.folder, pid, self.token)
+        write_ledger(self.folder, pid, self.token)  # (cargo is probe.OWNED: its Popen reaps it)
 
     def ended(self) -> None:
         end_descendants(self.token, self.since)

@@ -20,8 +20,7 @@ from typing import Any
 import psutil
 
 from orchestrator import programs
-from orchestrator.programs import probe
-from orchestrator.run import cpu_state, detect
+from orchestrator.run import cpu_state, detect, fact_commands
 from orchestrator.run.detect import Host
 
 
@@ -100,35 +99,42 @@ def _gpus() -> list[dict[str, str]]:
     return gpus
 
 
-FACT_TIMEOUT_S = 20.0
+FACT_TIMEOUT_S = 20.0  # for all of a sweep start's fact commands together (fact_commands)
 HUNG = "facts_hung"  # host facts' key: the fact commands that did not answer (said at start)
+HUNG_AT = "facts_hung_at"  # those an earlier sweep start found hung (not asked): when
 
 
-def _fact(argv: list[str], hung: list[str]) -> str | None:
-    """A fact command's stripped stdout (detect.quiet's), noting in `hung` one that did not
-    answer within FACT_TIMEOUT_S: killed, recorded as unknown, and said, not waited on unsaid."""
-    if shutil.which(argv[0]) is None:
-        return None
-    out, timed_out = probe.answer(argv, FACT_TIMEOUT_S)
-    if timed_out:
-        hung.append(" ".join(argv))
-    return out.strip() if out is not None else None
+def _asked(project: Path) -> dict[str, list[str]]:
+    return {"rustc": ["rustc", "--version"], "cargo": ["cargo", "--version"],
+            "git_head": ["git", "-C", str(project), "rev-parse", "HEAD"],
+            "git_dirty": ["git", "-C", str(project), "status", "--porcelain",
+                          "--untracked-files=no"],
+            "ncu": ["ncu", "--version"]}
 
 
 def hung_note(facts: dict[str, Any]) -> str | None:
-    """The line a sweep says when fact commands hung as it began (each cost its timeout)."""
+    """The line a sweep says when fact commands hung as it began, or were found hung by an
+    earlier sweep start (then not asked: they cost their timeout once)."""
     hung = facts.get(HUNG) or []
     if not hung:
         return None
-    return (f"{', '.join(hung)} did not answer in {FACT_TIMEOUT_S:g} s (killed; recorded as "
-            "unknown): every sweep start waits that long for it; mend it or take it off PATH")
+    at = facts.get(HUNG_AT) or {}
+    before = [c for c in hung if isinstance(at.get(c), (int, float))]
+    now = [c for c in hung if c not in before]
+    said = []
+    if now:
+        said.append(f"{', '.join(now)} did not answer in {FACT_TIMEOUT_S:g} s (killed; recorded "
+                    "as unknown)")
+    if before:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(min(at[c] for c in before)))
+        said.append(f"{', '.join(before)} did not answer at a sweep start ({when}; recorded as "
+                    "unknown)")
+    return "; ".join(said) + ": not asked again until it changes or for a day; mend it or " \
+        "take it off PATH"
 
 
-def git_commit(project: Path, hung: list[str] | None = None) -> str | None:
-    hung = [] if hung is None else hung
-    head = _fact(["git", "-C", str(project), "rev-parse", "HEAD"], hung)
-    dirty = _fact(["git", "-C", str(project), "status", "--porcelain",
-                   "--untracked-files=no"], hung)
+def git_commit(head: str | None, dirty: str | None) -> str | None:
+    """The project's commit, '-dirty' when `git status --porcelain` listed changes."""
     if head and dirty:
         return head + "-dirty"
     return head
@@ -144,7 +150,8 @@ def ncu_version(text: str | None) -> str | None:
 def host_facts(project: Path, python: str = sys.executable) -> dict[str, Any]:
     """Facts recorded once per sweep."""
     mem = psutil.virtual_memory()
-    hung: list[str] = []
+    told, hung = fact_commands.ask(_asked(project), FACT_TIMEOUT_S)
+    earlier = {line: at for line, at in hung.items() if at is not None}
     return {
         "hostname": platform.node(),
         "os": f"{platform.system()} {platform.release()}",
@@ -159,15 +166,17 @@ def host_facts(project: Path, python: str = sys.executable) -> dict[str, Any]:
         "gpus": _gpus(),
         "python": platform.python_version(),
         "python_executable": python,
-        "rustc": _fact(["rustc", "--version"], hung),
-        "cargo": _fact(["cargo", "--version"], hung),
-        "git_commit": git_commit(project, hung),  # the project's commit, '-dirty' if edited
-        "ncu": ncu_version(_fact(["ncu", "--version"], hung)),
+        "rustc": told["rustc"],
+        "cargo": told["cargo"],
+        # the project's commit, '-dirty' if edited
+        "git_commit": git_commit(told["git_head"], told["git_dirty"]),
+        "ncu": ncu_version(told["ncu"]),
         "load": asdict(Load.now()),
         "cpu_state": cpu_state.read(),  # governor, frequency, boost, SMT (and per run)
         # each program's own facts (torch: version, CUDA, BLAS; burn: the version it pins)
         **{p.name: p.facts(project, python) for p in programs.active().programs},
-        **({HUNG: hung} if hung else {}),
+        **({HUNG: list(hung)} if hung else {}),
+        **({HUNG_AT: earlier} if earlier else {}),
     }
 
 

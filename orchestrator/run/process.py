@@ -4,7 +4,8 @@ Output goes to files (no pipe to drain, no thread) and the parent sleeps in the 
 program exits or its timeout passes, waking only to look at two file sizes (every 2 s while they
 do not grow, sooner while they grow fast): a program that floods its output is killed once it
 passes RUNNING_LIMIT times OUTPUT_CAP, so it cannot fill the temp folder while it runs. Then the
-whole process group is killed, which also reaps children a finished program left behind, and
+whole process group is killed (only while the program is unreaped: its group id is still its
+own, programs/probe.py), which also ends children a finished program left behind, and
 what left the group (a `setsid` daemon, a double fork) is ended by its mark (run/leftovers).
 Ctrl-C while the program starts is deferred (signals.deferred) until its group is known and the
 ledger names it, so it cannot outlive the orchestrator.
@@ -12,18 +13,15 @@ ledger names it, so it cannot outlive the orchestrator.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import select
-import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
 from orchestrator import signals
+from orchestrator.programs import probe
 from orchestrator.records import Outcome
 from orchestrator.run import leftovers
 
@@ -32,11 +30,9 @@ OUTPUT_CAP = 32 * 1024 * 1024  # bytes of stdout/stderr kept per run
 # prints a little more than is kept still ends by itself (the cut is made when reading back),
 # a flood is stopped before it fills the temp folder
 RUNNING_LIMIT = 4
-Look = Callable[[], "float | None"]  # seconds until the next look at the output; None: stop
 # how often a running program's output sizes are looked at (two fstat calls): the first look
-# after FIRST_LOOK_S, then half the time the present rate of growth needs to reach the limit,
-# within LOOK_S; a quiet program wakes the parent once every 2 s
-FIRST_LOOK_S = 0.2
+# after probe.FIRST_LOOK_S, then half the time the present rate of growth needs to reach the
+# limit, within LOOK_S; a quiet program wakes the parent once every 2 s
 LOOK_S = (0.02, 2.0)
 
 
@@ -80,6 +76,7 @@ def _start(argv: list[str], env: dict[str, str], cwd: Path, ledger: Path | None,
         try:
             proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
                                     stderr=err, start_new_session=True)
+            probe.OWNED.add(proc.pid)  # reaped by end_group alone
         except (OSError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
             error = f"cannot start {argv[0]}: {exc}"
         if proc is not None and ledger is not None:
@@ -127,77 +124,11 @@ def _read_back(fh: IO[bytes]) -> tuple[bytes, bool]:
     return data[:OUTPUT_CAP], len(data) > OUTPUT_CAP
 
 
-def _wait_exit(proc: subprocess.Popen[bytes], timeout_s: float,
-               look: Look | None = None) -> bool:
-    """Sleep in the kernel until `proc` exits (True), `timeout_s` passes or `look()` says so
-    between sleeps as long as it asks for (False).
-
-    `Popen.wait(timeout)` polls: it wakes up to 20 times a second while the program runs and
-    notices the exit up to 50 ms late, which both disturbs the measured program and inflates
-    `wall_s`. A pidfd (Linux) or a kqueue exit event (macOS) wakes us at the exit itself.
-    """
-    if hasattr(os, "pidfd_open"):
-        try:
-            fd = os.pidfd_open(proc.pid)
-        except OSError:  # a kernel without pidfds (< 5.3): poll the old way
-            return _poll_exit(proc, timeout_s, look)
-        try:
-            poller = select.poll()
-            poller.register(fd, select.POLLIN)
-            if not _sliced(lambda s: bool(poller.poll(min(s * 1000, 2**31 - 1))), timeout_s,
-                           look):
-                return False
-        finally:
-            os.close(fd)
-    elif hasattr(select, "kqueue"):
-        queue = select.kqueue()
-        try:
-            event = select.kevent(proc.pid, select.KQ_FILTER_PROC,
-                                  select.KQ_EV_ADD | select.KQ_EV_ONESHOT, select.KQ_NOTE_EXIT)
-            queue.control([event], 0, 0)
-            if not _sliced(lambda s: bool(queue.control(None, 1, s)), timeout_s, look):
-                return False
-        except ProcessLookupError:  # it exited before the event was added
-            pass
-        finally:
-            queue.close()
-    else:
-        return _poll_exit(proc, timeout_s, look)
-    proc.wait()  # it has exited: this only reaps it
-    return True
-
-
-def _sliced(sleep: Callable[[float], bool], timeout_s: float, look: Look | None) -> bool:
-    """`sleep(s)` (True: it exited) until `timeout_s`, in slices `look()` chooses (None from it:
-    stop now); without `look`, one sleep."""
-    deadline = time.monotonic() + timeout_s
-    wait = FIRST_LOOK_S
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return False
-        if sleep(left if look is None else min(left, wait)):
-            return True
-        if look is not None:
-            chosen = look()
-            if chosen is None:
-                return False
-            wait = chosen
-
-
-def _poll_exit(proc: subprocess.Popen[bytes], timeout_s: float,
-               look: Look | None = None) -> bool:
-    def sleep(seconds: float) -> bool:
-        try:
-            proc.wait(timeout=seconds)
-        except subprocess.TimeoutExpired:
-            return False
-        return True
-    return _sliced(sleep, timeout_s, look)
+# the exit is waited for without reaping, so the group kill after it reaches only our group
+# (programs/probe.py); the names stay for the tests and bench/figures/interference.py
+_wait_exit = probe.wait_exit
+_poll_exit = probe.poll_exit
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=10)
+    probe.end_group(proc, reap_s=10)

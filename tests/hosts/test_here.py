@@ -125,13 +125,14 @@ def test_temporaries_of_a_killed_fetch_are_removed_under_the_lock(tmp_path: Path
 def test_a_remote_rc_of_5000_digits_is_one_line_and_the_store_is_merged(
         tmp_path: Path, sshd: SshServer, capfd: pytest.CaptureFixture[str]) -> None:
     assert _run(tmp_path, sshd, "--detach") == 0
-    rc = tmp_path / "remote-box" / ".hosts" / "rc"
+    token = json.loads((tmp_path / "results/hosts/box/attach.json").read_text())["token"]
+    rc = tmp_path / "remote-box" / ".hosts" / f"rc.{token}"
     _wait_for(rc)
     rc.write_text("1" * 5000 + "\n")
     assert _run(tmp_path, sshd) == 1
     err = capfd.readouterr().err
-    assert "host box: its .hosts/rc holds no exit code ('1111111111111111'...); store " \
-           "fetched" in err, err
+    assert f"host box: its .hosts/rc.{token} holds no exit code ('1111111111111111'...); " \
+           "store fetched" in err, err
     assert runs_in(tmp_path / "results" / "results.sqlite") == 1  # merged all the same
 
 

@@ -100,4 +100,4 @@ def test_our_sweep_is_found_and_stopped_only_with_its_own_token(
     while ours.running(t, workdir, mine) and time.monotonic() < deadline:
         time.sleep(0.3)
     assert not ours.running(t, workdir, mine)
-    assert (tmp_path / "remote-box" / ".hosts" / "rc").read_text().strip() == "130"
+    assert (tmp_path / "remote-box" / ".hosts" / f"rc.{mine.token}").read_text().strip() == "130"

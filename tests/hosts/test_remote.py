@@ -6,9 +6,11 @@ last good one (item 16); sbatch's answer is a job id only when it is one (item 1
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -75,6 +77,39 @@ def test_a_marked_workdir_is_pushed_to_again_and_its_store_resumed(
     assert "Traceback" not in capfd.readouterr().err
 
 
+def test_a_second_orchestrator_is_refused_while_a_sweep_runs_in_the_workdir(
+        tmp_path: Path, sshd: SshServer, capfd: pytest.CaptureFixture[str]) -> None:
+    """Two results folders given one hosts file (two terminals): the second pushed into the
+    work folder while the first's sweep ran there (its code replaced mid-sweep), truncated its
+    run.log, removed its .hosts/rc, and, its own sweep refused by the store's lock there,
+    said "sweep complete" with exit 0 and merged the first's sweep as its own. Now it is
+    refused in one line, nothing written there, and each sweep's exit code and log are its
+    own."""
+    hosts = hosts_yaml(tmp_path / "hosts.yaml", sshd, {"box": {}})
+    exp = tiny(tmp_path / "tiny.yaml", processes=4)
+    first, second = ([
+        "run", str(exp), "--hosts", str(hosts), "--results", str(tmp_path / r), "--poll", "0.3"]
+        for r in ("R1", "R2"))
+    assert main([*first, "--detach"]) == 0
+    token = json.loads((tmp_path / "R1/hosts/box/attach.json").read_text())["token"]
+    work = tmp_path / "remote-box"
+    before = {p: p.stat().st_mtime_ns for p in work.rglob("*") if p.is_file() and
+              "results" not in p.parts and p.name != f"run.{token}.log"}
+    assert main(second) == 1
+    err = capfd.readouterr().err
+    assert "host box: another orchestrator's sweep runs in its workdir " in err, err
+    assert "(pid " in err and "nothing was written there" in err
+    assert not (tmp_path / "R2" / "hosts" / "box" / "attach.json").exists()
+    assert {p: p.stat().st_mtime_ns for p in before} == before  # not pushed to
+    assert main(first) == 0  # the first re-attaches, and its own exit code says it ended
+    assert "host box: sweep complete; store fetched" in capfd.readouterr().err
+    assert (work / ".hosts" / f"rc.{token}").read_text().strip() == "0"
+    assert "sweep" in (work / ".hosts" / f"run.{token}.log").read_text()
+    assert not (work / ".hosts" / "running").exists()
+    assert main(second) == 0  # the work folder is free again: its store resumed there
+    assert runs_in(tmp_path / "R2" / "results.sqlite") == 4
+
+
 def test_a_shell_that_prints_a_banner_still_runs_and_fetches(
         tmp_path: Path, sshd: SshServer, capfd: pytest.CaptureFixture[str]) -> None:
     shown = subprocess.run(["ssh", *sshd.options(), "bannerhost", "echo", "hi"],
@@ -82,11 +117,76 @@ def test_a_shell_that_prints_a_banner_still_runs_and_fetches(
     assert shown == "Welcome to the test cluster\nhi\n"  # the banner is there
     assert _run(tmp_path, sshd, {"cluster": {"ssh": "bannerhost"}}) == 0
     err = capfd.readouterr().err
-    assert "by tar (the shell there prints a banner, which breaks rsync's protocol)" in err
+    assert "by rsync past the shell's banner (relay)" in err
     assert "host cluster: sweep complete; store fetched" in err, err
     fetched = tmp_path / "results" / "hosts" / "cluster" / "results.sqlite"
     assert store_problem(fetched) is None and runs_in(fetched) == 1
     assert runs_in(tmp_path / "results" / "results.sqlite") == 1
+
+
+def test_rsync_pushes_through_a_shell_that_prints_a_banner(tmp_path: Path,
+                                                           sshd: SshServer) -> None:
+    """rsync's protocol read the banner as its version ("protocol incompatibility"), so such
+    a host was pushed to by tar, every file every time. Through the relay (hosts/relay.py) rsync
+    sees only what follows the mark: the files arrive whole, and a second push moves only the
+    changed one (rsync's --itemize-changes would list it; here its bytes and the untouched
+    file's inode say so)."""
+    hosts = HostsFile.model_validate({"hosts": {"box": {
+        "ssh": "bannerhost", "ssh_options": sshd.options(), "workdir": str(tmp_path)}}})
+    t = Transport("box", hosts.hosts["box"])
+    here, there = tmp_path / "here", tmp_path / "there"
+    (here / "pkg").mkdir(parents=True)
+    (here / "pkg" / "a.py").write_bytes(bytes(range(256)) * 400)
+    (here / "b.txt").write_text("unchanged\n")
+    assert t.push(here, ["pkg/a.py", "b.txt"], str(there)) == \
+        "rsync past the shell's banner (relay)"
+    assert (there / "pkg" / "a.py").read_bytes() == (here / "pkg" / "a.py").read_bytes()
+    kept = (there / "b.txt").stat().st_ino
+    (here / "pkg" / "a.py").write_text("changed\n")
+    t.push(here, ["pkg/a.py", "b.txt"], str(there))
+    assert (there / "pkg" / "a.py").read_text() == "changed\n"
+    assert (there / "b.txt").stat().st_ino == kept  # not sent again: rsync, not tar
+
+
+@pytest.mark.parametrize("push", ["tar", "auto"])
+def test_a_push_never_writes_through_a_link_in_the_workdir(tmp_path: Path, sshd: SshServer,
+                                                           push: str) -> None:
+    """A folder of the work folder replaced by a link to the user's own folder (`scripts ->
+    ~/mine`): tar's push wrote the project's files through it, over the user's files of the
+    same names (rsync replaced the link). Each folder is now a member of the archive before
+    its files, and tar, like rsync, replaces the link with a folder."""
+    hosts = HostsFile.model_validate({"hosts": {"box": {
+        "ssh": "testhost", "ssh_options": sshd.options(), "workdir": str(tmp_path),
+        "push": push}}})
+    t = Transport("box", hosts.hosts["box"])
+    here, there, mine = tmp_path / "here", tmp_path / "there", tmp_path / "mine"
+    (here / "scripts" / "sub").mkdir(parents=True)
+    (here / "scripts" / "sub" / "run.sh").write_text("pushed\n")
+    (mine / "sub").mkdir(parents=True)
+    (mine / "sub" / "run.sh").write_text("the user's own\n")
+    there.mkdir()
+    (there / "scripts").symlink_to(mine)
+    assert t.push(here, ["scripts/sub/run.sh"], str(there)).startswith(
+        "tar" if push == "tar" else "rsync")
+    assert (mine / "sub" / "run.sh").read_text() == "the user's own\n"
+    assert (there / "scripts" / "sub" / "run.sh").read_text() == "pushed\n"
+    assert not (there / "scripts").is_symlink()
+
+
+def test_the_relay_refuses_a_stream_without_the_mark() -> None:
+    from orchestrator.hosts import relay
+    got = subprocess.run([sys.executable, "-m", "orchestrator.hosts.relay", "MARK", "sh", "-c",
+                          "echo a banner; echo no mark"], capture_output=True, cwd=PROJECT,
+                         check=False)
+    assert got.returncode == relay.PROTOCOL_ERROR and got.stdout == b""
+    assert b"printed no output mark" in got.stderr
+    got = subprocess.run([sys.executable, "-m", "orchestrator.hosts.relay", "MARK", "sh", "-c",
+                          "echo a banner; echo MARK; printf 'proto\\0data'"],
+                         capture_output=True, cwd=PROJECT, check=False)
+    assert (got.returncode, got.stdout) == (0, b"proto\0data")
+    # a shell that prints its banner and then hangs: no mark in time, ssh ended, one line
+    assert relay.relay(b"MARK\n", ["sh", "-c", "echo a banner; exec sleep 60"],
+                       mark_timeout_s=0.5) == relay.PROTOCOL_ERROR
 
 
 def test_a_fetched_copy_that_is_not_a_store_never_replaces_the_last_good_one(

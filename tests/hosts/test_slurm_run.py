@@ -107,4 +107,5 @@ def test_our_job_is_stopped_by_its_name_and_keeps_its_finished_runs(
     deadline = time.monotonic() + 120
     while ours.running(t, record["workdir"], mine) and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert (tmp_path / "remote-cluster" / ".hosts" / "rc").read_text().strip() == "130"
+    rc = tmp_path / "remote-cluster" / ".hosts" / f"rc.{mine.token}"
+    assert rc.read_text().strip() == "130"

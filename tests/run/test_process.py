@@ -59,6 +59,8 @@ def test_wait_is_one_kernel_sleep_and_falls_back_to_polling(tmp_path: Path,
         assert process._wait_exit(sleeper, 0.2) is False  # still running: a timeout
         sleeper.kill()
         assert process._wait_exit(sleeper, 60) is True
+        assert sleeper.returncode is None  # not reaped: its group id is still its own
+        process._kill_group(sleeper)
         assert sleeper.returncode == -signal.SIGKILL
     finally:
         sleeper.kill()

@@ -6,7 +6,7 @@ import pytest
 
 from orchestrator.run import machine
 
-from ..conftest import PROJECT
+from ..conftest import PROJECT, facts_probed_once
 
 # the form of `ncu --version` (written from its known layout, not captured here: no ncu on this
 # machine; scripts/h200/evidence.sh saves the real one as $OUT/ncu_version.txt)
@@ -21,8 +21,9 @@ def test_ncu_version_is_the_version_line() -> None:
     assert machine.ncu_version(None) is None
 
 
-def test_the_commit_says_whether_the_tree_was_dirty() -> None:
-    commit = machine.git_commit(PROJECT)
+def test_the_commit_says_whether_the_tree_was_dirty(monkeypatch: pytest.MonkeyPatch) -> None:
+    facts_probed_once(monkeypatch)
+    commit = machine.host_facts(PROJECT)["git_commit"]
     assert commit is not None and len(commit.removesuffix("-dirty")) == 40
 
 
@@ -45,27 +46,61 @@ def test_each_gpu_is_recorded_with_its_uuid(monkeypatch: pytest.MonkeyPatch) -> 
                     {"name": "NVIDIA H200", "driver": "580.159.04", "memory": "143771 MiB"}]
 
 
-def test_a_hanging_fact_command_is_said_not_waited_on_unsaid(
+HANGS = """#!/bin/sh
+echo "$0" >> "{log}"
+echo $$ > "{dir}/$(basename "$0").pid"
+if [ "$(basename "$0")" = ncu ]; then
+  for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "{dir}/cargo.pid" ] && break; sleep 0.1; done
+  kill -0 "$(cat "{dir}/cargo.pid")" 2>/dev/null && echo "cargo alive" > "{dir}/seen"
+fi
+sleep 300 &
+echo $! >> "{dir}/children"
+wait
+"""
+
+
+def test_hanging_fact_commands_cost_their_timeout_once(
         tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A `cargo --version` that hangs stalled every sweep start ~20 s without a word. It is
-    killed (its process group) at the timeout, recorded as unknown, and named in the line a
-    sweep says as it begins; the other facts are still read."""
+    """A `cargo --version` that hangs stalled every sweep start 20 s, each hung command once
+    more. They are asked side by side (ncu's stand-in sees cargo's still running), killed with
+    their groups at the one timeout, recorded as unknown and said; the next sweep start does
+    not ask them again (their calls are counted) until the executable changes."""
     import os
     from pathlib import Path
     tools = Path(tmp_path) / "tools"
     tools.mkdir()
-    child = Path(tmp_path) / "child.pid"
-    (tools / "cargo").write_text(f"#!/bin/sh\nsleep 300 &\necho $! > {child}\nwait\n")
-    (tools / "cargo").chmod(0o755)
+    log = Path(tmp_path) / "calls"
+    for name in ("cargo", "rustc", "ncu"):
+        (tools / name).write_text(HANGS.format(log=log, dir=tmp_path))
+        (tools / name).chmod(0o755)
     monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
-    monkeypatch.setattr(machine, "FACT_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(machine, "FACT_TIMEOUT_S", 2.0)
+    facts_probed_once(monkeypatch)
     facts = machine.host_facts(PROJECT)
-    pid = int(child.read_text())
-    status = Path(f"/proc/{pid}/status")  # killed with its group (a zombie until reaped)
-    assert not status.exists() or "\nState:\tZ" in status.read_text()
-    assert facts["cargo"] is None and facts[machine.HUNG] == ["cargo --version"]
-    assert facts["rustc"] is None or facts["rustc"].startswith("rustc ")
+    assert (Path(tmp_path) / "seen").read_text() == "cargo alive\n"  # asked at once
+    for pid in (Path(tmp_path) / "children").read_text().split():
+        status = Path(f"/proc/{pid}/status")  # killed with its group (a zombie until reaped)
+        assert not status.exists() or "\nState:\tZ" in status.read_text()
+    assert facts["cargo"] is None and facts["rustc"] is None and facts["ncu"] is None
+    assert sorted(facts[machine.HUNG]) == ["cargo --version", "ncu --version", "rustc --version"]
+    assert len(facts["git_commit"].removesuffix("-dirty")) == 40  # the others still read
     assert machine.hung_note(facts) == (
-        "cargo --version did not answer in 1 s (killed; recorded as unknown): every sweep "
-        "start waits that long for it; mend it or take it off PATH")
+        "rustc --version, cargo --version, ncu --version did not answer in 2 s (killed; "
+        "recorded as unknown): not asked again until it changes or for a day; mend it or take "
+        "it off PATH")
+    assert len(log.read_text().splitlines()) == 3
+
+    again = machine.host_facts(PROJECT)  # the next sweep start: not asked
+    assert len(log.read_text().splitlines()) == 3
+    assert sorted(again[machine.HUNG]) == sorted(facts[machine.HUNG])
+    assert machine.hung_note(again).startswith(
+        "rustc --version, cargo --version, ncu --version did not answer at a sweep start (")
+    assert machine.hung_note(again).endswith("; recorded as unknown): not asked again until it "
+                                             "changes or for a day; mend it or take it off PATH")
+
+    (tools / "cargo").write_text("#!/bin/sh\necho 'cargo 1.95.0 (mended)'\n")  # it changed
+    mended = machine.host_facts(PROJECT)
+    assert mended["cargo"] == "cargo 1.95.0 (mended)"
+    assert sorted(mended[machine.HUNG]) == ["ncu --version", "rustc --version"]
+    assert len(log.read_text().splitlines()) == 3
     assert machine.hung_note({"cargo": "cargo 1.95.0"}) is None

@@ -4,12 +4,11 @@ the binary it reports in its JSON messages; its first error, short enough for a 
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import signal
 import subprocess
+import tempfile
 from pathlib import Path
+from typing import IO
 
 from orchestrator.programs import probe
 from orchestrator.programs.build import Watch
@@ -22,25 +21,30 @@ def run_group(argv: list[str], cwd: Path, env: dict[str, str],
     """`subprocess.run` with cargo in its own process group, and the whole group killed when
     this process stops (Ctrl-C, SIGTERM, any exception): `subprocess.run` kills only cargo,
     which leaves its rustc and build-script children running. `watch`: a sweep's (a build
-    that outlives a killed orchestrator is then ended by the next sweep, like a run)."""
+    that outlives a killed orchestrator is then ended by the next sweep, like a run). The
+    group is killed and the watch told before cargo is reaped, so neither that kill nor a
+    pause the watch sends in between can reach a group that took cargo's pid (probe.py)."""
     if watch is not None:
         env = {**env, **watch.env()}
-    with probe.started(argv, cwd=cwd, env=env) as proc:  # a Ctrl-C as it starts: none left
-        try:
-            if watch is not None:
-                watch.started(proc.pid)
-            stdout, stderr = proc.communicate()
-        except BaseException:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            raise
-        finally:  # a child cargo left behind after it exited is ended too
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            if watch is not None:
-                watch.ended()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        # a Ctrl-C as it starts: none left
+        with probe.started(argv, cwd=cwd, env=env, stdout=out, stderr=err) as proc:
+            try:
+                if watch is not None:
+                    watch.started(proc.pid)
+                probe.wait_exit(proc)
+            finally:  # a child cargo left behind after it exited is ended too
+                probe.kill_group(proc)
+                if watch is not None:
+                    watch.ended()
+                probe.end_group(proc)
+        stdout, stderr = (_text(fh) for fh in (out, err))
     return subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
+
+
+def _text(fh: IO[bytes]) -> str:
+    fh.seek(0)
+    return fh.read().decode(errors="replace")
 
 
 def executable(stdout: str, crate: str) -> str | None:
