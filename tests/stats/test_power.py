@@ -123,6 +123,24 @@ def test_processes_needed_meets_the_power_equation_and_one_fewer_does_not() -> N
     assert power.needed(5.0, e, q) == power.MOST + 1  # said as 'over 1000'
 
 
+def test_a_ratio_on_the_band_edge_needs_more_than_the_design_says() -> None:
+    """The until-decided A/B of cuBLAS's Lt path on an H100 (docs/results/h100-power-2026-12-06):
+    device time queued 0.953x, paired sd 0.0035 over 10 rounds, inconclusive against the 5%
+    band; the design alone said 3 rounds would decide, beside the 10 that did not. With the
+    observed ratio the count puts its interval clear of the edge it sits on."""
+    s, e, q = 0.0035, 0.05, 0.005
+    design = power.needed(s, e, q, paired_rounds=True) or 0
+    on_edge = power.needed(s, e, q, paired_rounds=True, log_diff=math.log(0.9532)) or 0
+    assert design == 3 and on_edge > 10
+    df = on_edge - 1
+    half = stats.t.ppf(1 - q / 2, df) * s / math.sqrt(on_edge)
+    assert half <= abs(abs(math.log(0.9532)) - math.log1p(e))
+    # far from the edge (no change, or a 2x change) the design's count stands
+    assert power.needed(s, e, q, True, log_diff=0.0) == design
+    assert power.needed(s, e, q, True, log_diff=math.log(2.0)) == design
+    assert power.needed(s, e, q, True, log_diff=-math.log1p(e)) == power.MOST + 1
+
+
 def test_processes_needed_decide_a_change_by_simulation() -> None:
     """At the n it names, a figure of that spread unchanged reads `same`, and one changed by
     (1+e)² `slower`, at least about 80% of the time each (one figure: q = 0.05)."""

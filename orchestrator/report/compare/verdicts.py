@@ -208,7 +208,8 @@ def finish(rows: list[Row], correction: str = DEFAULT_CORRECTION,
         else:
             row.verdict = said
         if row.verdict == "inconclusive" and row.spread is not None:
-            row.needed = power.needed(row.spread, min_effect, q, row.paired)
+            row.needed = power.needed(row.spread, min_effect, q, row.paired,
+                                      log_diff=row.log_diff)
     return 1 - q
 
 
