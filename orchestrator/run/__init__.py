@@ -13,8 +13,8 @@ results folder inside a cache a run deletes), `driver_cache` (the CUDA driver's 
 series), `cache_record` (what a run's caches held before and after), `machine` (capabilities,
 host facts, load), `fact_commands` (the facts' commands run side by side, bounded; one that
 hung remembered, not asked again), `detect` (OS, architecture, Apple silicon, Metal;
-`--assume`), `gpu_state` and `cpu_state` (NVML's and the CPU's state around each run), `profile` (profile runs under
-Nsight Compute), `progress`, `carry` (GPU machines without cargo).
+`--assume`), `gpu_state` and `cpu_state` (NVML's and the CPU's state around each run),
+`profile` (profile runs under Nsight Compute), `progress`, `carry` (GPU machines without cargo).
 
 May import: `experiments`, `records`, `data`, `programs`, `stats`, `vocabulary`, `errors`,
 `signals`. Not `report` or `cli`.
