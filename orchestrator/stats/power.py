@@ -97,25 +97,34 @@ def paired(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]
 
 
 def needed(spread: float, min_effect: float, q: float, paired_rounds: bool = False,
-           power: float = POWER, log_diff: float | None = None) -> int | None:
+           power: float = POWER, log_diff: float | None = None,
+           ran: int | None = None) -> int | None:
     """Processes per side (rounds, paired) that would decide a change of min_effect at the
     log spread `spread` (the two sides' pooled sd, or the sd of paired differences), at the
-    family's level q with `power`; and, given the observed `log_diff`, no fewer than would
-    put the interval around it clear of the nearer band edge (a ratio that sits on the edge,
-    a 4.8% change against a 5% band, needs far more than the design says: the processes
-    already run may be more than the design's count, and a reader would see "~3 would
-    decide" beside 10 that did not). None when the spread is 0 (nothing more is needed);
-    MOST + 1 above MOST."""
+    family's level q with `power`. Where that design count is no more than the `ran`
+    processes that left the figure undecided, the observed `log_diff` sits near a band edge
+    (a 4.8% change against a 5% band): the count is then the one that puts the interval
+    around it clear of that edge, never "~3 would decide" beside 10 that did not. (Below
+    `ran` the design count stands: a noisy ratio near the edge is no estimate to project.)
+    None when the spread is 0 (nothing more is needed); MOST + 1 above MOST."""
     if not spread > 0:
         return None
+    design = _count(spread, min_effect, q, paired_rounds, power, None)
+    if log_diff is None or ran is None or design > ran:
+        return design
+    return _count(spread, min_effect, q, paired_rounds, power,
+                  abs(abs(log_diff) - math.log1p(min_effect)))
+
+
+def _count(spread: float, min_effect: float, q: float, paired_rounds: bool, power: float,
+           gap: float | None) -> int:
     edge = math.log1p(min_effect)
-    gap = edge if log_diff is None else abs(abs(log_diff) - edge)
     for n in range(2, MOST + 1):
         df = float(n - 1) if paired_rounds else float(2 * n - 2)
         se = spread / math.sqrt(n) if paired_rounds else spread * math.sqrt(2 / n)
         beta = intervals.t_quantile((1 + power) / 2, df)  # 'same' at no change: two-sided
         half = intervals.t_quantile(1 - q / 2, df) * se
-        if (half + beta * se) <= edge and half <= gap:
+        if (half + beta * se) <= edge and (gap is None or half <= gap):
             return n
     return MOST + 1
 

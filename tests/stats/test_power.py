@@ -130,15 +130,17 @@ def test_a_ratio_on_the_band_edge_needs_more_than_the_design_says() -> None:
     observed ratio the count puts its interval clear of the edge it sits on."""
     s, e, q = 0.0035, 0.05, 0.005
     design = power.needed(s, e, q, paired_rounds=True) or 0
-    on_edge = power.needed(s, e, q, paired_rounds=True, log_diff=math.log(0.9532)) or 0
+    on_edge = power.needed(s, e, q, paired_rounds=True, log_diff=math.log(0.9532), ran=10) or 0
     assert design == 3 and on_edge > 10
+    # fewer processes than the design's count: the noisy ratio is not projected
+    assert power.needed(s, e, q, True, log_diff=math.log(0.9532), ran=2) == design
     df = on_edge - 1
     half = stats.t.ppf(1 - q / 2, df) * s / math.sqrt(on_edge)
     assert half <= abs(abs(math.log(0.9532)) - math.log1p(e))
     # far from the edge (no change, or a 2x change) the design's count stands
-    assert power.needed(s, e, q, True, log_diff=0.0) == design
-    assert power.needed(s, e, q, True, log_diff=math.log(2.0)) == design
-    assert power.needed(s, e, q, True, log_diff=-math.log1p(e)) == power.MOST + 1
+    assert power.needed(s, e, q, True, log_diff=0.0, ran=10) == design
+    assert power.needed(s, e, q, True, log_diff=math.log(2.0), ran=10) == design
+    assert power.needed(s, e, q, True, log_diff=-math.log1p(e), ran=10) == power.MOST + 1
 
 
 def test_processes_needed_decide_a_change_by_simulation() -> None:

@@ -98,6 +98,7 @@ class Row:
     se: float | None = None
     df: float | None = None
     spread: float | None = None  # the pooled log sd (paired: of the round differences)
+    ran: int | None = None  # processes a side (paired: rounds) behind the interval
     paired: bool = False  # judged on per-round log ratios
 
 
@@ -164,6 +165,7 @@ def judge(a: dict[str, Any], b: dict[str, Any], min_effect: float,
     out: dict[str, Any] = {"ratio": r.ratio, "basis": r.basis, "log_diff": r.log_diff,
                            "se": r.se, "df": r.df, "spread": spread,
                            "paired": "paired" in r.basis,
+                           "ran": min(ea.processes, eb.processes),
                            "p_value": power.p_decided(r.log_diff, r.se, r.df, min_effect, both)}
     if (at95 := power.bounds(r.log_diff, r.se, r.df, 1 - intervals.LEVEL)) is not None:
         out.update(lo=at95[0], hi=at95[1], level=intervals.LEVEL)
@@ -209,7 +211,7 @@ def finish(rows: list[Row], correction: str = DEFAULT_CORRECTION,
             row.verdict = said
         if row.verdict == "inconclusive" and row.spread is not None:
             row.needed = power.needed(row.spread, min_effect, q, row.paired,
-                                      log_diff=row.log_diff)
+                                      log_diff=row.log_diff, ran=row.ran)
     return 1 - q
 
 
