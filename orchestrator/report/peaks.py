@@ -22,6 +22,10 @@ H200_SXM_SOURCE = ("NVIDIA H200 Tensor Core GPU datasheet (nvidia.com/en-us/data
                    "(dense = half, 494.5), GPU memory bandwidth 4.8 TB/s HBM3e")
 H200_NVL_SOURCE = ("NVIDIA H200 Tensor Core GPU datasheet, H200 NVL column: FP32 60 TFLOPS, "
                    "TF32 Tensor Core 835 TFLOPS with sparsity (dense 417.5), 4.8 TB/s")
+H100_SXM_SOURCE = ("NVIDIA H100 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/h100), "
+                   "H100 SXM column: FP32 67 TFLOPS, TF32 Tensor Core 989 TFLOPS *with sparsity* "
+                   "(dense = half, 494.5), GPU memory bandwidth 3.35 TB/s HBM3; NVML names the "
+                   "SXM5 board 'NVIDIA H100 80GB HBM3' (the PCIe card 'NVIDIA H100 PCIe')")
 M2_MAX_SOURCE = ("Apple newsroom 'Apple unveils M2 Pro and M2 Max' (2023-01-17): 400GB/s unified "
                  "memory bandwidth, 30- or 38-core GPU; FP32 derived, not published by Apple: "
                  "GPU cores × 128 FP32 ALUs × 2 flop per FMA × 1.398 GHz (the clock as a "
@@ -55,6 +59,8 @@ PUBLISHED: dict[str, Peak] = {
                             H200_SXM_SOURCE),
     "NVIDIA H200 NVL": Peak("NVIDIA H200 NVL", 60 * TERA, 417.5 * TERA, 4.8 * TERA,
                             H200_NVL_SOURCE),
+    "NVIDIA H100 SXM": Peak("NVIDIA H100 SXM", 67 * TERA, 494.5 * TERA, 3.35 * TERA,
+                            H100_SXM_SOURCE),
     # Apple GPUs have no TF32 format: an f32 matmul is f32 (README, precision)
     "Apple M2 Max 38-core GPU": Peak("Apple M2 Max 38-core GPU", 38 * 128 * 2 * 1.398e9, None,
                                      400e9, M2_MAX_SOURCE),
@@ -76,6 +82,8 @@ def gpu_peak(name: str, power_limit_w: float | None = None,
             return Peak.unknown(name, "H200 board (SXM 700 W, NVL 600 W) not told by its power "
                                 f"limit {power_limit_w} W")
         return PUBLISHED[board]
+    if "H100 80GB HBM3" in name:  # the SXM5 board's NVML name; PCIe and NVL differ
+        return PUBLISHED["NVIDIA H100 SXM"]
     if "M2 Max" in name:
         key = f"Apple M2 Max {gpu_cores}-core GPU"
         if key not in PUBLISHED:

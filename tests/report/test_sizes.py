@@ -27,6 +27,16 @@ def test_h200_sxm_is_the_datasheets_dense_figures() -> None:
     assert peak.flops("tf32") == 494.5e12 and peak.flops("") is None
 
 
+def test_the_h100_sxm_board_by_its_nvml_name_and_no_other_h100() -> None:
+    # 'NVIDIA H100 80GB HBM3' is what NVML named the lent H100 (docs/results/h100-*/)
+    peak = peaks.gpu_peak("NVIDIA H100 80GB HBM3", power_limit_w=700.0)
+    assert (peak.device, peak.fp32, peak.tf32, peak.bandwidth) == (
+        "NVIDIA H100 SXM", 67e12, 494.5e12, 3.35e12)
+    assert "datasheet" in peak.source
+    for other in ("NVIDIA H100 PCIe", "NVIDIA H100 NVL"):
+        assert peaks.gpu_peak(other, 350.0).fp32 is None
+
+
 def test_an_h200_of_unknown_board_and_an_unknown_gpu_say_peak_unknown() -> None:
     for peak in (peaks.gpu_peak("NVIDIA H200", power_limit_w=None),
                  peaks.gpu_peak("NVIDIA GeForce RTX 9090", 450.0),
