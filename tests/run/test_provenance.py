@@ -6,7 +6,7 @@ import pytest
 
 from orchestrator.run import machine
 
-from ..conftest import PROJECT
+from ..conftest import PROJECT, facts_probed_once
 
 # the form of `ncu --version` (written from its known layout, not captured here: no ncu on this
 # machine; scripts/h200/evidence.sh saves the real one as $OUT/ncu_version.txt)
@@ -59,6 +59,7 @@ def test_a_hanging_fact_command_is_said_not_waited_on_unsaid(
     (tools / "cargo").chmod(0o755)
     monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
     monkeypatch.setattr(machine, "FACT_TIMEOUT_S", 1.0)
+    facts_probed_once(monkeypatch)  # torch's and JAX's own facts: not what is tested here
     facts = machine.host_facts(PROJECT)
     pid = int(child.read_text())
     status = Path(f"/proc/{pid}/status")  # killed with its group (a zombie until reaped)
