@@ -154,7 +154,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         return cmd_run_hosts(args, console)
     if args.host or args.detach:
         raise InputError("--host and --detach go with --hosts HOSTS.yaml")
-    from orchestrator.report import writer as report
+    from orchestrator.report import partial as report
 
     partial = None if args.no_partial_report else report.partial_writer(
         args.results, args.partial_report,

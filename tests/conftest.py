@@ -62,13 +62,33 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if "burn_builds" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.cargo)
         real = item.get_closest_marker("cargo") or item.get_closest_marker("torch")
-        # one xdist worker runs them in turn (`--dist loadgroup`): they share cubecl's cache
-        # folder and its lock, and a real run timed beside another is spoiled; Slurm's tests too,
-        # as each worker's session would start its own munged and slurmd beside another's
-        if real or "slurm" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("real-programs"))
+        group = real_group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
         if real or item.path.name.startswith(SLOW_MODULES):
             item.add_marker(pytest.mark.slow)
+
+
+def real_group(item: pytest.Item) -> str | None:
+    """The xdist group whose one worker runs this test in turn with the others of its group
+    (`--dist loadgroup`), by what they share; the groups run beside each other and beside the
+    ungrouped tests, as a real run already did beside those (one group of all three was the
+    suite's critical path: 40% of its time on one worker of two):
+    - `hosts`: the sshd and Slurm tests: one munged and one slurmd per machine (each worker's
+      session would start its own cluster), and the orchestrators they start there over ssh
+      share this user's machine-wide folder (sshd passes them no ORCHESTRATOR_TEST_LOCKS_ROOT),
+      where a killed one's leftovers are ended by the next;
+    - `real-builds`: every cargo test: the user's build cache and cubecl's cache folder;
+    - `real-programs`: every other torch test (the real PyTorch and JAX programs): no two
+      real timings side by side."""
+    fixtures = getattr(item, "fixturenames", ())
+    if "sshd" in fixtures or "slurm" in fixtures:
+        return "hosts"
+    if item.get_closest_marker("cargo"):
+        return "real-builds"
+    if item.get_closest_marker("torch"):
+        return "real-programs"
+    return None
 
 
 class _GroupIds:

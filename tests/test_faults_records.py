@@ -83,7 +83,7 @@ def stopped_sweep(tmp_path: Path, fake: Fake, sig: int,  # noqa: F811
                         start_new_session=True)
     try:
         held_run(fake, before)
-        code, err = cli("report", results, "--out", tmp_path / "while-running")
+        code, err = in_process("report", results, "--out", tmp_path / "while-running")
         assert code == 0, err
         (sweep_id,) = sweeps_of(results)
         running = (f"warning: sweep {sweep_id} is incomplete: running (an orchestrator is "
@@ -99,15 +99,18 @@ def stopped_sweep(tmp_path: Path, fake: Fake, sig: int,  # noqa: F811
     return exp, results, sweep_id
 
 
+# the reading commands (report, export, compare, reparse) run in-process through `cli.main`: a
+# subprocess of each would add only its start-up (pandas, matplotlib: about a second); every
+# `run` is a process of its own, stopped by a real signal
 def says_incomplete(results: Path, tmp_path: Path, line: str, *extra: str) -> None:
     """`report` and `export` of the sweep say `line`: on stderr, first in report.md, in the
     CSV's sidecar; the store's rows are all still there."""
     rows = runs_of(results)
-    code, err = cli("report", results, *extra, "--out", tmp_path / "report")
+    code, err = in_process("report", results, *extra, "--out", tmp_path / "report")
     assert code == 0 and f"warning: {line}" in err.splitlines(), err
     report = (tmp_path / "report" / "report.md").read_text(encoding="utf-8").splitlines()
     assert report[:3] == ["# Timing report", "", f"**Warning: {line}.**"]
-    code, err = cli("export", results, *extra, "--csv", tmp_path / "x.csv")
+    code, err = in_process("export", results, *extra, "--csv", tmp_path / "x.csv")
     assert code == 0 and err.splitlines()[0] == f"warning: {line}", err
     meta = json.loads((tmp_path / "x.schema.json").read_text(encoding="utf-8"))
     assert meta["sweep"]["complete"] is False and meta["gaps"] == [line]
@@ -133,7 +136,7 @@ def test_a_killed_sweep_reads_incomplete_and_the_next_run_new_marks_it_killed(
         (last_run,), = db.execute("SELECT max(recorded_at) FROM runs WHERE sweep_id=?", (old,))
     assert sweeps[old]["ended_at"] == last_run  # it ended with its last recorded run
     says_incomplete(results, tmp_path / "after", killed, "--sweep", old)
-    code, err = cli("report", results, "--out", tmp_path / "latest")
+    code, err = in_process("report", results, "--out", tmp_path / "latest")
     assert code == 0 and "warning" not in err, err  # the new sweep is whole
 
 
@@ -172,13 +175,13 @@ def test_compare_and_side_by_side_say_a_side_is_incomplete(tmp_path: Path,
     code, err = cli("run", tmp_path / "six.yaml", "--python", fake.path, "--results", whole,
                     "--quiet")
     assert code == 1, err
-    code, err = cli("report", whole, results, "--out", tmp_path / "sides")
+    code, err = in_process("report", whole, results, "--out", tmp_path / "sides")
     assert code == 0, err
     text = (tmp_path / "sides" / "report.md").read_text(encoding="utf-8")
     assert (f"- **Warning: B**: sweep {sweep_id} is incomplete: interrupted (Ctrl-C or "
             "SIGTERM), 1 of 6 planned runs finished.") in text
     assert "**Warning: A**" not in text
-    code, err = cli("compare", whole, results, "--out", tmp_path / "cmp")
+    code, err = in_process("compare", whole, results, "--out", tmp_path / "cmp")
     assert code == 0, err
     compared = "\n".join(p.read_text(encoding="utf-8") for p in (tmp_path / "cmp").iterdir()
                          if p.suffix in (".md", ".csv"))
@@ -249,7 +252,7 @@ def test_an_unknown_sweep_is_one_line_naming_the_known_ones(results: Path, tmp_p
     (sweep_id,) = sweeps_of(results)
     before = digest(results / "results.sqlite")
     out = ["--csv", tmp_path / "x.csv"] if command == "export" else ["--out", tmp_path / "rep"]
-    code, err = cli(command, results, "--sweep", "nope", *out)
+    code, err = in_process(command, results, "--sweep", "nope", *out)
     assert code == 2
     assert one_line(err) == (f"error: --sweep nope: no such sweep in {results / 'results.sqlite'}"
                              f" (its sweeps: {sweep_id})")
@@ -262,7 +265,7 @@ def test_reparse_without_a_store_creates_nothing(tmp_path: Path, where: str) -> 
     folder = tmp_path / where
     if where == "empty folder":
         folder.mkdir()
-    code, err = cli("reparse", folder)
+    code, err = in_process("reparse", folder)
     assert code == 2
     assert one_line(err) == (f"error: no results store at {folder / 'results.sqlite'} (nothing "
                              "to parse again; name the results folder of a sweep)")

@@ -26,6 +26,8 @@ The pieces the sections share:
   `first_call_breakdown` (a first call taken apart), `peaks` (each device's peak FLOP/s and
   bandwidth), `sizes`, `sizes_report`, `sizes_plot` (how cost grows with the size).
 
+`partial`: the report `run` writes while builds go on (the writer imported at its first).
+
 The statistics are `stats`' (intervals, verdict tests, resampling, trend).
 
 May import: `data`, `records`, `programs`, `stats`, `vocabulary`, `axes`, `errors`. Not

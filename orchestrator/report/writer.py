@@ -9,16 +9,14 @@ cannot fill is named in report.md with the reason, never silently left out.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from orchestrator import programs
-from orchestrator.data import dataset, outputs
+from orchestrator.data import outputs
 from orchestrator.data.dataset import Dataset
-from orchestrator.errors import OrchestratorError
 from orchestrator.report import escape, html_report, plots, summary, tables
 from orchestrator.report.checks import Thresholds
 from orchestrator.report.opening import Opening
@@ -225,49 +223,3 @@ def markdown_table(frame: pd.DataFrame) -> list[str]:
 def _cell(value: Any) -> str:
     text = "" if value is None or (not isinstance(value, str) and pd.isna(value)) else str(value)
     return escape.markdown_cell(text)
-
-
-class PartialReport:
-    """What `run` calls while builds go on: the report of the runs done so far, marked partial
-    (its report.md, page and every CSV say so); a report that cannot be written is said
-    (`say(line, True)`: a warning) and the sweep goes on. `finish` replaces it with the
-    sweep's report when the sweep ends: a partial report never outlives its sweep."""
-
-    def __init__(self, results: Path, out: Path, say: Callable[[str, bool], None]) -> None:
-        self.results, self.out, self.say = results, out, say
-        self.written = False
-
-    def __call__(self, sweep_id: str, building: list[str]) -> None:
-        note = (f"partial: {len(building)} build{'s' * (len(building) != 1)} still building "
-                f"({', '.join(building)}); their runs are not in this report yet, which the "
-                "sweep's final report replaces when the sweep ends")
-        done = self._write(sweep_id, note)
-        if done is not None:
-            self.written = True
-            self.say(f"wrote a partial report ({len(done)} files) to {self.out}: {note}", False)
-
-    def finish(self, sweep_id: str) -> None:
-        """The sweep ended: where a partial report was written, the whole sweep's replaces
-        it (every file of it: the manifest removes the partial's tables the final one lacks)."""
-        if not self.written:
-            return
-        done = self._write(sweep_id, None)
-        if done is not None:
-            self.written = False
-            self.say(f"wrote the sweep's report ({len(done)} files) to {self.out}, replacing "
-                     "the partial one", False)
-
-    def _write(self, sweep_id: str, note: str | None) -> list[Path] | None:
-        try:
-            data = dataset.load(self.results, sweep_id)
-            return write(data, self.out, inputs=outputs.Inputs.of([self.results]),
-                         partial=note)
-        except (OrchestratorError, OSError) as exc:
-            what = "partial report" if note else "the sweep's report (the partial one stays)"
-            self.say(f"{what} not written: {exc}", True)
-            return None
-
-
-def partial_writer(results: Path, out: Path, say: Callable[[str, bool], None]) -> PartialReport:
-    """The partial report `run` writes while builds go on (PartialReport)."""
-    return PartialReport(results, out, say)

@@ -32,7 +32,7 @@ Looks under a sequential rule (run until decided) spend α in stats/sequential.p
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from orchestrator.stats import intervals
 
@@ -119,14 +119,15 @@ def needed(spread: float, min_effect: float, q: float, paired_rounds: bool = Fal
 def _count(spread: float, min_effect: float, q: float, paired_rounds: bool, power: float,
            gap: float | None) -> int:
     edge = math.log1p(min_effect)
-    for n in range(2, MOST + 1):
+
+    def decides(n: int) -> bool:
         df = float(n - 1) if paired_rounds else float(2 * n - 2)
         se = spread / math.sqrt(n) if paired_rounds else spread * math.sqrt(2 / n)
         beta = intervals.t_quantile((1 + power) / 2, df)  # 'same' at no change: two-sided
         half = intervals.t_quantile(1 - q / 2, df) * se
-        if (half + beta * se) <= edge and (gap is None or half <= gap):
-            return n
-    return MOST + 1
+        return (half + beta * se) <= edge and (gap is None or half <= gap)
+
+    return _smallest(decides)
 
 
 def pooled_spread(sd_a: float, sd_b: float) -> float:
@@ -143,7 +144,19 @@ def processes_for(half_width: float, processes: int, target: float,
         return None
     p = 0.5 + level / 2
     spread = math.log1p(half_width) * math.sqrt(processes) / intervals.t_quantile(p, processes - 1)
-    for n in range(2, MOST + 1):
-        if intervals.t_quantile(p, n - 1) * spread / math.sqrt(n) <= math.log1p(target):
-            return n
-    return MOST + 1
+    return _smallest(lambda n: intervals.t_quantile(p, n - 1) * spread / math.sqrt(n)
+                     <= math.log1p(target))
+
+
+def _smallest(reaches: Callable[[int], bool]) -> int:
+    """The smallest n in 2..MOST for which `reaches(n)` holds, MOST + 1 if none. `reaches` is
+    monotone in n (the interval's half-width, t quantile times se, shrinks as n grows), so
+    a bisection asks about 10 n where a scan asked up to MOST: each is two t quantiles of
+    100 incomplete-beta steps, and a compare of noisy figures at a tiny level took seconds."""
+    if not reaches(MOST):
+        return MOST + 1
+    lo, hi = 1, MOST  # reaches(hi) holds; lo is below the range (never asked)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if reaches(mid) else (mid, hi)
+    return hi

@@ -1,5 +1,6 @@
 """Fixtures of the report layer's tests: the real CPU sweeps that compare's A/A and A/B tests
-judge (tests/report/compare/test_aa.py and test_verdicts.py), made once per session."""
+judge (tests/report/compare/test_aa.py and test_verdicts.py), and the A/B `variants:` sweep of
+test_variants and history's timeline, each made once per session."""
 
 from __future__ import annotations
 
@@ -60,3 +61,32 @@ def cpu_sweeps(tmp_path_factory: pytest.TempPathFactory, burn_builds) -> dict[st
             assert main(["run", str(exp), "--only", experiment, "--results",
                          str(folders[name]), "--quiet"]) == 0
     return folders
+
+
+# A/B as variants of one sweep (tests/report/test_variants.py says why five processes a variant)
+AB = """\
+version: 1
+defaults: {shape: [128, 128], reps: 20, timeout_s: 300}
+experiments:
+  torch-cpu:
+    mode: mm
+    threads: [1]
+    processes: 5
+    variants:
+      a: {}
+      slow: {env: {MKL_CBWR: COMPATIBLE}, note: MKL's conditional numerical reproducibility}
+    targets:
+      - {program: torch, device: cpu}
+"""
+
+
+@pytest.fixture(scope="session")
+def swept(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One `variants:` sweep of real torch runs (AB), read by test_variants (its rounds,
+    compare, report and export of its parts) and history's timeline (a point per variant):
+    one sweep of 10 processes where each made its own."""
+    tmp = tmp_path_factory.mktemp("ab")
+    exp = write(tmp / "ab.yaml", AB)
+    with facts_once():  # judged on torch's figures; its facts probed once a session
+        assert main(["run", str(exp), "--results", str(tmp / "r"), "--quiet"]) == 0
+    return tmp / "r"

@@ -18,7 +18,7 @@ import pytest
 
 from orchestrator.data import dataset
 from orchestrator.data.dataset import Dataset
-from orchestrator.report import html_report
+from orchestrator.report import html_report, partial
 from orchestrator.report import writer as report
 from orchestrator.report.compare import output as compare_output
 from orchestrator.report.compare import verdicts as compare
@@ -147,17 +147,17 @@ def test_a_partial_report_says_so_everywhere_and_the_sweeps_replaces_it(tmp_path
     sweep = str(dataset.load(results).runs["sweep_id"].iloc[0])
     said: list[tuple[str, bool]] = []
     out = tmp_path / "report"
-    partial = report.partial_writer(results, out, lambda line, warn: said.append((line, warn)))
-    partial.finish(sweep)  # no partial report written: nothing to replace
+    written = partial.partial_writer(results, out, lambda line, warn: said.append((line, warn)))
+    written.finish(sweep)  # no partial report written: nothing to replace
     assert not out.exists()
-    partial(sweep, ["default"])
+    written(sweep, ["default"])
     md = (out / "report.md").read_text(encoding="utf-8")
     assert md.startswith("# Timing report\n\n**Partial: 1 build still building (default)")
     assert "Partial: 1 build still building" in (out / "report.html").read_text(encoding="utf-8")
     csvs = sorted(out.glob("*.csv"))
     assert csvs and all(pd.read_csv(p)["partial"].str.startswith("partial: 1 build").all()
                         for p in csvs)
-    partial.finish(sweep)
+    written.finish(sweep)
     assert "Partial" not in (out / "report.md").read_text(encoding="utf-8")
     assert all("partial" not in pd.read_csv(p).columns for p in out.glob("*.csv"))
     assert [warn for _, warn in said] == [False, False]

@@ -21,23 +21,9 @@ from orchestrator.experiments import config
 from orchestrator.report.compare import verdicts as compare
 from orchestrator.report.compare.verdicts import load_side
 
-from ..conftest import facts_once, write
+from ..conftest import write
 from .compare.test_aa import STEADY
-
-AB = """\
-version: 1
-defaults: {shape: [128, 128], reps: 20, timeout_s: 300}
-experiments:
-  torch-cpu:
-    mode: mm
-    threads: [1]
-    processes: 5
-    variants:
-      a: {}
-      slow: {env: {MKL_CBWR: COMPATIBLE}, note: MKL's conditional numerical reproducibility}
-    targets:
-      - {program: torch, device: cpu}
-"""
+from .conftest import AB
 
 
 def test_fewer_than_two_variants_is_one_line(tmp_path: Path) -> None:
@@ -47,15 +33,6 @@ def test_fewer_than_two_variants_is_one_line(tmp_path: Path) -> None:
         config.load(write(tmp_path / "e.yaml", text))
     assert "experiments.torch-cpu.variants" in str(info.value)
     assert "at least two variants" in str(info.value)
-
-
-@pytest.fixture(scope="module")
-def swept(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("ab")
-    exp = write(tmp / "ab.yaml", AB)
-    with facts_once():  # judged on torch's figures; its facts probed once a session
-        assert main(["run", str(exp), "--results", str(tmp / "r"), "--quiet"]) == 0
-    return tmp / "r"
 
 
 @pytest.mark.torch

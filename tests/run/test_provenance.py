@@ -75,7 +75,7 @@ def test_hanging_fact_commands_cost_their_timeout_once(
         (tools / name).chmod(0o755)
     monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
     monkeypatch.setattr(machine, "FACT_TIMEOUT_S", 2.0)
-    facts_probed_once(monkeypatch)
+    facts_probed_once(monkeypatch)  # torch's and JAX's own facts: not what is tested here
     facts = machine.host_facts(PROJECT)
     assert (Path(tmp_path) / "seen").read_text() == "cargo alive\n"  # asked at once
     for pid in (Path(tmp_path) / "children").read_text().split():

@@ -74,30 +74,13 @@ def test_a_merged_store_keeps_each_sweeps_host(tmp_path: Path) -> None:
     assert "host: card-a → card-b" in said
 
 
-VARIANTS = """\
-version: 1
-defaults: {shape: [64, 64], reps: 5, timeout_s: 300}
-experiments:
-  mkl:
-    mode: mm
-    threads: [1]
-    processes: 2
-    variants:
-      a: {}
-      slow: {env: {MKL_CBWR: COMPATIBLE}}
-    targets: [{program: torch, device: cpu}]
-"""
-
-
 @pytest.mark.slow
 @pytest.mark.torch
-def test_a_sweep_of_variants_is_a_point_per_variant(tmp_path: Path) -> None:
-    """Real runs (torch cpu 64², 2 processes a variant): one sweep, two points of the same
-    time, each variant's runs only, the step naming the variant and its environment."""
-    exp = tmp_path / "e.yaml"
-    exp.write_text(VARIANTS, encoding="utf-8")
-    assert main(["run", str(exp), "--results", str(tmp_path / "r"), "--quiet"]) == 0
-    sweeps = timeline.load([str(tmp_path / "r")])
+def test_a_sweep_of_variants_is_a_point_per_variant(swept: Path) -> None:
+    """Real runs (test_variants' sweep, tests/report/conftest.py: torch cpu, 5 processes a
+    variant): one sweep, two points of the same time, each variant's runs only, the step
+    naming the variant and its environment."""
+    sweeps = timeline.load([str(swept)])
     assert [s.spec.rsplit("#", 1)[1] for s in sweeps] == ["a", "slow"]
     assert sweeps[0].started_at == sweeps[1].started_at
     for s in sweeps:
