@@ -337,6 +337,29 @@ def _cpu_sizes_at_1024(csv: pd.DataFrame, readme: str) -> None:
             f"{torch['1024x1024']} at 1024²") in text
 
 
+# ---- docs/results/h100-compile-2026-12-06/README.md (torch.compile and CUDA graphs) ---------
+
+
+def _compile_clocks(csv: pd.DataFrame, readme: str) -> None:
+    """The medians at 1024² that the README's CUDA graph and compile lines give, per mode."""
+    m = csv[(csv["experiment"] == "compile-methods") & (csv["stat"] == "median")
+            & (csv["role"] == "measure") & csv["kernel"].isna()]
+    def us(mode: str, method: str) -> float:
+        rows = m[(m["exec_mode"].fillna("eager") == mode) & (m["method"] == method)]
+        assert len(rows) == 1, (mode, method, len(rows))
+        return float(rows["value_s"].iloc[0]) * 1e6
+    text = " ".join(readme.split())
+    assert (f"eager {us('eager', 'with_sync'):.1f} µs with sync, device time "
+            f"{us('eager', 'device_time'):.1f}, kernel time (CUPTI) "
+            f"{us('eager', 'kernel_time'):.1f} µs") in text
+    assert (f"Graph replay: {us('cudagraph', 'with_sync'):.1f} µs with sync, device time "
+            f"{us('cudagraph', 'device_time'):.1f}, kernel {us('cudagraph', 'kernel_time'):.1f}"
+            ) in text
+    assert f"{us('compile', 'with_sync'):.1f} µs with sync" in text
+    assert f"with sync at {us('compile:max-autotune', 'with_sync'):.0f} µs" in text
+    assert f"in kernel time ({us('compile:max-autotune', 'kernel_time'):.1f} µs)" in text
+
+
 class Claims(NamedTuple):
     readme: Path
     checks: tuple[Check, ...]
@@ -368,6 +391,8 @@ CLAIMS: dict[str, Claims] = {
     "h200-sizes-ncu-2026-12-03": Claims(
         RESULTS / "h200-sizes-ncu-2026-12-03" / "README.md", (_sizes_ncu_agreement,),
         csv="report/sizes_burn_cuda.csv"),
+    "h100-compile-2026-12-06": Claims(
+        RESULTS / "h100-compile-2026-12-06" / "README.md", (_compile_clocks,)),
 }
 UNCHECKED = {
     "h200-2026-11-30": "the first H200 sweep (store format 1), kept as it was; its README "
