@@ -136,11 +136,11 @@ def _expand_experiment(config: ExperimentsFile, name: str, exp: Experiment,
     # one run id, one record: a warm series' later processes are a cold series' later
     # processes (both find the cache warm), so `cache: [cold, warm]` with processes > 1 plans
     # each once; planned twice, the second would overwrite the first's record
-    planned: set[str] = set()
+    run_ids: set[str] = set()
     for variant, extra in (exp.variants or {None: Variant()}).items():
         for run in _expand_variant(config, name, exp, caps, cores, real, extra, variant):
-            if run.run.run_id not in planned:
-                planned.add(run.run.run_id)
+            if run.run.run_id not in run_ids:
+                run_ids.add(run.run.run_id)
                 yield run
 
 
