@@ -11,6 +11,7 @@ Slurm test's fixture in such a copy: skipped, or with CI=true failed, naming slu
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -45,10 +46,23 @@ def stripped_path(folder: Path, hidden: set[str]) -> str:
     return str(folder)
 
 
+def refuse_a_stale_set_up(project: Path = PROJECT) -> None:
+    """The copy's set-up reinstalls into the linked .venv when pyproject.toml changed since
+    the project's own set-up ran (its stamp): from a copy without the package, which would
+    leave the project's .venv unable to import it (every later test failing). So not run."""
+    stamp = project / ".venv" / ".setup-stamp"
+    digest = hashlib.sha256((project / "pyproject.toml").read_bytes()).hexdigest()
+    if not stamp.is_file() or not stamp.read_text(encoding="utf-8").startswith(digest):
+        pytest.fail("pyproject.toml changed since ./setup.sh last ran: run ./setup.sh first "
+                    "(this test's copy would otherwise reinstall into the project's .venv)",
+                    pytrace=False)
+
+
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     """The scratch copy and the environment of a machine without Slurm's controller,
     Chromium and apt-get (a machine where the set-up cannot install them)."""
+    refuse_a_stale_set_up()
     root = tmp_path_factory.mktemp("fresh")
     copy = root / "project"
     for name in COPIED:
@@ -64,6 +78,19 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
     env["PATH"] = stripped_path(root / "bin", HIDDEN | {"apt-get"})
     env["PYTHON"] = sys.executable
     return copy, env
+
+
+def test_a_stale_set_up_is_refused_before_the_copy_could_reinstall(tmp_path) -> None:
+    (tmp_path / ".venv").mkdir()
+    (tmp_path / "pyproject.toml").write_text("[project]\n", encoding="utf-8")
+    with pytest.raises(pytest.fail.Exception, match=r"run \./setup\.sh first"):
+        refuse_a_stale_set_up(tmp_path)  # never set up
+    digest = hashlib.sha256(b"[project]\n").hexdigest()
+    (tmp_path / ".venv" / ".setup-stamp").write_text(f"{digest} bytecode\n", encoding="utf-8")
+    refuse_a_stale_set_up(tmp_path)  # current: nothing said
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n", encoding="utf-8")
+    with pytest.raises(pytest.fail.Exception, match="changed since"):
+        refuse_a_stale_set_up(tmp_path)
 
 
 def setup_tests(copy: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
