@@ -1,7 +1,7 @@
 """The chapter's report from a dataset, and the comparisons of two: one report model.
 
 Registered sections own their row selection, tables, findings and plot: `section` (what a
-section is made of and reads, a leaf: `Table`, `Section`, `Context`, `Thresholds`), `registry`
+section is made of, a leaf: `Table`, `Section`, `Thresholds`), `registry`
 (how one registers, `@section`), `sections/` (one module per section, its own checks included).
 `report` (`writer`: report.md and the CSVs), `report A B` and `compare` (the `compare/` wing)
 read them; Markdown, CSV (`writer`), HTML (`html_report`: report.html, compare.html) and PNG
