@@ -22,15 +22,10 @@ from matplotlib.patches import Patch
 
 from orchestrator import programs, vocabulary
 from orchestrator.report import plot_style, sizes_plot, styles
+from orchestrator.report.cells import duration
 from orchestrator.report.names import group_name
 from orchestrator.report.section import Drawer, SampleSets
-from orchestrator.report.tables import (
-    column_name,
-    cpu_build_name,
-    duration,
-    ordered,
-    threads_column,
-)
+from orchestrator.report.tables import column_name, cpu_build_name, ordered, threads_column
 from orchestrator.report.timing_tables import cpu_rows
 
 DPI = 120

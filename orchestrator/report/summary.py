@@ -20,11 +20,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from orchestrator.report.cells import duration, scientific
 from orchestrator.report.findings import Finding, Kind
 from orchestrator.report.names import run_name
 from orchestrator.report.process_table import pooled
 from orchestrator.report.section import Section
-from orchestrator.report.tables import accuracy_rows, duration, scientific
+from orchestrator.report.tables import accuracy_rows
 from orchestrator.stats import intervals
 
 # the warnings that matter most first: a wrong number, then a number of something else, then

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from orchestrator.report import checks, energy
+from orchestrator.report.cells import duration
 from orchestrator.report.sample_sets import sample_sets
-from orchestrator.report.tables import duration
 from orchestrator.stats import spread
 from orchestrator.stats.spread import (
     BOOTSTRAP_RESAMPLES,

@@ -23,11 +23,12 @@ from rich.text import Text
 
 from orchestrator.data import outputs
 from orchestrator.report import html_report, plot_style, plots, writer
+from orchestrator.report.cells import duration
 from orchestrator.report.compare.rows import key_fields
 from orchestrator.report.compare.tables import ci_cell, ratio_cell
 from orchestrator.report.history.course import Course, History, Step
 from orchestrator.report.section import Section
-from orchestrator.report.tables import Table, duration
+from orchestrator.report.tables import Table
 
 MARK = "<!-- written by `python -m orchestrator history` -->"
 PNG_SOFTWARE = "orchestrator history"
