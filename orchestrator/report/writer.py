@@ -17,7 +17,7 @@ import pandas as pd
 from orchestrator import programs
 from orchestrator.data import outputs
 from orchestrator.data.dataset import Dataset
-from orchestrator.report import escape, html_report, plots, summary, tables
+from orchestrator.report import digest, escape, html_report, plots, summary, tables
 from orchestrator.report.checks import Thresholds
 from orchestrator.report.opening import Opening
 from orchestrator.report.sample_sets import sample_sets
@@ -80,7 +80,7 @@ def _whole(data: Dataset, out: Path, thresholds: Thresholds | None,
     for section in sections:
         section.plot = section.plot if section.plot in drawn else None
     shown = [t for s in sections for t in s.tables if t.missing is None]
-    found = Opening.of(fig, sets, sections, {t.name for t in shown})
+    found = Opening.of(fig, sections, summary.lessons(fig, sets, {t.name for t in shown}))
     every = found.warnings_table()  # every finding in full, where there is one
     written += [write_csv(t, out, partial=partial)
                 for t in [*shown, *([every] if len(every.frame) else [])]]
@@ -125,7 +125,9 @@ def render(data: Dataset, sections: list[Section], skipped: list[plots.Skipped],
     """The whole report.md: what was found first, then the sections that have something to
     show (the rest named once, under the findings). `scope`: which part of a store it shows
     where the store holds more (the latest of its sweeps)."""
-    found = found or Opening.of(tables.prepare(data), {}, sections, set())
+    if found is None:
+        fig = tables.prepare(data)
+        found = Opening.of(fig, sections, summary.lessons(fig, {}, set()))
     lines = ["# Timing report", ""]
     if partial:  # the first thing said: this is not the sweep's report yet
         lines += [f"**{partial[0].upper()}{partial[1:]}.**", ""]
@@ -181,7 +183,7 @@ def section_lines(section: Section, csv: bool = True, missing: bool = True) -> l
         lines += [*markdown_table(table.frame), "", *note_lines(table.notes),
                   *([f"CSV: `{table.name}.csv`", ""] if csv else [])]
     if section.warnings:
-        lines += [_bullet(group) for group in summary.grouped(section.warnings)]
+        lines += [_bullet(group) for group in digest.grouped(section.warnings)]
         lines.append("")
     lines += [line for paragraph in section.closing for line in (paragraph, "")]
     if section.plot:
@@ -194,7 +196,7 @@ def _bullet(group: list[str]) -> str:
     (each in full in warnings.csv)."""
     if len(group) == 1:
         return f"- {group[0]}"
-    others = "; ".join(summary.subject(w) for w in group[1:])
+    others = "; ".join(digest.subject(w) for w in group[1:])
     return f"- {group[0]} _(and {len(group) - 1} more like it: {others}; warnings.csv has " \
         "each in full)_"
 
