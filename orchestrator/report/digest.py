@@ -4,7 +4,7 @@ most serious first (`SEVERITY`); `absent` names the tables the data could not fi
 instead of a "No table" per section, and `empty_news` the empty ones that are news; `shown`
 says whether a section has anything to show; `grouped` folds near-identical findings (the same
 words but for their numbers) into one bullet, `subject` says what a finding is about.
-Exporters (writer.py's Markdown, html_report.py's HTML) and the opening (opening.py) read these
+Exporters (exporters.py's Markdown, html_report.py's HTML) and the opening (opening.py) read these
 plain records.
 """
 

@@ -1,7 +1,7 @@
 """What `history` writes: history.md, .html and .csv, one PNG per figure group, the terminal.
 
-The report's exporters (report/writer.py's Markdown table and CSV, plots.save's PNG) over the
-history (report/history/course.py). history.md lists the sweeps in time order with what
+The report's exporters (report/exporters.py: a Markdown table, a CSV, a PNG) over the history
+(report/history/course.py). history.md lists the sweeps in time order with what
 changed at each step, then the change points, each with what else changed at that step, then
 each group's courses (a figure per row, a sweep per column). history.csv has one row per
 figure and sweep, with the step into it judged. `history-GROUP.png` draws each figure of a
@@ -22,7 +22,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from orchestrator.data import outputs
-from orchestrator.report import html_report, plot_style, plots, writer
+from orchestrator.report import exporters, html_report, plot_style
 from orchestrator.report.cells import duration
 from orchestrator.report.compare.rows import key_fields
 from orchestrator.report.compare.tables import ci_cell, ratio_cell
@@ -110,11 +110,11 @@ def render_markdown(h: History, plot_names: dict[str, str]) -> str:
     out = [MARK, f"# {_title(h)}", "", _intro(h), ""]
     for table in (sweeps_table(h), change_points_table(h)):
         out += [f"## {table.title}", ""]
-        out += writer.markdown_table(table.frame) if not table.frame.empty else [NO_CHANGE]
+        out += exporters.markdown_table(table.frame) if not table.frame.empty else [NO_CHANGE]
         out.append("")
     for section, courses in groups(h).items():
         table = course_table(h, section, courses)
-        out += [f"## {section}", "", *writer.markdown_table(table.frame), ""]
+        out += [f"## {section}", "", *exporters.markdown_table(table.frame), ""]
         if section in plot_names:
             out += [f"![{section}]({plot_names[section]})", ""]
     return "\n".join(out)
@@ -226,12 +226,12 @@ def write(h: History, out: Path, inputs: outputs.Inputs = outputs.NO_INPUTS) -> 
                  in groups(h).items() if _plotted(courses)}
         written = []
         for section, name in names.items():
-            written.append(plots.save(draw(h, section, groups(h)[section]), stage / name,
-                                      software=PNG_SOFTWARE))
+            written.append(exporters.save(draw(h, section, groups(h)[section]), stage / name,
+                                          software=PNG_SOFTWARE))
         md, page = stage / "history.md", stage / "history.html"
         md.write_text(render_markdown(h, names), encoding="utf-8")
         page.write_text(render_html(h, names, stage), encoding="utf-8")
-        return [md, page, writer.write_csv(csv_table(h), stage), *written]
+        return [md, page, exporters.write_csv(csv_table(h), stage), *written]
 
     return outputs.write_folder(out, "--out", "history", inputs, render, _ours)
 
