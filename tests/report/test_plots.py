@@ -16,7 +16,7 @@ from orchestrator.report.sections import build_sections
 from tests.report.test_writer import chapter_dataset, synthetic_dataset
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-ALL = ["methods.png", "first_call.png", "cpu_threads.png", "warmup.png", "sizes.png"]  # report order
+ALL = ["methods.png", "first_call.png", "cpu_threads.png", "warmup.png", "sizes.png"]  # in order
 
 
 def png_size(path: Path) -> tuple[int, int]:

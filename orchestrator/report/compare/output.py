@@ -21,6 +21,7 @@ from rich.text import Text
 from orchestrator.data import outputs
 from orchestrator.report import escape, exporters, html_report
 from orchestrator.report.compare import tables as compare_tables
+from orchestrator.report.compare.judging import ONE_VALUE, Comparison
 from orchestrator.report.compare.tables import (  # re-exported: what tests and users read here
     CSV_FIELDS,
     EARLIER_FIELDS,
@@ -33,7 +34,6 @@ from orchestrator.report.compare.tables import (  # re-exported: what tests and 
     ratio_cell,
     value_cell,
 )
-from orchestrator.report.compare.verdicts import ONE_VALUE, Comparison
 
 __all__ = ["CSV_FIELDS", "EARLIER_FIELDS", "LEGACY_FIELDS", "PLOT_ROWS", "TERMINAL_ROWS",
            "draw", "notable", "plot_note", "plotted", "render_markdown", "show", "value_cell",

@@ -18,7 +18,7 @@ import math
 import pandas as pd
 
 from orchestrator.data.durations import format_duration
-from orchestrator.report.compare.verdicts import ONE_VALUE, Comparison, Row
+from orchestrator.report.compare.judging import ONE_VALUE, Comparison, Row
 from orchestrator.report.registry import compare_sections
 from orchestrator.report.section import Section
 from orchestrator.report.tables import Table
