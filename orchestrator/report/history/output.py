@@ -1,4 +1,5 @@
-"""What `history` writes: history.md, .html and .csv, one PNG per figure group, the terminal.
+"""`python -m orchestrator history RESULTS... [--out DIR] [--fail-on slower]` and what it writes:
+history.md, .html and .csv, one PNG per figure group, the terminal.
 
 The report's exporters (report/exporters.py: a Markdown table, a CSV, a PNG) over the history
 (report/history/course.py). history.md lists the sweeps in time order with what
@@ -8,11 +9,17 @@ figure and sweep, with the step into it judged. `history-GROUP.png` draws each f
 group over the sweeps with its 95% interval, change points marked. history.html is history.md
 as a page (report/html_report.py), the plots inline. Files of those names that
 `history` did not write are never overwritten (data/outputs.py).
+
+`run` is the command as a plain function: it reads the sweeps (timeline), builds each figure's
+course and its change points (course), writes and prints them. Its exit code is a CI gate's:
+1 where a figure's step into the latest sweep has a verdict named by `fail_on` (a decided
+slowdown: `slower`), else 0 (`gate`); bad input is an InputError (exit 2).
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -26,6 +33,7 @@ from orchestrator.report import exporters, html_report, plot_style
 from orchestrator.report.cells import duration
 from orchestrator.report.compare.rows import key_fields
 from orchestrator.report.compare.tables import ci_cell, ratio_cell
+from orchestrator.report.history import course, timeline
 from orchestrator.report.history.course import Course, History, Step
 from orchestrator.report.section import Section
 from orchestrator.report.tables import Table
@@ -254,3 +262,27 @@ def show(h: History, console: Console) -> None:
               dict.fromkeys(s.row.verdict for _c, s in last)}
     console.print(f"last step (into #{len(h.sweeps) - 1}): " + (", ".join(
         f"{n} {v}" for v, n in counts.items()) or "no figure in common with an earlier sweep"))
+
+
+# ---- the command ------------------------------------------------------------------------------
+
+
+def gate(h: History, fail_on: list[str]) -> list[str]:
+    """The figures whose step into the latest sweep has a verdict of `fail_on`, in words."""
+    return [f"{c.figure}: {s.row.verdict} {s.row.ratio:.3g}× (#{s.before} → #{s.after})"
+            for c, s in h.last_step() if s.row.verdict in fail_on and s.row.ratio is not None]
+
+
+def run(results: list[str], out: Path, last: int | None, min_effect: float, correction: str,
+        fail_on: list[str], console: Console, sources: list[Path] | None = None) -> int:
+    """`python -m orchestrator history`: read the sweeps, build each figure's course, write
+    the files, print the sweeps and change points; the exit code is the CI gate's."""
+    h = course.build(timeline.load(results, last), min_effect, correction)
+    written = write(h, out, outputs.Inputs.of(sources or []))
+    # a table for a wide terminal; piped (CI logs) rich would squeeze it into 80 columns
+    show(h, Console(highlight=False, width=None if sys.stdout.isatty() else 160))
+    console.print(f"wrote {', '.join(str(p) for p in written)}", markup=False)
+    failed = gate(h, fail_on)
+    for line in failed:
+        console.print(f"fail: {line}", markup=False)
+    return 1 if failed else 0
