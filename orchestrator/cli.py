@@ -419,7 +419,7 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_history(args: argparse.Namespace, console: Console) -> int:
-    from orchestrator.report.history import run as history
+    from orchestrator.report.history import output as history
 
     return history.run(args.results, args.out, args.last, args.min_effect, args.correction,
                        args.fail_on, console, _sources(args.results))

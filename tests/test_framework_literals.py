@@ -47,7 +47,7 @@ ALLOWED: dict[str, tuple[str, tuple[str, ...]]] = {
             'max|x - torch cpu|',
         ),
     ),
-    "report/arithmetic.py": (
+    "report/arithmetic_checks.py": (
         ("the mixed-arithmetic note's printed wording (golden), which names the reference's "
          'precision key'),
         (

@@ -6,12 +6,15 @@ use nothing but the record types (`records`) and the leaves below; cli -> hosts 
 experiments file's YAML loader; every layer may use the measurement vocabulary, the sweep axes
 and the records; report and run (the stopping rule) use the statistics (`stats`);
 stats, vocabulary, axes, errors and signals use nothing of the package, records only the axes.
+Inside report/, the modules stand on at most six floors without a circle (bench/import_graph.py).
 """
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 from pathlib import Path
+from types import ModuleType
 
 from .conftest import PROJECT
 
@@ -99,8 +102,8 @@ def test_stats_is_a_leaf() -> None:
 
 
 def test_the_report_does_not_import_its_compare_wing() -> None:
-    """report/compare/ stands on the report (registry, sections, tables, writer, plots); the
-    report itself imports nothing of it, so a one-side report never loads compare. The history
+    """report/compare/ stands on the report (registry, sections, tables, exporters, the writer);
+    the report itself imports nothing of it, so a one-side report never loads compare. The history
     wing (report/history/) stands on both."""
     wings = (PACKAGE / "report" / "compare", PACKAGE / "report" / "history")
     reached = []
@@ -123,3 +126,60 @@ def test_nothing_of_the_report_imports_its_history_wing() -> None:
                for path in sorted((PACKAGE / "report").rglob("*.py")) if wing not in path.parents
                for t in sorted(_imports(path)) if t.startswith("report.history")]
     assert reached == []
+
+
+# report/ as a layering (bench/import_graph.py's count: every import, a package's __init__ a
+# module, circles condensed): leaves, the table pieces and the registry, the builders, the
+# sections and page parts, the writer, the entry points. It was 13 floors.
+REPORT_FLOORS = 6
+REPORT_LEAVES = ("section", "findings", "names", "cells", "arithmetic", "escape", "styles",
+                 "sample_sets", "peaks")
+
+
+def _import_graph() -> ModuleType:
+    """bench/import_graph.py, the measure the floors are read with (bench/ is no package)."""
+    spec = importlib.util.spec_from_file_location("import_graph",
+                                                  PROJECT / "bench" / "import_graph.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_report_stands_on_six_floors_without_a_circle() -> None:
+    """The whole of report/ (its compare and history wings too) has no import circle and at
+    most REPORT_FLOORS floors; the message is the longest chain, the place a new import grew."""
+    graph = _import_graph()
+    _modules, floors, _arrows, cycles, chain = graph.measure(graph.graph(PROJECT, "report"))
+    assert cycles == 0
+    assert floors <= REPORT_FLOORS, " -> ".join(chain)
+
+
+def test_the_report_leaves_import_nothing_of_the_report() -> None:
+    """What a section is made of, a finding, a name, a cell's format, a run's arithmetic, the
+    escaping, the styles, the sample sets and the peaks stand on nothing of the report: the
+    floors above them are built on these."""
+    edges = _import_graph().graph(PROJECT, "report")
+    leaves = {f"orchestrator.report.{m}" for m in REPORT_LEAVES}
+    assert leaves <= set(edges)
+    assert {m: sorted(edges[m]) for m in leaves if edges[m]} == {}
+
+
+def test_the_floor_count_sees_every_import(tmp_path: Path) -> None:
+    """The count the floors test reads: an import inside a function is an arrow, a package's
+    __init__ a module, a circle one node (a stand-in package of four modules)."""
+    package = tmp_path / "orchestrator" / "part"
+    package.mkdir(parents=True)
+    sources = {"__init__.py": "",
+               "a.py": "def late() -> None:\n    from orchestrator.part import b\n",
+               "b.py": "import orchestrator.part.c\n",
+               "c.py": "from orchestrator.part.b import name\nfrom orchestrator import part\n"}
+    for name, text in sources.items():
+        (package / name).write_text(text, encoding="utf-8")
+    graph = _import_graph()
+    edges = graph.graph(tmp_path, "part")
+    p = "orchestrator.part"
+    # `from P import m` reads P (its __init__ runs) and P.m
+    assert edges == {p: set(), f"{p}.a": {p, f"{p}.b"}, f"{p}.b": {f"{p}.c"},
+                     f"{p}.c": {p, f"{p}.b"}}
+    assert graph.measure(edges) == (4, 3, 5, 1, [f"{p}.a", f"{p}.b+{p}.c", p])

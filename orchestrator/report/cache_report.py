@@ -16,15 +16,8 @@ import pandas as pd
 from orchestrator import programs, vocabulary
 from orchestrator.data import frame_records
 from orchestrator.data.dataset import Dataset
-from orchestrator.report.tables import (
-    Table,
-    column_name,
-    duration,
-    empty,
-    framework_name,
-    ordered,
-    prepare,
-)
+from orchestrator.report.cells import duration
+from orchestrator.report.tables import Table, column_name, empty, framework_name, ordered, prepare
 
 CELLS = ("autotune kernel", "autotune median", "cache proof")
 

@@ -19,10 +19,11 @@ import pandas as pd
 
 from orchestrator import vocabulary
 from orchestrator.data import frame_records
+from orchestrator.report.cells import duration
 from orchestrator.report.findings import Kind
 from orchestrator.report.names import column_name, cpu_build_name, threads_column
 from orchestrator.report.section import Thresholds  # re-exported
-from orchestrator.report.tables import duration, group_positions
+from orchestrator.report.tables import group_positions
 from orchestrator.stats.spread import iqr, ratio
 
 SampleSets = dict[str, np.ndarray]

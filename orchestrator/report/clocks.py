@@ -26,11 +26,11 @@ import pandas as pd
 from orchestrator import programs, vocabulary
 from orchestrator.data import frame_records, measure_env
 from orchestrator.report import arithmetic, env_checks
+from orchestrator.report.cells import duration
 from orchestrator.report.tables import (
     Table,
     as_text,
     column_name,
-    duration,
     empty,
     group_positions,
     one_unit_per,

@@ -17,7 +17,8 @@ import pandas as pd
 
 from orchestrator import vocabulary
 from orchestrator.report import cache_report
-from orchestrator.report.tables import Table, duration, empty, framework_name, ordered
+from orchestrator.report.cells import duration
+from orchestrator.report.tables import Table, empty, framework_name, ordered
 
 TITLE = "First call taken apart (trace and lower, compile, first run)"
 AUTOTUNE, CACHES = "autotune (candidates: winner)", "compile caches"

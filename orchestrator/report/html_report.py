@@ -26,12 +26,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from orchestrator.report import summary
+from orchestrator.report import digest
 from orchestrator.report.escape import neutral
 from orchestrator.report.findings import Finding
 from orchestrator.report.opening import FINDINGS, Anchors, Opening, slug
-from orchestrator.report.section import Section
-from orchestrator.report.tables import Table
+from orchestrator.report.section import Section, Table
 
 PAGE_NAME = "report.html"
 SIDES_STYLE = "th.group .side{font-weight:400;font-size:12px}\n"  # a side's words in its group
@@ -55,7 +54,7 @@ li.other{border-left-color:#999!important;background:#f6f6f6!important}
 border:1px solid #eee}.partial{background:#fdecea;padding:.5rem;border:1px solid #c0392b}
 """
 # the kinds a reader must not miss: a number that is wrong or of something else
-SERIOUS = set(summary.SEVERITY[:10])
+SERIOUS = set(digest.SEVERITY[:10])
 MACHINE = {"GPU_CLOCK", "GPU_THROTTLED", "GPU_SHARED", "CPU_GOVERNOR", "UNDER_LOAD",
            "BELOW_APP_CLOCK", "BLOCK_BELOW_CLOCK"}
 
@@ -134,7 +133,7 @@ def warning_class(finding: object) -> str:
 def warnings_html(warnings: list[str]) -> list[str]:
     """A section's findings, each styled by its kind; near-identical ones in one <details>."""
     out = ['<ul class="warnings">']
-    for group in summary.grouped(warnings):
+    for group in digest.grouped(warnings):
         first = group[0]
         kind = getattr(first, "kind", None)
         data = f' data-kind="{text(kind.name)}"' if isinstance(first, Finding) else ""
@@ -203,7 +202,7 @@ def report_body(found: Opening, skipped: list[tuple[str, str]], source: list[str
         target = found.link(lesson.table)
         body.append(f"<li>{inline(lesson.text)}" + (
             f' (<a href="#{target}">table</a>)' if target else "") + "</li>")
-    body += [f"<li>{inline(line)}</li>" for line in summary.empty_news(found.sections)]
+    body += [f"<li>{inline(line)}</li>" for line in digest.empty_news(found.sections)]
     body.append("</ul>")
     if found.counts:
         body.append(f"<p>Warnings: {sum(c.count for c in found.counts)}, by kind, the most "
@@ -214,8 +213,8 @@ def report_body(found: Opening, skipped: list[tuple[str, str]], source: list[str
             where = layout.section_id(c.section)
             place = f'<a href="#{where}">{text(c.section)}</a>' if where else text(c.section)
             cls = warning_class(Finding(c.kind, "") if c.kind is not None else "")
-            body.append(f'<li class="{cls}"><span class="kind">{text(summary.kind_words(c.kind))}'
-                        f"</span> × {c.count}, first in {place}: {inline(summary.subject(c.first))}"
+            body.append(f'<li class="{cls}"><span class="kind">{text(digest.kind_words(c.kind))}'
+                        f"</span> × {c.count}, first in {place}: {inline(digest.subject(c.first))}"
                         "</li>")
         body.append("</ul>")
     if found.absent:

@@ -1,8 +1,10 @@
 """The report's opening as one record, for every exporter: the lessons, the warnings typed and
 counted, what was not measured, and the layout (sections shown, their ids).
 
-report/summary.py computes the parts; `Opening` holds them, says them in Markdown, and gives
-`warnings.csv` (every finding in full: section, kind, text), which the grouped bullets point at.
+The lessons come built (report/summary.py makes them, the writer passes them in: `Lesson`);
+the rest is read off the sections (report/digest.py). `Opening` holds them, says them in
+Markdown, and gives `warnings.csv` (every finding in full: section, kind, text), which the
+grouped bullets point at.
 """
 
 from __future__ import annotations
@@ -10,17 +12,23 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
-from orchestrator.report import summary
+from orchestrator.report import digest
 from orchestrator.report.findings import Finding
-from orchestrator.report.section import Section
-from orchestrator.report.tables import Table
+from orchestrator.report.section import Section, Table
 
 TITLE = "Timing report"
 FINDINGS = "Findings"
 BEFORE = (TITLE, FINDINGS)  # the headings above the sections
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """One sentence of the findings and the table (its CSV name) it comes from."""
+
+    text: str
+    table: str
 
 
 # ---- anchors: the same ids in report.md (GitHub's heading slugs) and report.html -------------
@@ -61,7 +69,7 @@ class Layout:
             anchors.add(heading)
         kept, ids, tables, heads = [], [], {}, []
         for section in sections:
-            if not summary.shown(section):
+            if not digest.shown(section):
                 continue
             kept.append(section)
             ids.append(anchors.add(section.title))
@@ -78,19 +86,19 @@ class Layout:
 
 @dataclass
 class Opening:
-    lessons: list[summary.Lesson]
-    counts: list[summary.Counted]
+    lessons: list[Lesson]
+    counts: list[digest.Counted]
     absent: list[tuple[str, str]]
     layout: Layout
     sections: list[Section]  # every section built, shown or not
     accelerator: bool = True  # whether any figure is of an accelerator (else: said why)
 
     @classmethod
-    def of(cls, fig: pd.DataFrame, sets: dict[str, np.ndarray], sections: list[Section],
-           tables: set[str]) -> Opening:
+    def of(cls, fig: pd.DataFrame, sections: list[Section], lessons: list[Lesson]) -> Opening:
+        """The opening of the sections built from `fig`, with the lessons told of it."""
         devices = fig["device"] if "device" in fig else pd.Series(dtype=object)
-        return cls(summary.lessons(fig, sets, tables), summary.warning_counts(sections),
-                   summary.absent(sections), Layout.of(sections, BEFORE), sections,
+        return cls(lessons, digest.warning_counts(sections), digest.absent(sections),
+                   Layout.of(sections, BEFORE), sections,
                    bool(((devices != "cpu") & (devices != "")).any()))
 
     def link(self, table: str) -> str:
@@ -114,21 +122,21 @@ class Opening:
         if not self.lessons:
             lines.append("- No lesson of the chapter can be told from this data (no timing "
                          "figures).")
-        lines += [f"- {line}" for line in summary.empty_news(self.sections)]
+        lines += [f"- {line}" for line in digest.empty_news(self.sections)]
         lines.append("")
         if self.counts:
             total = sum(c.count for c in self.counts)
             lines += [f"Warnings: {total}, by kind, the most serious first (each in full under "
                       "its table, and in `warnings.csv`):", ""]
-            for c in self.counts[:summary.TOP_KINDS]:
+            for c in self.counts[:digest.TOP_KINDS]:
                 where = self.layout.section_id(c.section)
-                lines.append(f"- **{summary.kind_words(c.kind)}** × {c.count}, first in "
+                lines.append(f"- **{digest.kind_words(c.kind)}** × {c.count}, first in "
                              + (f"[{c.section}](#{where})" if where else c.section) + f": "
-                             f"{summary.subject(c.first)}")
-            rest = self.counts[summary.TOP_KINDS:]
+                             f"{digest.subject(c.first)}")
+            rest = self.counts[digest.TOP_KINDS:]
             if rest:
                 lines.append(f"- and {sum(c.count for c in rest)} more of {len(rest)} other "
-                             "kinds: " + ", ".join(f"{summary.kind_words(c.kind)} × {c.count}"
+                             "kinds: " + ", ".join(f"{digest.kind_words(c.kind)} × {c.count}"
                                                    for c in rest))
             lines.append("")
         if self.absent:
@@ -137,7 +145,7 @@ class Opening:
 
     def warnings_table(self) -> Table:
         """Every finding of every section, in full: `warnings.csv`."""
-        rows = [{"section": s.title, "kind": summary.kind_words(
+        rows = [{"section": s.title, "kind": digest.kind_words(
                     w.kind if isinstance(w, Finding) else None), "warning": str(w)}
                 for s in self.sections for w in s.warnings]
         return Table("warnings", "Every warning", pd.DataFrame(

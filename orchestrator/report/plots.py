@@ -1,4 +1,5 @@
-"""The report's figures as PNG: timing methods, CPU builds × threads, first calls, warm-up.
+"""The report's figures: timing methods, CPU builds × threads, first calls, warm-up (the
+sections' drawers; exporters.py draws and saves each as PNG, sizes.png is sizes_plot.py's).
 
 Each plot must be readable without report.md: a title saying what was measured, axes with
 units, a legend, and the values written on bars. Timings span six decades (a 791 ns call
@@ -12,7 +13,6 @@ rows the section's tables and checks read; a plot only narrows them to what it s
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -21,54 +21,19 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from orchestrator import programs, vocabulary
-from orchestrator.report import plot_style, sizes_plot, styles
+from orchestrator.report import plot_style, styles
+from orchestrator.report.cells import duration
 from orchestrator.report.names import group_name
-from orchestrator.report.section import Drawer, SampleSets
-from orchestrator.report.tables import (
-    column_name,
-    cpu_build_name,
-    duration,
-    ordered,
-    threads_column,
-)
+from orchestrator.report.section import SampleSets
+from orchestrator.report.tables import column_name, cpu_build_name, ordered, threads_column
 from orchestrator.report.timing_tables import cpu_rows
 
-DPI = 120
 HATCHES = ("", "//", "..", "xx", "\\\\", "oo")  # thread counts in cpu_threads.png
 LINES = ("-", "--", ":", "-.")  # one build's several series (cache state, warm-up)
-# A plot that cannot be drawn: its file name and why, for report.md.
-Skipped = tuple[str, str]
 # Caps, as compare.png's (compare_output.PLOT_ROWS): a plot with a bar group per process was
 # 87,900 px wide at 500 runs (2 GB of pixels at 5000), a title naming every shape 155 in;
 # below them nothing changes. Every figure stays in the section's table and CSV.
 PLOT_GROUPS = 100  # first-call bar groups (processes) drawn, the first in the table's order
-
-
-def write_plots(wanted: list[tuple[str, Drawer, pd.DataFrame]], sets: SampleSets,
-                out: Path) -> tuple[list[Path], list[Skipped]]:
-    """Draw each section's plot (its file name, its drawer, the rows it selected: the section
-    registry, report/registry.py, names them) where the rows allow it.
-
-    Returns the files and the plots skipped, with why, in a fixed order (report.md lists them).
-    """
-    order = [draw_methods, draw_cpu, draw_first_call, draw_warmup, sizes_plot.draw]
-    written, skipped = [], []
-    for name, draw, rows in sorted(wanted, key=lambda w: order.index(w[1])
-                                   if w[1] in order else len(order)):
-        figure = draw(rows, sets)
-        if isinstance(figure, str):
-            skipped.append((name, figure))
-            continue
-        written.append(save(figure, out / name))
-    return written, skipped
-
-
-def save(figure: Figure, path: Path, dpi: int = DPI, software: str | None = None) -> Path:
-    """The PNG exporter: a drawn figure, trimmed to what it shows; `software` tags the file
-    with its writer (compare.png's, by which `compare` knows its own file)."""
-    figure.savefig(path, dpi=dpi, bbox_inches="tight",
-                   **({"metadata": {"Software": software}} if software else {}))
-    return path
 
 
 def draw_methods(rows: pd.DataFrame, sets: SampleSets) -> Figure | str:

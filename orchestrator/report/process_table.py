@@ -18,8 +18,9 @@ import pandas as pd
 
 from orchestrator import vocabulary
 from orchestrator.data import frame_records, identity
+from orchestrator.report.cells import duration
 from orchestrator.report.names import run_name
-from orchestrator.report.tables import Table, duration, empty, group_positions
+from orchestrator.report.tables import Table, empty, group_positions
 from orchestrator.stats import intervals, power
 
 SampleSets = dict[str, np.ndarray]

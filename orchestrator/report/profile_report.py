@@ -11,8 +11,9 @@ import pandas as pd
 
 from orchestrator import vocabulary
 from orchestrator.report.cache_report import cells
+from orchestrator.report.cells import duration
 from orchestrator.report.names import column_name
-from orchestrator.report.tables import Table, duration, empty, ordered
+from orchestrator.report.tables import Table, empty, ordered
 
 
 def _words(profiler: str) -> str:

@@ -19,15 +19,10 @@ import pandas as pd
 from orchestrator import programs, vocabulary
 from orchestrator.data import frame_records
 from orchestrator.report import arithmetic, process_table
+from orchestrator.report.arithmetic_checks import mixed_note
+from orchestrator.report.cells import duration
 from orchestrator.report.names import run_name
-from orchestrator.report.tables import (
-    Table,
-    duration,
-    empty,
-    group_positions,
-    one_unit_per,
-    ordered,
-)
+from orchestrator.report.tables import Table, empty, group_positions, one_unit_per, ordered
 from orchestrator.report.timing_tables import cpu_rows, methods_rows
 from orchestrator.stats import intervals
 from orchestrator.stats.spread import LEVEL, ratio, ratio_ci, summaries
@@ -129,7 +124,7 @@ def arithmetic_checks(pairs: list[dict[str, Any]]) -> list[str]:
     mixed = [(r["candidate"], r["_b_prec"], r["reference"], r["_t_prec"]) for r in records
              if r["_mixed"]]
     equals = {r["candidate"] for r in records if not r["_mixed"]}
-    return [arithmetic.mixed_note(mixed, equals)] if mixed else []
+    return [mixed_note(mixed, equals)] if mixed else []
 
 
 def pairs(fig: pd.DataFrame, sets: SampleSets) -> list[dict[str, Any]]:

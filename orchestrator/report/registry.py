@@ -1,4 +1,4 @@
-"""The report's section registry: what a section is and how one registers.
+"""The report's section registry: what a section is, how one registers and what it reads.
 
 A section is one module of report/sections/ whose function is registered by `@section(...)`:
 the registration names its row selection (`select`, run ONCE per report), its plot (the PNG's
@@ -9,28 +9,69 @@ registry, and Markdown, CSV and PNG are exporters over the sections it builds. E
 says its number once (`number="3"`, `"6b"`): the registry's order (the report's) sorts by it,
 and its headings (the section's title, its side tables') are numbered from it; a section
 without a number (a test's stand-in) comes after the numbered ones, in registration order.
-Compare's order is its own (`CompareSection.rank`: the more specific sections later).
+Compare's order is its own (`CompareSection.rank`: the more specific sections later). A
+section reads a `Context`: the data, its prepared figures, the thresholds, the raw sample sets
+(report/sample_sets.py, on first use) and the builds paused while each run was measured.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import pandas as pd
 
 from orchestrator import programs, vocabulary
 from orchestrator.data.dataset import Dataset
+from orchestrator.report.sample_sets import sample_sets
 from orchestrator.report.section import (
     CompareSection,
-    Context,
     Drawer,
     SampleSets,
     Section,
     SideTable,
     Thresholds,
 )
+
+
+@dataclass
+class Context:
+    """What a section may read: the dataset, its prepared figures (tables.prepare), the
+    thresholds; the raw sample sets are computed on first use (`report A B` needs none)."""
+
+    data: Dataset
+    fig: pd.DataFrame
+    th: Thresholds = field(default_factory=Thresholds)
+    given_sets: SampleSets | None = None
+
+    @cached_property
+    def sets(self) -> SampleSets:
+        return self.given_sets if self.given_sets is not None else sample_sets(self.data.samples)
+
+    @cached_property
+    def paused(self) -> dict[str, list[str]]:
+        """Run id -> the sweep's builds paused while it was measured (checks.load says so)."""
+        return paused_builds(self.data.runs)
+
+
+def paused_builds(runs: pd.DataFrame) -> dict[str, list[str]]:
+    """Run id -> the background builds paused while it was measured (the run's gate record,
+    `builds_paused`); runs of older stores or without builds are left out."""
+    out: dict[str, list[str]] = {}
+    if "gate" not in runs:
+        return out
+    for rid, gate in zip(runs["run_id"], runs["gate"], strict=True):
+        try:
+            names = (json.loads(gate) if isinstance(gate, str) else None) or {}
+        except ValueError:
+            continue
+        found = names.get("builds_paused") if isinstance(names, dict) else None
+        if isinstance(found, list) and found:
+            out[str(rid)] = [str(b) for b in found]
+    return out
 
 
 @dataclass(frozen=True)

@@ -1,17 +1,14 @@
 """What a report section is made of, a leaf of the report: its tables (`Table`), the section
 itself (`Section`), a table `report A B` joins across sides (`SideTable`), how `compare` shows
-it (`CompareSection`), a plot's drawer (`Drawer`), and what a section reads (`Context`: the
-data, the prepared figures, the `Thresholds` of its warnings, the sample sets). The registry
-(report/registry.py) says how a section registers; tables.py, plots.py and the sections build
-these.
+it (`CompareSection`), a plot's drawer (`Drawer`) and the `Thresholds` of its warnings. The
+registry (report/registry.py) says how a section registers and what it reads (`Context`);
+tables.py, plots.py and the sections build these.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -19,7 +16,6 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from orchestrator.data.dataset import Dataset
-from orchestrator.report.sample_sets import sample_sets
 
 SampleSets = dict[str, np.ndarray]  # sample key -> its values (report/sample_sets.py)
 # the load threshold where the data does not say how many cores ran it
@@ -114,40 +110,3 @@ class Thresholds:
         if self.load1 is None and self.cores:
             return f"{self.load_limit:g} ({self.load_per_core:g} × {self.cores} cores)"
         return f"{self.load_limit:g}" + ("" if self.load1 is not None else " (cores unknown)")
-
-
-@dataclass
-class Context:
-    """What a section may read: the dataset, its prepared figures (tables.prepare), the
-    thresholds; the raw sample sets are computed on first use (`report A B` needs none)."""
-
-    data: Dataset
-    fig: pd.DataFrame
-    th: Thresholds = field(default_factory=Thresholds)
-    given_sets: SampleSets | None = None
-
-    @cached_property
-    def sets(self) -> SampleSets:
-        return self.given_sets if self.given_sets is not None else sample_sets(self.data.samples)
-
-    @cached_property
-    def paused(self) -> dict[str, list[str]]:
-        """Run id -> the sweep's builds paused while it was measured (checks.load says so)."""
-        return paused_builds(self.data.runs)
-
-
-def paused_builds(runs: pd.DataFrame) -> dict[str, list[str]]:
-    """Run id -> the background builds paused while it was measured (the run's gate record,
-    `builds_paused`); runs of older stores or without builds are left out."""
-    out: dict[str, list[str]] = {}
-    if "gate" not in runs:
-        return out
-    for rid, gate in zip(runs["run_id"], runs["gate"], strict=True):
-        try:
-            names = (json.loads(gate) if isinstance(gate, str) else None) or {}
-        except ValueError:
-            continue
-        found = names.get("builds_paused") if isinstance(names, dict) else None
-        if isinstance(found, list) and found:
-            out[str(rid)] = [str(b) for b in found]
-    return out

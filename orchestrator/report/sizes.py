@@ -24,8 +24,8 @@ import pandas as pd
 
 from orchestrator import vocabulary
 from orchestrator.report import peaks
+from orchestrator.report.cells import duration
 from orchestrator.report.names import column_name, threads_column
-from orchestrator.report.tables import duration
 
 BYTES_PER_VALUE = 4  # f32
 HOLDS = 0.25  # relative residual beyond which the cost model does not describe a size

@@ -15,9 +15,10 @@ import pandas as pd
 
 from orchestrator import programs, vocabulary
 from orchestrator.report import peaks, sizes
+from orchestrator.report.cells import duration
 from orchestrator.report.findings import Kind
 from orchestrator.report.names import threads_column
-from orchestrator.report.tables import Table, duration, empty
+from orchestrator.report.tables import Table, empty
 
 
 def _slug(text: str) -> str:

@@ -2,8 +2,9 @@
 
 A table is a DataFrame of display strings (`Table`): exactly what report.md shows and the
 table's CSV holds, in the chapter's units: durations in Rust's `{:.3?}` form (`651.666µs`),
-errors as `2.008e-06`. A builder whose data is absent returns a Table with `missing` set, so the
-report can say why the section is empty. The timing tables are in timing_tables.py.
+errors as `2.008e-06` (report/cells.py). A builder whose data is absent returns a Table with
+`missing` set, so the report can say why the section is empty. The timing tables are in
+timing_tables.py.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import pandas as pd
 from orchestrator import programs, vocabulary
 from orchestrator.data import identity
 from orchestrator.data.dataset import Dataset, typed
-from orchestrator.data.durations import format_duration
 from orchestrator.report import arithmetic
+from orchestrator.report.cells import duration, scientific
 from orchestrator.report.findings import Kind
 from orchestrator.report.names import (  # re-exported: tables, plots and ratios name runs so
     accuracy_build_name,
@@ -44,7 +45,6 @@ __all__ = [
 ]
 
 MISSING = "—"
-_YEAR = 365 * 86400.0  # longer than any timed run: printed in plain seconds
 
 
 # ---- preparing the figures ------------------------------------------------------------------
@@ -154,20 +154,6 @@ def one_unit_per(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 
 
 # ---- names and cells ------------------------------------------------------------------------
-
-
-def duration(value: Any) -> str:
-    """A time cell: Rust's `{:.3?}` form, '' for no value; what no Duration can hold (negative,
-    nan, inf, beyond a year: an edited line or a broken timer) as plain seconds, `-1e-06 s`."""
-    if value is None or pd.isna(value):
-        return ""
-    seconds = float(value)
-    return format_duration(seconds) if 0 <= seconds < _YEAR else f"{seconds:.3g} s"
-
-
-def scientific(value: Any) -> str:
-    """An error cell, `2.008e-06`; a recorded nan (a build whose c holds nan) reads `nan`."""
-    return "" if value is None or value is pd.NA else f"{float(value):.3e}"
 
 
 def ordered(frame: pd.DataFrame, keys: list[str]) -> list[tuple[Any, ...]]:

@@ -15,12 +15,12 @@ import pandas as pd
 from orchestrator import programs, vocabulary
 from orchestrator.data import frame_records
 from orchestrator.report import cache_report
+from orchestrator.report.cells import duration
 from orchestrator.report.tables import (
     MISSING,
     Table,
     column_name,
     cpu_build_name,
-    duration,
     empty,
     first_value,
     framework_name,

@@ -3,26 +3,24 @@
 `write(data, out)` renders whatever the dataset covers, on any platform: one `report.md` with a
 section per table, each table's notes (what its cells hold) and the measurement warnings under
 it, and every table also as its own CSV (methods.csv, first_call.csv, ...) holding the same
-display strings. A table or plot the data
-cannot fill is named in report.md with the reason, never silently left out.
+display strings. A table or plot the data cannot fill is named in report.md with the reason,
+never silently left out. The writer builds the parts (the sections, their plots, the lessons,
+the opening) and hands them to the exporters (exporters.py: Markdown, CSV, PNG; html_report.py:
+report.html).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
 
 from orchestrator import programs
 from orchestrator.data import outputs
 from orchestrator.data.dataset import Dataset
-from orchestrator.report import escape, html_report, plots, summary, tables
-from orchestrator.report.checks import Thresholds
+from orchestrator.report import escape, exporters, html_report, summary, tables
 from orchestrator.report.opening import Opening
 from orchestrator.report.sample_sets import sample_sets
+from orchestrator.report.section import Thresholds
 from orchestrator.report.sections import Section, build_sections
-from orchestrator.report.tables import Table
 
 REPORT_NAME = "report.md"
 TITLE = "Timing report"
@@ -74,15 +72,15 @@ def _whole(data: Dataset, out: Path, thresholds: Thresholds | None,
     sets = sample_sets(data.samples)
     sections = build_sections(data, fig, sets, th)
     # each plot from the rows its section selected, the rows of its tables and checks
-    written, skipped = plots.write_plots(
+    written, skipped = exporters.write_plots(
         [(s.plot, s.draw, s.rows) for s in sections if s.plot and s.draw], sets, out)
     drawn = {p.name for p in written}
     for section in sections:
         section.plot = section.plot if section.plot in drawn else None
     shown = [t for s in sections for t in s.tables if t.missing is None]
-    found = Opening.of(fig, sets, sections, {t.name for t in shown})
+    found = Opening.of(fig, sections, summary.lessons(fig, sets, {t.name for t in shown}))
     every = found.warnings_table()  # every finding in full, where there is one
-    written += [write_csv(t, out, partial=partial)
+    written += [exporters.write_csv(t, out, partial=partial)
                 for t in [*shown, *([every] if len(every.frame) else [])]]
     text = render(data, sections, skipped, th, found, partial, scope)
     top = [*([f"**{partial[0].upper()}{partial[1:]}.**"] if partial else []),
@@ -104,28 +102,18 @@ def legacy_report(path: Path) -> bool:
     return path.name == REPORT_NAME or f"`{path.name}`" in text or f"]({path.name})" in text
 
 
-def write_csv(table: Table, out: Path, lineterminator: str = "\n",
-              partial: str | None = None) -> Path:
-    """The CSV exporter: a table as `out/NAME.csv`, its cells as they are (compare.csv ends
-    its lines in CRLF, as the csv module wrote it). A partial report's CSV says so in a first
-    column, `partial`, on every row: a CSV read alone must not pass for the sweep's."""
-    path = out / f"{table.name}.csv"
-    frame = table.frame if partial is None else table.frame.assign(**{"partial": partial})[
-        ["partial", *table.frame.columns]]
-    frame.to_csv(path, index=False, lineterminator=lineterminator)
-    return path
-
-
 # ---- Markdown -------------------------------------------------------------------------------
 
 
-def render(data: Dataset, sections: list[Section], skipped: list[plots.Skipped],
+def render(data: Dataset, sections: list[Section], skipped: list[exporters.Skipped],
            th: Thresholds, found: Opening | None = None, partial: str | None = None,
            scope: str | None = None) -> str:
     """The whole report.md: what was found first, then the sections that have something to
     show (the rest named once, under the findings). `scope`: which part of a store it shows
     where the store holds more (the latest of its sweeps)."""
-    found = found or Opening.of(tables.prepare(data), {}, sections, set())
+    if found is None:
+        fig = tables.prepare(data)
+        found = Opening.of(fig, sections, summary.lessons(fig, {}, set()))
     lines = ["# Timing report", ""]
     if partial:  # the first thing said: this is not the sweep's report yet
         lines += [f"**{partial[0].upper()}{partial[1:]}.**", ""]
@@ -135,7 +123,7 @@ def render(data: Dataset, sections: list[Section], skipped: list[plots.Skipped],
     lines += [*(f"**Warning: {gap}.**\n" for gap in data.gaps()), *found.markdown(), "",
               *_source_lines(data, th), ""]
     for section in found.layout.sections:
-        lines += section_lines(section, missing=False)
+        lines += exporters.section_lines(section, missing=False)
     if skipped:
         lines += ["## Plots not drawn", ""]
         lines += [f"- `{name}`: {why}." for name, why in skipped]
@@ -163,63 +151,3 @@ def _source_lines(data: Dataset, th: Thresholds) -> list[str]:
     lines.append(f"Warning thresholds: load above {th.load_words()}, median/min above "
                  f"{th.spread:g}, first run above {th.first_run:g}× a steady run.")
     return lines
-
-
-def section_lines(section: Section, csv: bool = True, missing: bool = True) -> list[str]:
-    """The Markdown exporter: a section's heading, what it shows, its tables (each with its
-    notes and, where it was written as its own CSV, its file name), its findings (near-identical
-    ones as one bullet), what it closes with and its plot. `compare` writes no CSV per table
-    (`csv=False`); the report names its missing tables once at the top (`missing=False`)."""
-    lines = [f"## {section.title}", "", *([section.intro, ""] if section.intro else [])]
-    drawn = [t for t in section.tables if missing or t.missing is None]
-    for table in drawn:
-        if len(drawn) > 1:
-            lines += [f"### {table.title}", ""]
-        if table.missing is not None:
-            lines += [f"_No table: {table.missing}._", ""]
-            continue
-        lines += [*markdown_table(table.frame), "", *note_lines(table.notes),
-                  *([f"CSV: `{table.name}.csv`", ""] if csv else [])]
-    if section.warnings:
-        lines += [_bullet(group) for group in summary.grouped(section.warnings)]
-        lines.append("")
-    lines += [line for paragraph in section.closing for line in (paragraph, "")]
-    if section.plot:
-        lines += [f"![{section.title}]({section.plot})", ""]
-    return lines
-
-
-def _bullet(group: list[str]) -> str:
-    """One finding, or near-identical ones: the first in full, then what the others are about
-    (each in full in warnings.csv)."""
-    if len(group) == 1:
-        return f"- {group[0]}"
-    others = "; ".join(summary.subject(w) for w in group[1:])
-    return f"- {group[0]} _(and {len(group) - 1} more like it: {others}; warnings.csv has " \
-        "each in full)_"
-
-
-def note_lines(notes: list[str]) -> list[str]:
-    """A table's notes under it, each its own paragraph: what a cell holds (the cold spread's
-    `min / median / max`, not three runs in order), where its numbers come from."""
-    return [line for note in dict.fromkeys(notes) for line in (f"Note: {note}", "")]
-
-
-def markdown_table(frame: pd.DataFrame) -> list[str]:
-    """A GitHub-flavoured Markdown table; '|' inside cells (max|x - ...|) is escaped, and so is
-    what would be HTML or a bidi control (report/escape.py)."""
-    def cells(values: list[Any]) -> str:
-        return "| " + " | ".join(_cell(v) for v in values) + " |"
-
-    lines = [cells(list(frame.columns)), "|" + "|".join(" --- " for _ in frame.columns) + "|"]
-    # column by column (tolist), not row by row: iterating a pyarrow text column a cell at a
-    # time was most of writing a 5000-run report.md (114,000 lines)
-    columns = [frame.iloc[:, i].tolist() for i in range(frame.shape[1])]
-    lines += [cells(list(row)) for row in zip(*columns, strict=True)] if columns else \
-        [cells([]) for _ in range(len(frame))]
-    return lines
-
-
-def _cell(value: Any) -> str:
-    text = "" if value is None or (not isinstance(value, str) and pd.isna(value)) else str(value)
-    return escape.markdown_cell(text)

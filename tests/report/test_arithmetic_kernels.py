@@ -15,7 +15,7 @@ from orchestrator.data import accuracy, dataset, kernel_names, precision
 from orchestrator.data.parse import parse_text
 from orchestrator.data.store import Store
 from orchestrator.records import RunDef, RunRecord
-from orchestrator.report import arithmetic, tables
+from orchestrator.report import arithmetic_checks, tables
 from orchestrator.report import writer as report
 from orchestrator.report.findings import Kind
 
@@ -50,7 +50,7 @@ def _jax_mm() -> tuple[RunDef, str, dict[str, bytes]]:
 
 
 def _disputed(fig: pd.DataFrame) -> list[str]:
-    return [f for f in arithmetic.disagreements(fig) if f.kind is Kind.ARITHMETIC_DISPUTED]
+    return [f for f in arithmetic_checks.disagreements(fig) if f.kind is Kind.ARITHMETIC_DISPUTED]
 
 
 def test_agreeing_claims_give_no_finding_and_jax_default_is_tf32_by_its_kernel(
@@ -65,7 +65,7 @@ def test_agreeing_claims_give_no_finding_and_jax_default_is_tf32_by_its_kernel(
     jax = fig[fig["framework"] == "jax"]
     got = set(zip(jax["precision"], jax["precision_source"], strict=True))
     assert got == {("tf32", "kernel name")}
-    (note,) = arithmetic.kernel_name_notes(fig)
+    (note,) = arithmetic_checks.kernel_name_notes(fig)
     assert note == (f"JAX cuda [tf32] 1024x1024: TF32 by the name of the kernel it ran "
                     f"(`{TF32_KERNEL}`, 1 run); its program did not print its arithmetic, and "
                     "no accuracy run of its build tells it.")
@@ -116,7 +116,7 @@ def test_an_accuracy_run_and_a_kernel_that_disagree_leave_the_arithmetic_unknown
         "**arithmetic disputed**: JAX cuda [arithmetic disputed] 1024x1024 (1 run): its "
         "accuracy run says FP32 (inferred at 256x256), the name of the kernel it ran says TF32 "
         f"(`{TF32_KERNEL}`); its arithmetic is left disputed: compared with neither.")
-    assert arithmetic.kernel_name_notes(fig) == []
+    assert arithmetic_checks.kernel_name_notes(fig) == []
 
 
 def test_the_accuracy_arrays_used_are_fp32() -> None:

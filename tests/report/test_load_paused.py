@@ -8,7 +8,7 @@ import json
 
 import pandas as pd
 
-from orchestrator.report import checks, section
+from orchestrator.report import checks, registry
 
 
 def _rows(run_id: str, load: float) -> list[dict[str, object]]:
@@ -23,8 +23,8 @@ def test_paused_builds_are_read_from_the_gate_records() -> None:
     runs = pd.DataFrame({"run_id": ["a", "b", "c", "d"],
                          "gate": [json.dumps({"builds_paused": ["template", "default"]}),
                                   json.dumps({"load1": 0.2}), None, "{not json"]})
-    assert section.paused_builds(runs) == {"a": ["template", "default"]}
-    assert section.paused_builds(pd.DataFrame({"run_id": []})) == {}
+    assert registry.paused_builds(runs) == {"a": ["template", "default"]}
+    assert registry.paused_builds(pd.DataFrame({"run_id": []})) == {}
 
 
 def test_the_load_warning_names_the_paused_builds() -> None:

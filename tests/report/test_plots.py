@@ -9,14 +9,14 @@ import pandas as pd
 import pytest
 
 from orchestrator.data.dataset import Dataset
-from orchestrator.report import plot_style, plots, tables
+from orchestrator.report import exporters, plot_style, tables
 from orchestrator.report.checks import Thresholds
 from orchestrator.report.sample_sets import sample_sets
 from orchestrator.report.sections import build_sections
 from tests.report.test_writer import chapter_dataset, synthetic_dataset
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-ALL = ["methods.png", "cpu_threads.png", "first_call.png", "warmup.png", "sizes.png"]
+ALL = ["methods.png", "first_call.png", "cpu_threads.png", "warmup.png", "sizes.png"]  # in order
 
 
 def png_size(path: Path) -> tuple[int, int]:
@@ -27,13 +27,13 @@ def png_size(path: Path) -> tuple[int, int]:
     return struct.unpack(">II", head[16:24])
 
 
-def draw(data: Dataset, out: Path) -> tuple[list[Path], list[plots.Skipped]]:
+def draw(data: Dataset, out: Path) -> tuple[list[Path], list[exporters.Skipped]]:
     """The plots as the writer draws them: each from the rows its section selected."""
     sets = sample_sets(data.samples)
     th = Thresholds().for_host(data.host)
     sections = build_sections(data, tables.prepare(data), sets, th)
-    return plots.write_plots([(s.plot, s.draw, s.rows) for s in sections if s.plot and s.draw],
-                             sets, out)
+    return exporters.write_plots([(s.plot, s.draw, s.rows) for s in sections if s.plot and s.draw],
+                                 sets, out)
 
 
 @pytest.mark.parametrize("which", ["chapter", "synthetic"])

@@ -11,7 +11,6 @@ import pytest
 
 from orchestrator.report import checks, energy
 from orchestrator.report.sample_sets import sample_sets
-from orchestrator.report.tables import duration
 from orchestrator.stats import spread
 from orchestrator.stats.spread import (
     BOOTSTRAP_RESAMPLES,
@@ -126,11 +125,6 @@ def test_sample_sets_are_grouped_in_order_of_first_appearance_rows_in_order() ->
     sets = sample_sets(samples)
     assert [(k.replace("\x1f", " "), list(v)) for k, v in sets.items()] == [
         ("b 7", [1.0, 3.0]), ("a 3", [2.0, 4.0]), ("b 9", [5.0]), ("c 3", [6.0])]
-
-
-def test_durations_no_duration_can_hold_are_plain_seconds() -> None:
-    assert [duration(v) for v in (0.0, 1e-6, -1e-6, math.inf, 1e300, 1e20)] == [
-        "0.000ns", "1.000µs", "-1e-06 s", "inf s", "1e+300 s", "1e+20 s"]
 
 
 def _rows(values: dict[str, float]) -> pd.DataFrame:

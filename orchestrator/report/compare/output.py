@@ -1,7 +1,7 @@
 """What `compare` writes: compare.md, compare.csv, compare.png, and a rich table on the terminal.
 
-The files are the report's exporters (report/writer.py, plots.py) over compare's sections and
-tables (report/compare/tables.py): compare.md lists the differences between the two machines
+The files are the report's exporters (report/exporters.py) over compare's sections and tables
+(report/compare/tables.py): compare.md lists the differences between the two machines
 and settings first, then one table per section `compare` shows (methods, first call, CPU,
 warm-up), the figures set apart (different arithmetic or thread count: no verdict), the plain
 A/B values (counts, accuracy) and what only one side measured. compare.csv has one row per
@@ -19,8 +19,9 @@ from rich.table import Table
 from rich.text import Text
 
 from orchestrator.data import outputs
-from orchestrator.report import escape, html_report, plots, writer
+from orchestrator.report import escape, exporters, html_report
 from orchestrator.report.compare import tables as compare_tables
+from orchestrator.report.compare.judging import ONE_VALUE, Comparison
 from orchestrator.report.compare.tables import (  # re-exported: what tests and users read here
     CSV_FIELDS,
     EARLIER_FIELDS,
@@ -33,7 +34,6 @@ from orchestrator.report.compare.tables import (  # re-exported: what tests and 
     ratio_cell,
     value_cell,
 )
-from orchestrator.report.compare.verdicts import ONE_VALUE, Comparison
 
 __all__ = ["CSV_FIELDS", "EARLIER_FIELDS", "LEGACY_FIELDS", "PLOT_ROWS", "TERMINAL_ROWS",
            "draw", "notable", "plot_note", "plotted", "render_markdown", "show", "value_cell",
@@ -56,7 +56,7 @@ def render_markdown(c: Comparison) -> str:
     """compare.md: what the ratios and verdicts are, then the sections (compare/tables.py)."""
     out = [f"# {_title(c)}", "", _intro(c), ""]
     for section in compare_tables.sections(c):
-        out += writer.section_lines(section, csv=False)
+        out += exporters.section_lines(section, csv=False)
     return "\n".join([MARK, *(escape.markdown(line) for line in out)])
 
 
@@ -97,7 +97,7 @@ def _family(c: Comparison) -> str:
 def write_csv(c: Comparison, out: Path) -> Path:
     """compare.csv in `out`: one row per matched figure (CRLF line ends, as the csv module
     wrote them)."""
-    return writer.write_csv(compare_tables.rows_table(c), out, lineterminator="\r\n")
+    return exporters.write_csv(compare_tables.rows_table(c), out, lineterminator="\r\n")
 
 
 TERMINAL_ROWS = 200  # the table `compare` prints: at most this many rows (PLOT_ROWS' reason)
@@ -132,7 +132,7 @@ def draw(c: Comparison) -> Figure:
 
 
 def write_png(c: Comparison, path: Path) -> None:
-    plots.save(draw(c), path, dpi=PNG_DPI, software=PNG_SOFTWARE)
+    exporters.save(draw(c), path, dpi=PNG_DPI, software=PNG_SOFTWARE)
 
 
 # ---- writing, refusing what is not ours ---------------------------------------------------------

@@ -31,9 +31,9 @@ from orchestrator.report.compare.sides import (
     program_rows,
     variant_side,
 )
+from orchestrator.report.exporters import markdown_table, note_lines
 from orchestrator.report.sections import Context, Registered, SideTable, registered
 from orchestrator.report.tables import Table
-from orchestrator.report.writer import markdown_table, note_lines
 
 REPORT_NAME = "report.md"
 TITLE = "Timing report: side by side"

@@ -6,7 +6,7 @@ one section per registered section that `compare` shows with verdicts (`CompareS
 rows are the figures its registration took, its table the registration's or the verdict table),
 the figures set apart (different arithmetic or thread count: no verdict), the plain A/B values
 (counts, accuracy) and what only one side measured. compare.md is the report's Markdown
-exporter over them (writer.section_lines, no CSV per table); compare.csv the CSV exporter over
+exporter over them (exporters.section_lines, no CSV per table); compare.csv the CSV exporter over
 one table of every matched figure (`rows_table`); compare.png draws the rows `plotted` selects.
 Cells are display strings, on one line each (a line break is shown as `\\n`).
 """
@@ -18,7 +18,7 @@ import math
 import pandas as pd
 
 from orchestrator.data.durations import format_duration
-from orchestrator.report.compare.verdicts import ONE_VALUE, Comparison, Row
+from orchestrator.report.compare.judging import ONE_VALUE, Comparison, Row
 from orchestrator.report.registry import compare_sections
 from orchestrator.report.section import Section
 from orchestrator.report.tables import Table

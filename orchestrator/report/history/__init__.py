@@ -6,7 +6,7 @@ ordered by time, what changed between two of them: compare's machine facts and t
 `course` (each figure's course over the sweeps, matched step by step with compare's matching and
 judged with compare's verdict, corrected over every step of the history as one family; the
 change points), `output` (history.md, history.csv, a plot per figure group through the report's
-exporters; the terminal).
+exporters; the terminal; the command itself, `run`, and its CI gate).
 
 It stands on the report and its compare wing; nothing in the report imports it.
 May import what `report` may.

@@ -8,7 +8,7 @@ any; a figure matched nowhere starts a course. So a figure missing from one swee
 against its last sweep before it.
 
 Each step of a course (two consecutive points of one figure) is judged as compare judges a
-figure (report/compare/verdicts.py: B/A over processes, Welch's t on the log process values,
+figure (report/compare/judging.py: B/A over processes, Welch's t on the log process values,
 the p-value of a change beyond ±e); every step of every figure of the history is one family,
 corrected at once (Holm, or Benjamini-Hochberg) by compare's `finish`. A step `slower` or
 `faster` is a change point; noise between sweeps is `inconclusive` or `same`, never a change.
@@ -23,14 +23,14 @@ import pandas as pd
 
 from orchestrator import vocabulary
 from orchestrator.errors import InputError
-from orchestrator.report.compare.match import describe, match, section_of
-from orchestrator.report.compare.rows import key_fields, measurements
-from orchestrator.report.compare.verdicts import (
+from orchestrator.report.compare.judging import (
     DEFAULT_MIN_EFFECT,
     Row,
     finish,
     judged_row,
 )
+from orchestrator.report.compare.match import describe, match, section_of
+from orchestrator.report.compare.rows import key_fields, measurements
 from orchestrator.report.history.timeline import Change, Sweep, changes
 from orchestrator.stats import intervals
 
@@ -149,7 +149,8 @@ def build(sweeps: list[Sweep], min_effect: float = DEFAULT_MIN_EFFECT,
             if (before, index) not in steps_between:
                 steps_between[(before, index)] = changes(sweeps[before], sweep)
             hosts = (sweeps[before].side.data.host or {}, sweep.side.data.host or {})
-            course.steps.append(Step(before, index, judged_row(a, b, note, min_effect, hosts)))
+            row = judged_row(section_of(a), describe(a, b), a, b, note, min_effect, hosts)
+            course.steps.append(Step(before, index, row))
             course_of[b["_id"]] = number
         for r in rows:
             number = course_of.get(r["_id"])

@@ -1,18 +1,25 @@
-"""What `history` writes: history.md, .html and .csv, one PNG per figure group, the terminal.
+"""`python -m orchestrator history RESULTS... [--out DIR] [--fail-on slower]` and what it writes:
+history.md, .html and .csv, one PNG per figure group, the terminal.
 
-The report's exporters (report/writer.py's Markdown table and CSV, plots.save's PNG) over the
-history (report/history/course.py). history.md lists the sweeps in time order with what
+The report's exporters (report/exporters.py: a Markdown table, a CSV, a PNG) over the history
+(report/history/course.py). history.md lists the sweeps in time order with what
 changed at each step, then the change points, each with what else changed at that step, then
 each group's courses (a figure per row, a sweep per column). history.csv has one row per
 figure and sweep, with the step into it judged. `history-GROUP.png` draws each figure of a
 group over the sweeps with its 95% interval, change points marked. history.html is history.md
 as a page (report/html_report.py), the plots inline. Files of those names that
 `history` did not write are never overwritten (data/outputs.py).
+
+`run` is the command as a plain function: it reads the sweeps (timeline), builds each figure's
+course and its change points (course), writes and prints them. Its exit code is a CI gate's:
+1 where a figure's step into the latest sweep has a verdict named by `fail_on` (a decided
+slowdown: `slower`), else 0 (`gate`); bad input is an InputError (exit 2).
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -22,12 +29,14 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from orchestrator.data import outputs
-from orchestrator.report import html_report, plot_style, plots, writer
+from orchestrator.report import exporters, html_report, plot_style
+from orchestrator.report.cells import duration
 from orchestrator.report.compare.rows import key_fields
 from orchestrator.report.compare.tables import ci_cell, ratio_cell
+from orchestrator.report.history import course, timeline
 from orchestrator.report.history.course import Course, History, Step
 from orchestrator.report.section import Section
-from orchestrator.report.tables import Table, duration
+from orchestrator.report.tables import Table
 
 MARK = "<!-- written by `python -m orchestrator history` -->"
 PNG_SOFTWARE = "orchestrator history"
@@ -109,11 +118,11 @@ def render_markdown(h: History, plot_names: dict[str, str]) -> str:
     out = [MARK, f"# {_title(h)}", "", _intro(h), ""]
     for table in (sweeps_table(h), change_points_table(h)):
         out += [f"## {table.title}", ""]
-        out += writer.markdown_table(table.frame) if not table.frame.empty else [NO_CHANGE]
+        out += exporters.markdown_table(table.frame) if not table.frame.empty else [NO_CHANGE]
         out.append("")
     for section, courses in groups(h).items():
         table = course_table(h, section, courses)
-        out += [f"## {section}", "", *writer.markdown_table(table.frame), ""]
+        out += [f"## {section}", "", *exporters.markdown_table(table.frame), ""]
         if section in plot_names:
             out += [f"![{section}]({plot_names[section]})", ""]
     return "\n".join(out)
@@ -225,12 +234,12 @@ def write(h: History, out: Path, inputs: outputs.Inputs = outputs.NO_INPUTS) -> 
                  in groups(h).items() if _plotted(courses)}
         written = []
         for section, name in names.items():
-            written.append(plots.save(draw(h, section, groups(h)[section]), stage / name,
-                                      software=PNG_SOFTWARE))
+            written.append(exporters.save(draw(h, section, groups(h)[section]), stage / name,
+                                          software=PNG_SOFTWARE))
         md, page = stage / "history.md", stage / "history.html"
         md.write_text(render_markdown(h, names), encoding="utf-8")
         page.write_text(render_html(h, names, stage), encoding="utf-8")
-        return [md, page, writer.write_csv(csv_table(h), stage), *written]
+        return [md, page, exporters.write_csv(csv_table(h), stage), *written]
 
     return outputs.write_folder(out, "--out", "history", inputs, render, _ours)
 
@@ -253,3 +262,27 @@ def show(h: History, console: Console) -> None:
               dict.fromkeys(s.row.verdict for _c, s in last)}
     console.print(f"last step (into #{len(h.sweeps) - 1}): " + (", ".join(
         f"{n} {v}" for v, n in counts.items()) or "no figure in common with an earlier sweep"))
+
+
+# ---- the command ------------------------------------------------------------------------------
+
+
+def gate(h: History, fail_on: list[str]) -> list[str]:
+    """The figures whose step into the latest sweep has a verdict of `fail_on`, in words."""
+    return [f"{c.figure}: {s.row.verdict} {s.row.ratio:.3g}× (#{s.before} → #{s.after})"
+            for c, s in h.last_step() if s.row.verdict in fail_on and s.row.ratio is not None]
+
+
+def run(results: list[str], out: Path, last: int | None, min_effect: float, correction: str,
+        fail_on: list[str], console: Console, sources: list[Path] | None = None) -> int:
+    """`python -m orchestrator history`: read the sweeps, build each figure's course, write
+    the files, print the sweeps and change points; the exit code is the CI gate's."""
+    h = course.build(timeline.load(results, last), min_effect, correction)
+    written = write(h, out, outputs.Inputs.of(sources or []))
+    # a table for a wide terminal; piped (CI logs) rich would squeeze it into 80 columns
+    show(h, Console(highlight=False, width=None if sys.stdout.isatty() else 160))
+    console.print(f"wrote {', '.join(str(p) for p in written)}", markup=False)
+    failed = gate(h, fail_on)
+    for line in failed:
+        console.print(f"fail: {line}", markup=False)
+    return 1 if failed else 0

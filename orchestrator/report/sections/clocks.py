@@ -5,7 +5,7 @@ kernels, kernel-time ratios.
 from __future__ import annotations
 
 from orchestrator import programs
-from orchestrator.report import arithmetic, checks, clocks, profile_report
+from orchestrator.report import arithmetic_checks, checks, clocks, profile_report
 from orchestrator.report.registry import Context, Section, section
 
 
@@ -25,5 +25,6 @@ def _clocks(ctx: Context, selected: clocks.ClockRows) -> Section:
                        for p in programs.candidates()[1:]) if not t.frame.empty)],
         checks.odd_times(selected.kernels)
         + clocks.device_time_excess(selected) + clocks.undivided(selected)
-        + arithmetic.kernel_name_notes(ctx.fig) + arithmetic.disagreements(ctx.fig),
+        + arithmetic_checks.kernel_name_notes(ctx.fig)
+        + arithmetic_checks.disagreements(ctx.fig),
         rows=selected.rows)

@@ -6,11 +6,12 @@ import pandas as pd
 
 from orchestrator import programs, vocabulary
 from orchestrator.report import checks, plots, state_checks, tables, timing_tables
+from orchestrator.report.cells import duration
 from orchestrator.report.checks import Thresholds, cpu_target, per_run
 from orchestrator.report.findings import Kind
 from orchestrator.report.names import column_name, cpu_build_name
 from orchestrator.report.registry import CompareSection, Context, Section, SideTable, section
-from orchestrator.report.tables import duration, ordered
+from orchestrator.report.tables import ordered
 from orchestrator.stats.spread import ratio
 
 

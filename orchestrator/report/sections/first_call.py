@@ -11,10 +11,10 @@ import pandas as pd
 from orchestrator import vocabulary
 from orchestrator.data import frame_records
 from orchestrator.report import cache_report, checks, first_call_breakdown, plots, timing_tables
+from orchestrator.report.cells import duration
 from orchestrator.report.checks import Thresholds, above, quotient_text, target
 from orchestrator.report.findings import Kind
 from orchestrator.report.registry import CompareSection, Context, Section, SideTable, section
-from orchestrator.report.tables import duration
 
 
 @section("first_call", number="2", select=lambda ctx: timing_tables.first_call_rows(ctx.fig),

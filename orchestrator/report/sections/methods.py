@@ -9,10 +9,10 @@ import pandas as pd
 
 from orchestrator import vocabulary
 from orchestrator.report import checks, energy, env_checks, plots, state_checks, timing_tables
+from orchestrator.report.cells import duration
 from orchestrator.report.checks import Thresholds, below, per_run, percent, target
 from orchestrator.report.findings import Kind
 from orchestrator.report.registry import CompareSection, Context, Section, SideTable, section
-from orchestrator.report.tables import duration
 
 
 @section("methods", number="1", select=lambda ctx: timing_tables.methods_rows(ctx.fig),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from orchestrator.report import cache_report, checks, plots, timing_tables
+from orchestrator.report.cells import duration
 from orchestrator.report.checks import Thresholds, above, quotient_text
 from orchestrator.report.findings import Kind
 from orchestrator.report.registry import (
@@ -15,7 +16,7 @@ from orchestrator.report.registry import (
     method_section,
     section,
 )
-from orchestrator.report.tables import duration, ordered
+from orchestrator.report.tables import ordered
 
 
 @section("warmup", number="5", select=lambda ctx: timing_tables.warmup_rows(ctx.fig),

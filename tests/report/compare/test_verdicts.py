@@ -19,7 +19,7 @@ from orchestrator.cli import main
 from orchestrator.data.durations import format_duration
 from orchestrator.report.compare import output as compare_output
 from orchestrator.report.compare import verdicts as compare
-from orchestrator.report.compare.verdicts import ONE_VALUE, load_side, verdict
+from orchestrator.report.compare.verdicts import ONE_VALUE, load_side
 
 from ...conftest import PROJECT, write
 from .. import fake_stores
@@ -204,13 +204,6 @@ def test_a_tf32_figure_says_tf32_in_its_name(tmp_path: Path) -> None:
         names[precision] = [r.figure for r in compare.compare(a, b).rows]
     assert names == {"fp32": ["torch cpu 256x256 1 thread with sync"],
                      "tf32": ["torch cpu 256x256 TF32 1 thread with sync"]}
-
-
-def test_verdict_rule_at_its_bounds() -> None:
-    assert verdict(1 / 1.05, 1.05, 0.05) == "same"
-    assert verdict(1.0501, 1.2, 0.05) == "slower"
-    assert verdict(0.5, 0.95, 0.05) == "faster"
-    assert verdict(0.99, 1.06, 0.05) == "inconclusive"
 
 
 # ---- the command: --fail-on, bad input --------------------------------------------------------
