@@ -1,7 +1,8 @@
 """What a sweep finds as it begins, said in one line each: sweeps left `running` by an
 orchestrator that died (marked `killed`: `run` holds the lock, so none is running), the state of
 the sweep it resumes, and what changed in the experiments file since that sweep began (both
-texts are kept in the store's `sweep_starts`).
+texts are kept in the store's `sweep_starts`). A resume that runs programs its sweep's first
+start did not (a wider `--only`) adds their facts to the sweep's host facts (run/machine.py).
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ def begin(store: Store, config_path: Path, config: ExperimentsFile, planned: lis
         config_path, host, argv, new, config_text=config.source_text,
         planned=[p.run.run_id for p in planned],
         seed=config.defaults.order.seed if config.defaults.order.interleave else None)
-    recorded = recorded_host(store, new)
-    grown = widened(recorded, host) if resumed and recorded is not None else None
+    recorded = recorded_host(store, new) if resumed else None
+    grown = widened(recorded, host) if recorded is not None else None
     if grown is not None:  # a wider --only: the facts of the programs it adds
         store.set_host(sweep_id, grown)
     if before is not None and not before.complete:
