@@ -175,12 +175,13 @@ _PROBED: dict[tuple[str, str], dict[str, Any]] = {}
 
 
 def facts_probed_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """For an in-process sweep whose runs are stand-ins (a monkeypatched measure step, a fake
-    program), or real programs judged on what they measure, not on the facts the sweep
-    records: each framework's facts that a sweep records, probed by a Python that imports
-    it (torch about 2.5 s of CPU, JAX 2 s: as much as a tiny run of the real program), are
-    probed for real once per session (per xdist worker, per interpreter and script) and
-    recorded again by later sweeps. The probes themselves are tested by
+    """For an in-process sweep of torch or JAX targets whose runs are stand-ins (a
+    monkeypatched measure step, a fake program), or real programs judged on what they
+    measure, not on the facts the sweep records: each framework's facts that a sweep records
+    (only of the programs its plan runs), probed by a Python that imports it (torch about
+    2.5 s of CPU, JAX 2 s: as much as a tiny run of the real program), are probed for real
+    once per session (per xdist worker, per interpreter and script) and recorded again by
+    later sweeps. A sweep of other programs probes neither. The probes themselves are tested by
     tests/run/test_detect.py, and run for real in every sweep of tests/run/test_sweep.py (the
     real programs end to end), of a subprocess (test_faults, test_state_real, test_carry) and
     of a host (tests/hosts)."""

@@ -125,6 +125,12 @@ class Store(StoreFile):
                         None if planned is None else _json(planned), seed))
         return sweep_id, latest is not None
 
+    def set_host(self, sweep_id: str, host: dict[str, Any]) -> None:
+        """The sweep's host facts replaced (a resume adds the facts of programs it runs that
+        its first start did not)."""
+        with self._transaction() as db:
+            db.execute("UPDATE sweeps SET host_json=? WHERE sweep_id=?", (_json(host), sweep_id))
+
     def record_stops(self, sweep_id: str, rows: list[tuple[Any, ...]]) -> None:
         """Why each figure of a series stopped (schema.STOP_COLUMNS after sweep_id), replacing
         an earlier look's record of the same figure."""

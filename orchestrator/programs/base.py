@@ -55,6 +55,18 @@ class FactRow:
     in_source: bool = False
 
 
+# a sweep's host facts' key: the registered programs whose own facts the sweep did not ask (its
+# plan ran none of their targets; run/machine.py); their fact rows read NOT_PROBED, never a value
+UNPROBED = "facts_not_probed"
+NOT_PROBED = "not probed"
+
+
+def probed(name: str, host: dict[str, Any]) -> bool:
+    """Whether the sweep whose host facts these are asked program `name`'s own facts (older
+    sweeps asked every registered program's)."""
+    return name not in (host.get(UNPROBED) or [])
+
+
 def join(values: Any) -> str | None:
     """Distinct values, sorted and ', '-joined (compare's facts); None when there are none."""
     found = sorted({str(v) for v in values if v is not None and str(v) not in ("", "nan")})

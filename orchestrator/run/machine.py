@@ -13,6 +13,7 @@ import re
 import shutil
 import sys
 import time
+from collections.abc import Collection
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 import psutil
 
 from orchestrator import programs
+from orchestrator.programs.base import UNPROBED
 from orchestrator.run import cpu_state, detect, fact_commands
 from orchestrator.run.detect import Host
 
@@ -147,8 +149,10 @@ def ncu_version(text: str | None) -> str | None:
     return found[-1].removeprefix("Version ") if found else (lines[-1] if lines else None)
 
 
-def host_facts(project: Path, python: str = sys.executable) -> dict[str, Any]:
-    """Facts recorded once per sweep."""
+def host_facts(project: Path, python: str = sys.executable,
+               used: Collection[str] | None = None) -> dict[str, Any]:
+    """Facts recorded once per sweep: the machine's, and those of the programs in `used` (the
+    ones its plan runs; None: every registered program)."""
     mem = psutil.virtual_memory()
     told, hung = fact_commands.ask(_asked(project), FACT_TIMEOUT_S)
     earlier = {line: at for line, at in hung.items() if at is not None}
@@ -173,11 +177,41 @@ def host_facts(project: Path, python: str = sys.executable) -> dict[str, Any]:
         "ncu": ncu_version(told["ncu"]),
         "load": asdict(Load.now()),
         "cpu_state": cpu_state.read(),  # governor, frequency, boost, SMT (and per run)
-        # each program's own facts (torch: version, CUDA, BLAS; burn: the version it pins)
-        **{p.name: p.facts(project, python) for p in programs.active().programs},
+        **program_facts(project, python, used),
         **({HUNG: list(hung)} if hung else {}),
         **({HUNG_AT: earlier} if earlier else {}),
     }
+
+
+def program_facts(project: Path, python: str,
+                  used: Collection[str] | None = None) -> dict[str, Any]:
+    """Each program's own facts (torch: version, CUDA, BLAS; burn: the version it pins), of the
+    programs in `used` only: torch's and JAX's each import the framework in a Python of their
+    own (~2 s of CPU), which a sweep of other programs has no use for. The others are named
+    under UNPROBED."""
+    every = programs.active().programs
+    asked = [p for p in every if used is None or p.name in used]
+    left = [p.name for p in every if p not in asked]
+    return {**{p.name: p.facts(project, python) for p in asked},
+            **({UNPROBED: left} if left else {})}
+
+
+def to_probe(used: Collection[str], recorded: dict[str, Any] | None) -> set[str]:
+    """The programs whose facts a sweep start asks: those its plan runs, less those the sweep
+    it resumes (`recorded`: its host facts; None for a new sweep) already recorded."""
+    return {name for name in used if recorded is None or name not in recorded}
+
+
+def widened(recorded: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any] | None:
+    """A resumed sweep's host facts with the programs' facts this start probed that they lack
+    (a resume with a wider `--only`), else None: the machine's facts stay the first start's."""
+    names = {p.name for p in programs.active().programs}
+    added = {k: v for k, v in facts.items() if k in names and k not in recorded}
+    if not added:
+        return None
+    left = [n for n in recorded.get(UNPROBED) or [] if n not in added]
+    grown = {k: v for k, v in recorded.items() if k != UNPROBED} | added
+    return grown | ({UNPROBED: left} if left else {})
 
 
 def others_busy_share(seconds: float = 0.5) -> float:

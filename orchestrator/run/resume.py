@@ -1,12 +1,14 @@
 """What a sweep finds as it begins, said in one line each: sweeps left `running` by an
 orchestrator that died (marked `killed`: `run` holds the lock, so none is running), the state of
 the sweep it resumes, and what changed in the experiments file since that sweep began (both
-texts are kept in the store's `sweep_starts`).
+texts are kept in the store's `sweep_starts`). A resume that runs programs its sweep's first
+start did not (a wider `--only`) adds their facts to the sweep's host facts (run/machine.py).
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ import yaml
 from orchestrator.data.store import Store
 from orchestrator.experiments.config import ExperimentsFile
 from orchestrator.experiments.plan import PlannedRun
+from orchestrator.run.machine import widened
 
 # an older text larger than this is only counted in lines, not parsed again
 _PARSE_LIMIT = 1 << 20
@@ -38,6 +41,10 @@ def begin(store: Store, config_path: Path, config: ExperimentsFile, planned: lis
         config_path, host, argv, new, config_text=config.source_text,
         planned=[p.run.run_id for p in planned],
         seed=config.defaults.order.seed if config.defaults.order.interleave else None)
+    recorded = recorded_host(store, new) if resumed else None
+    grown = widened(recorded, host) if recorded is not None else None
+    if grown is not None:  # a wider --only: the facts of the programs it adds
+        store.set_host(sweep_id, grown)
     if before is not None and not before.complete:
         killed = " (its orchestrator died before ending it)" if before.status == "killed" else ""
         say(f"resuming sweep {sweep_id}, {before.status}{killed}: {before.progress()}")
@@ -45,6 +52,19 @@ def begin(store: Store, config_path: Path, config: ExperimentsFile, planned: lis
     if old is not None and old != config.source_text:
         say(changes(old, config.source_text))
     return sweep_id, resumed
+
+
+def recorded_host(store: Store, new: bool) -> dict[str, Any] | None:
+    """The host facts of the sweep a start resumes; None for a new sweep, or where its
+    `host_json` is not a JSON object (a damaged row is left as it is)."""
+    latest = None if new else store.latest_sweep()
+    rows = store.query("SELECT host_json FROM sweeps WHERE sweep_id=?", (latest,)) \
+        if latest else []
+    try:
+        host = json.loads(rows[0]["host_json"] or "{}") if rows else None
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return host if isinstance(host, dict) else None
 
 
 def changes(old: str, new: str) -> str:

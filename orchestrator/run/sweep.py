@@ -43,7 +43,7 @@ from orchestrator.run import driver_cache, leftovers, profile, results_place, re
 from orchestrator.run.background import BackgroundBuilds
 from orchestrator.run.cache import CacheContents, cache_home, config_override
 from orchestrator.run.detect import ARCHITECTURES, OPERATING_SYSTEMS, assumed
-from orchestrator.run.machine import capabilities, cpu_count, host_facts, hung_note
+from orchestrator.run.machine import capabilities, cpu_count, host_facts, hung_note, to_probe
 from orchestrator.run.progress import Progress
 from orchestrator.run.runner import RunContext, execute, program_cwd, wait_quiet
 
@@ -171,7 +171,10 @@ class Sweep:
             found = leftovers.end_leftovers(store.folder)
             leftovers.become_subreaper()  # a run's orphans become ours (Linux)
             # sweeps a dead orchestrator left running, the state resumed, an edited file
-            facts = host_facts(self.project, self.python)
+            # the facts of the programs it runs (a resume: those its sweep lacks)
+            used = to_probe({p.run.program for p in planned},
+                            resume.recorded_host(store, new))
+            facts = host_facts(self.project, self.python, used)
             if (slow := hung_note(facts)) is not None:
                 self._warn(slow)
             sweep_id, resumed = resume.begin(store, config_path, config, planned, facts,

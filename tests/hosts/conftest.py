@@ -89,13 +89,17 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
     shutil.copy(d / "id.pub", d / "authorized_keys")
     port, banner_port = free_port(), free_port()
     # a second port whose sessions print a login banner before every command, as a shell's
-    # ~/.bashrc may on a cluster (ForceCommand runs in the user's shell, then the command)
+    # ~/.bashrc may on a cluster (ForceCommand runs in the user's shell, then the command).
+    # SHLVL=1: bash reads ~/.bashrc for an ssh command only as the first shell (Debian's
+    # SSH_SOURCE_BASHRC), so the tester's own (pyenv's init on the project's box: ~0.2 s a
+    # command, hundreds of them) is not run; the hosts are given an absolute `python`, and the
+    # banner port stands for a shell that prints
     (d / "sshd_config").write_text(
         f"Port {port}\nPort {banner_port}\nListenAddress 127.0.0.1\nHostKey {d}/hostkey\n"
         f"AuthorizedKeysFile {d}/authorized_keys\nPasswordAuthentication no\n"
         "KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
         f"PidFile {d}/sshd.pid\nPermitRootLogin prohibit-password\n"
-        f"SetEnv SLURM_CONF={d.parent}/slurm/slurm.conf\n"
+        f"SetEnv SLURM_CONF={d.parent}/slurm/slurm.conf SHLVL=1\n"
         f"Match LocalPort {banner_port}\n"
         "  ForceCommand echo 'Welcome to the test cluster'; eval \"$SSH_ORIGINAL_COMMAND\"\n")
     (d / "ssh_config").write_text(

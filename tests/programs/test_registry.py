@@ -23,7 +23,7 @@ from orchestrator.records import Header, RunDef
 from orchestrator.report import writer
 from orchestrator.run.sweep import Sweep, plan
 
-from ..conftest import PROJECT, facts_probed_once, write
+from ..conftest import PROJECT, write
 
 # The benchmark program: real NumPy matmuls, timed, printed as docs/LINES.md says.
 SCRIPT = '''
@@ -89,9 +89,20 @@ experiments:
 """
 
 
+def no_framework_probed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The scripts torch's and JAX's facts would have run (each imports its framework): a
+    sweep that runs neither asks neither."""
+    asked: list[str] = []
+    for name in ("torch", "jax"):
+        module = sys.modules[type(programs.default_registry().get(name)).__module__]
+        monkeypatch.setattr(module, "python_facts",
+                            lambda python, script, name=name: asked.append(name) or {})
+    return asked
+
+
 def test_contract_framework_is_planned_swept_and_in_the_dataset(
         tmp_path: Path, numpy_program: NumPy, monkeypatch: pytest.MonkeyPatch) -> None:
-    facts_probed_once(monkeypatch)  # only the NumPy program runs: torch's and JAX's facts once
+    asked = no_framework_probed(monkeypatch)  # only the NumPy program runs
     # the schema of this test's registry names it; the committed one, the default's, never
     def enum(schema: str) -> list[str]:
         return list(json.loads(schema)["$defs"]["Target"]["properties"]["program"]["enum"])
@@ -113,6 +124,9 @@ def test_contract_framework_is_planned_swept_and_in_the_dataset(
     assert (figures["threads"] == 1).all()
     assert len(data.samples) == 7 and (data.samples["summary_line"] == 2).all()
     assert data.host["numpy"] == {"script": "bench_numpy.py"}
+    # the facts of the program it ran; the others' not asked, and said so
+    assert asked == [] and not {"torch", "burn", "jax"} & set(data.host)
+    assert data.host["facts_not_probed"] == ["torch", "burn", "jax"]
     writer.write(data, tmp_path / "report")
     cpu = (tmp_path / "report" / "cpu_threads.csv").read_text()
     assert "NumPy cpu" in cpu  # the report names it by its title

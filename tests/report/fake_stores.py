@@ -5,6 +5,7 @@ given; its summary line is made from them as the program prints it."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -29,14 +30,14 @@ def lines(process: Process, threads: int = 1) -> str:
 
 
 def store(folder: Path, processes: list[Process], experiment: str = "cpu",
-          env: tuple[tuple[str, str], ...] = ()) -> Path:
-    """One sweep of `len(processes)` processes of one torch cpu target."""
+          env: tuple[tuple[str, str], ...] = (), host: dict[str, Any] | None = None) -> Path:
+    """One sweep of `len(processes)` processes of one torch cpu target (`host`: its facts)."""
     folder.parent.mkdir(parents=True, exist_ok=True)
     config = folder.parent / f"{folder.name}.yaml"
     config.write_text("version: 1\n", encoding="utf-8")
     s = Store(folder)
     with s.writing():
-        sweep, _ = s.begin_sweep(config, {"cores_usable": 2}, [], new=True)
+        sweep, _ = s.begin_sweep(config, host or {"cores_usable": 2}, [], new=True)
         for i, process in enumerate(processes, 1):
             run = RunDef(experiment=experiment, program="torch", device="cpu", mode="mm",
                          shape=(256, 256), reps=20, threads=1, process=i,

@@ -16,7 +16,7 @@ from orchestrator.cli import main
 from orchestrator.data import dataset
 from orchestrator.report import writer as report
 
-from ..conftest import facts_probed_once, write
+from ..conftest import write
 from .test_writer import Store, csv, section
 
 
@@ -79,9 +79,7 @@ experiments:
 
 
 @pytest.mark.cargo
-def test_a_real_sweep_reports_the_build_that_worked(tmp_path: Path, burn_builds,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    facts_probed_once(monkeypatch)  # only burn runs: torch's and JAX's facts once a session
+def test_a_real_sweep_reports_the_build_that_worked(tmp_path: Path, burn_builds) -> None:
     exp = write(tmp_path / "small.yaml", SMALL)
     assert main(["run", str(exp), "--results", str(tmp_path / "results"), "--quiet"]) == 0
     data = dataset.load(tmp_path / "results")

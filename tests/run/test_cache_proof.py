@@ -25,7 +25,7 @@ from orchestrator.records import RunDef
 from orchestrator.run.runner import RunContext, execute
 from orchestrator.run.sweep import Sweep
 
-from ..conftest import PROJECT, facts_probed_once
+from ..conftest import PROJECT
 from ..test_faults import project_copy, runs_of  # noqa: F401 (a fixture)
 
 FIXTURE = PROJECT / "tests" / "data" / "h200" / "cubecl_env_cold"
@@ -66,7 +66,6 @@ def _sweep(root: Path, env: dict[str, str], tmp_path: Path, experiments: dict[st
     monkeypatch.setenv("PATH", env["PATH"])  # the fake nvidia-smi: cuda runs are not skipped
     monkeypatch.setenv("CUDA_CACHE_PATH", str(tmp_path / "users-own-jit-cache"))
     monkeypatch.setenv("CUDA_CACHE_DISABLE", "1")
-    facts_probed_once(monkeypatch)  # the runs are the fake burn's: torch's facts once a session
     Sweep(root, root / "results", show=False).run(config)
     rows = {}
     for row in runs_of(root / "results").values():

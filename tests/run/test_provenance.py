@@ -6,7 +6,7 @@ import pytest
 
 from orchestrator.run import machine
 
-from ..conftest import PROJECT, facts_probed_once
+from ..conftest import PROJECT
 
 # the form of `ncu --version` (written from its known layout, not captured here: no ncu on this
 # machine; scripts/h200/evidence.sh saves the real one as $OUT/ncu_version.txt)
@@ -21,9 +21,8 @@ def test_ncu_version_is_the_version_line() -> None:
     assert machine.ncu_version(None) is None
 
 
-def test_the_commit_says_whether_the_tree_was_dirty(monkeypatch: pytest.MonkeyPatch) -> None:
-    facts_probed_once(monkeypatch)
-    commit = machine.host_facts(PROJECT)["git_commit"]
+def test_the_commit_says_whether_the_tree_was_dirty() -> None:
+    commit = machine.host_facts(PROJECT, used=())["git_commit"]  # no program's own facts
     assert commit is not None and len(commit.removesuffix("-dirty")) == 40
 
 
@@ -75,8 +74,7 @@ def test_hanging_fact_commands_cost_their_timeout_once(
         (tools / name).chmod(0o755)
     monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
     monkeypatch.setattr(machine, "FACT_TIMEOUT_S", 2.0)
-    facts_probed_once(monkeypatch)  # torch's and JAX's own facts: not what is tested here
-    facts = machine.host_facts(PROJECT)
+    facts = machine.host_facts(PROJECT, used=())  # no program's own facts: not tested here
     assert (Path(tmp_path) / "seen").read_text() == "cargo alive\n"  # asked at once
     for pid in (Path(tmp_path) / "children").read_text().split():
         status = Path(f"/proc/{pid}/status")  # killed with its group (a zombie until reaped)
@@ -90,7 +88,7 @@ def test_hanging_fact_commands_cost_their_timeout_once(
         "it off PATH")
     assert len(log.read_text().splitlines()) == 3
 
-    again = machine.host_facts(PROJECT)  # the next sweep start: not asked
+    again = machine.host_facts(PROJECT, used=())  # the next sweep start: not asked
     assert len(log.read_text().splitlines()) == 3
     assert sorted(again[machine.HUNG]) == sorted(facts[machine.HUNG])
     assert machine.hung_note(again).startswith(
@@ -99,7 +97,7 @@ def test_hanging_fact_commands_cost_their_timeout_once(
                                              "changes or for a day; mend it or take it off PATH")
 
     (tools / "cargo").write_text("#!/bin/sh\necho 'cargo 1.95.0 (mended)'\n")  # it changed
-    mended = machine.host_facts(PROJECT)
+    mended = machine.host_facts(PROJECT, used=())
     assert mended["cargo"] == "cargo 1.95.0 (mended)"
     assert sorted(mended[machine.HUNG]) == ["ncu --version", "rustc --version"]
     assert len(log.read_text().splitlines()) == 3

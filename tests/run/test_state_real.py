@@ -50,6 +50,9 @@ def test_a_real_cpu_run_keeps_its_state(tmp_path: Path) -> None:
         assert state[when]["source"].startswith("sysfs")
         assert "governor" in state[when] and "missing" in state[when]
     assert host["cpu_state"]["source"].startswith("sysfs")
+    # a torch-only file: torch's own facts probed for real, JAX's and burn's not asked
+    assert host["torch"]["version"].startswith("2.") and host["torch"]["threads"] >= 1
+    assert "jax" not in host and host["facts_not_probed"] == ["burn", "jax"]
     fig = dataset.load(results).figures
     assert not fig.empty and (fig["method"] != "energy").all()
     row = fig.iloc[0]

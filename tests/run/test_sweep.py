@@ -64,6 +64,9 @@ def test_run_exits_zero_and_records_every_run(swept) -> None:
     assert set(skipped["reason"]) == {"needs an NVIDIA GPU (no /dev/nvidia0, no working "
                                       "nvidia-smi)"}
     assert data.host["cores_usable"] >= 1 and data.host["burn"] == "0.22.1"
+    # the facts of the programs it ran, probed for real; JAX's not asked (no JAX target)
+    assert data.host["torch"]["version"].startswith("2.") and data.host["torch"]["blas"]
+    assert "jax" not in data.host and data.host["facts_not_probed"] == ["jax"]
 
 
 def test_threads_are_the_ones_the_programs_report(swept) -> None:

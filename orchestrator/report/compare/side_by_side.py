@@ -21,6 +21,7 @@ from orchestrator.data import identity, outputs
 from orchestrator.data.dataset import Dataset
 from orchestrator.data.store import Store
 from orchestrator.errors import InputError
+from orchestrator.programs.base import NOT_PROBED
 from orchestrator.report import escape, html_report, tables, writer
 from orchestrator.report.compare import sides as compare_sides
 from orchestrator.report.compare.rows import accuracy_label
@@ -44,12 +45,14 @@ HOST_FACTS = ("accelerators (devices of the figures)", "GPU", "CPU", "OS")
 
 def machine_line(letter: str, side: Side) -> str:
     """The host's facts, then each program's in-line rows; a program row that is not `always`
-    shown (JAX's: older sweeps have none) only where the side recorded it."""
+    shown (JAX's: older sweeps have none) only where the side recorded it, not where its sweep
+    did not probe it."""
     rows = [r for r in program_rows() if r.in_line]
     shown = {*HOST_FACTS, *(r.name for r in rows)}
     optional = {r.name for r in rows if not r.always}
     facts = {what: read(side) for what, read in compare_sides.facts() if what in shown}
-    facts = {w: v for w, v in facts.items() if v is not None or w not in optional}
+    facts = {w: v for w, v in facts.items()
+             if (v is not None and v != NOT_PROBED) or w not in optional}
     words = "; ".join(f"{what.split(' (')[0]} {value or NOT_RECORDED}"
                       for what, value in facts.items())
     variant = _variant_words(side)

@@ -7,8 +7,9 @@ A side's facts come from its sweep's host facts (OS, CPU, GPUs and driver, torch
 burn), the program headers it printed (torch and burn versions, burn's enabled features, which
 name its backend), its figures (the accelerators it ran on, precision, CPU thread counts) and
 its runs (1-minute load before each run; CPU governor and the GPU's SM clock where a sweep
-recorded them). A captured log has no host facts: those read 'not recorded'. A fact neither
-side recorded is not listed.
+recorded them). A captured log has no host facts: those read 'not recorded'. A sweep records the
+facts of the programs it ran: another program's read 'not probed', which is no difference. A fact
+neither side recorded is not listed.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from orchestrator.data.merge import latest_of_host
 from orchestrator.data.parse import headers_of, parse_text, read_log
 from orchestrator.data.store import Store
 from orchestrator.errors import InputError
-from orchestrator.programs.base import FactRow
+from orchestrator.programs.base import NOT_PROBED, FactRow, probed
 from orchestrator.records import Header
 
 NOT_RECORDED = "not recorded"
@@ -143,7 +144,9 @@ class Fact:
 
     @property
     def differs(self) -> bool:
-        return self.a != self.b
+        """A program's facts one sweep did not probe (it ran none of its targets) are no
+        difference of the machines."""
+        return self.a != self.b and NOT_PROBED not in (self.a, self.b)
 
 
 def _join(values: Any) -> str | None:
@@ -185,8 +188,12 @@ def _os(side: Side) -> str | None:
     return " ".join(str(host[k]) for k in ("os", "arch") if host.get(k)) or None
 
 
-def _program_row(row: FactRow, side: Side) -> str | None:
-    return row.read(side.headers, side.data.host or {})
+def _program_row(program: str, row: FactRow, side: Side) -> str | None:
+    """The row's value; 'not probed' where the side's sweep asked none of this program's facts
+    (it ran none of its targets) and no run printed it."""
+    host = side.data.host or {}
+    found = row.read(side.headers, host)
+    return NOT_PROBED if found is None and not probed(program, host) else found
 
 
 def program_rows() -> list[FactRow]:
@@ -284,7 +291,8 @@ _RUN_FACTS: list[tuple[str, Reader]] = [
 def facts() -> list[tuple[str, Reader]]:
     """Every fact row: the host's, each program's (read from the registry, so a new program's
     rows appear), then the runs'."""
-    rows = [(row.name, partial(_program_row, row)) for row in program_rows()]
+    rows = [(row.name, partial(_program_row, p.name, row)) for p in programs.active().programs
+            for row in p.fact_rows()]
     return [*_HOST_FACTS, *rows, *_RUN_FACTS]
 
 
@@ -293,7 +301,7 @@ def machine_facts(a: Side, b: Side) -> list[Fact]:
     found = []
     for what, read in facts():
         va, vb = read(a), read(b)
-        if va is None and vb is None:
+        if {va, vb} <= {None, NOT_PROBED}:  # neither side recorded it
             continue
         found.append(Fact(what, va or NOT_RECORDED, vb or NOT_RECORDED))
     return sorted(found, key=lambda f: not f.differs)
