@@ -83,20 +83,21 @@ class _Pipe:
 def open_page(url: str, script: str, screenshot: tuple[int, int] | None = None) -> Page:
     """Load `url`, run `script` (an expression; its JSON-able value is `Page.result`), and
     collect every console error, exception and failed request on the way."""
-    # above fd 10 and close-on-exec: only the two dup2'd into 3 and 4 reach Chromium
+    # above fd 10 and close-on-exec: only the two moved to 3 and 4 reach Chromium
     to_chrome_r, to_chrome_w = map(_high, os.pipe())
     from_chrome_r, from_chrome_w = map(_high, os.pipe())
     width, height = screenshot or (1280, 900)
 
-    def pipes_at_3_and_4() -> None:
-        os.dup2(to_chrome_r, 3)
-        os.dup2(from_chrome_w, 4)
-
+    # bash (fds over 9 in its redirections) puts the pipes at 3 and 4 and execs Chromium: a
+    # preexec_fn would run Python in a child forked from this process, which JAX's threads
+    # make unsafe (JAX warns of it once a test of the same worker has imported it)
+    at_3_and_4 = ["bash", "-c", f'exec "$@" 3<&{to_chrome_r} 4>&{from_chrome_w} '
+                  f'{to_chrome_r}<&- {from_chrome_w}>&-', "bash"]
     with tempfile.TemporaryDirectory(prefix="report-browser-") as profile:
         proc = subprocess.Popen(
-            [*chromium_command(Path(profile)), "--remote-debugging-pipe",
+            [*at_3_and_4, *chromium_command(Path(profile)), "--remote-debugging-pipe",
              f"--window-size={width},{height}", "--hide-scrollbars", "about:blank"],
-            preexec_fn=pipes_at_3_and_4, close_fds=False, stdout=subprocess.DEVNULL,
+            pass_fds=(to_chrome_r, from_chrome_w), stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL)
         os.close(to_chrome_r)
         os.close(from_chrome_w)
