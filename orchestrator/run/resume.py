@@ -26,9 +26,10 @@ _PARSE_LIMIT = 1 << 20
 
 def begin(store: Store, config_path: Path, config: ExperimentsFile, planned: list[PlannedRun],
           host: dict[str, Any], argv: list[str], new: bool,
-          say: Callable[[str], None]) -> tuple[str, bool]:
+          say: Callable[[str], None], *, recorded: dict[str, Any] | None) -> tuple[str, bool]:
     """Begin or resume the sweep (Store.begin_sweep), saying what the store held: (sweep id,
-    resumed). Called holding the store's lock."""
+    resumed). `recorded`: the host facts of the sweep it resumes, as `recorded_host` read them
+    before the facts were asked. Called holding the store's lock."""
     dead = store.close_dead_sweeps()
     latest = None if new else store.latest_sweep()
     before = store.sweep_state(latest) if latest else None
@@ -41,8 +42,7 @@ def begin(store: Store, config_path: Path, config: ExperimentsFile, planned: lis
         config_path, host, argv, new, config_text=config.source_text,
         planned=[p.run.run_id for p in planned],
         seed=config.defaults.order.seed if config.defaults.order.interleave else None)
-    recorded = recorded_host(store, new) if resumed else None
-    grown = widened(recorded, host) if recorded is not None else None
+    grown = widened(recorded, host) if resumed and recorded is not None else None
     if grown is not None:  # a wider --only: the facts of the programs it adds
         store.set_host(sweep_id, grown)
     if before is not None and not before.complete:

@@ -170,15 +170,15 @@ class Sweep:
             # the folder's lock is ours: what its ledger names is a dead orchestrator's program
             found = leftovers.end_leftovers(store.folder)
             leftovers.become_subreaper()  # a run's orphans become ours (Linux)
-            # sweeps a dead orchestrator left running, the state resumed, an edited file
             # the facts of the programs it runs (a resume: those its sweep lacks)
-            used = to_probe({p.run.program for p in planned},
-                            resume.recorded_host(store, new))
+            recorded = resume.recorded_host(store, new)
+            used = to_probe({p.run.program for p in planned}, recorded)
             facts = host_facts(self.project, self.python, used)
             if (slow := hung_note(facts)) is not None:
                 self._warn(slow)
+            # sweeps a dead orchestrator left running, the state resumed, an edited file
             sweep_id, resumed = resume.begin(store, config_path, config, planned, facts,
-                                             sys.argv, new, self._warn)
+                                             sys.argv, new, self._warn, recorded=recorded)
             if found or resumed:  # a resume says what it found
                 self.progress.note(found or "no leftover processes of an earlier sweep are "
                                    "running")
