@@ -196,9 +196,14 @@ def _program_row(program: str, row: FactRow, side: Side) -> str | None:
     return NOT_PROBED if found is None and not probed(program, host) else found
 
 
+def owned_rows() -> list[tuple[str, FactRow]]:
+    """Every registered program's machine-fact rows (Program.fact_rows) with the program's
+    name, in registry order."""
+    return [(p.name, row) for p in programs.active().programs for row in p.fact_rows()]
+
+
 def program_rows() -> list[FactRow]:
-    """Every registered program's machine-fact rows (Program.fact_rows), in registry order."""
-    return [row for p in programs.active().programs for row in p.fact_rows()]
+    return [row for _, row in owned_rows()]
 
 
 def _precision(side: Side) -> str | None:
@@ -291,8 +296,7 @@ _RUN_FACTS: list[tuple[str, Reader]] = [
 def facts() -> list[tuple[str, Reader]]:
     """Every fact row: the host's, each program's (read from the registry, so a new program's
     rows appear), then the runs'."""
-    rows = [(row.name, partial(_program_row, p.name, row)) for p in programs.active().programs
-            for row in p.fact_rows()]
+    rows = [(row.name, partial(_program_row, name, row)) for name, row in owned_rows()]
     return [*_HOST_FACTS, *rows, *_RUN_FACTS]
 
 
