@@ -451,7 +451,8 @@ def _terminate(signum: int, frame: object) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     console = Console(stderr=True, highlight=False, soft_wrap=True)
-    signal.signal(signal.SIGTERM, _terminate)
+    # put back after: a caller that goes on (a test worker, a notebook) keeps its own SIGTERM
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         return COMMANDS[args.command](args, console)
     except Interrupted as exc:
@@ -463,3 +464,5 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/yellow]")
         return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)

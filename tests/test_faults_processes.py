@@ -202,6 +202,31 @@ def test_a_daemon_outside_the_group_is_ended_after_its_run(tmp_path: Path, mine:
     assert "left_running" not in json.loads(runs["after"]["state_json"])
 
 
+AFTER_MAIN = """
+import ctypes, signal, sys
+from orchestrator.cli import main
+code = main(sys.argv[1:])
+mark = ctypes.c_int()
+ctypes.CDLL(None).prctl(37, ctypes.byref(mark), 0, 0, 0)  # PR_GET_CHILD_SUBREAPER
+print(code, mark.value, signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the subreaper is Linux's")
+def test_a_sweep_run_in_process_leaves_the_process_as_it_found_it(tmp_path: Path,
+                                                                  mine: Mine) -> None:
+    """`main(["run", ...])` in a process that goes on (a test worker, a notebook): the
+    subreaper mark and the SIGTERM handler last the sweep only. A worker that kept the mark
+    adopted the orphans of every daemon it started later and never reaped them (a test sshd's
+    finished sweeps stayed zombies, alive to `kill -0`)."""
+    exp = sweep(tmp_path, {"daemon": {"mode": "mm", "env": {"FAULT": "daemon"},
+                                      "targets": TORCH_CPU}})
+    done = subprocess.run([sys.executable, "-c", AFTER_MAIN, "run", str(exp), "--python",
+                           str(mine.path), "--results", str(tmp_path / "results")],
+                          cwd=PROJECT, capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["0", "0", "True"], done.stderr
+
+
 # class 4: SIGTERM during `build` ----------------------------------------------------------------
 FAKE_CARGO = """
 import subprocess, sys, time

@@ -9,7 +9,8 @@ Three ways a program's processes could outlive their run, and what answers each:
   processes whose pid, start time and command line still match, or that carry the run's mark:
   a pid the system gave to another program since is never touched;
 - a program starts a daemon (`setsid`, a double fork) that leaves the process group the run's
-  kill ends: on Linux the orchestrator is a child subreaper, so such orphans become its children
+  kill ends: on Linux the orchestrator is a child subreaper while its sweep runs (and only
+  then), so such orphans become its children
   (not init's) and `end_descendants` finds them; everywhere, each run's processes carry the
   mark `ORCHESTRATOR_RUN=<token>` in their environment, which a daemon keeps;
 - the mark is the one variable a program gets that its record's `env` does not list: it names
@@ -35,6 +36,7 @@ import stat
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,6 +54,7 @@ SPARED: set[int] = set()
 STARTING: dict[str, float] = {}  # build token -> when it began to start
 LEDGER = "running.json"
 PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
+PR_GET_CHILD_SUBREAPER = 37
 END_WAIT_S = 5.0  # SIGKILL is not refusable: a process still there after this cannot be ended
 TOKEN = re.compile(r"[0-9a-f]{32}")  # new_token's form; anything else names nothing
 ENTRY_MAX = 1 << 20  # an entry is a few hundred bytes; a bigger file is not one
@@ -70,13 +73,45 @@ def new_token() -> str:
 def become_subreaper(platform: str = sys.platform) -> bool:
     """Make orphaned descendants our children (Linux prctl); False where there is no such thing
     (macOS, or a kernel that refuses): the mark alone finds them there."""
+    return _set_subreaper(1, platform)
+
+
+@contextlib.contextmanager
+def subreaper(platform: str = sys.platform) -> Iterator[bool]:
+    """The subreaper mark for a sweep's runs only, put back as it was after: a process that
+    runs a sweep and goes on (a test, a notebook) would otherwise adopt every orphan of its
+    descendants for good, and nothing there reaps them (a daemon it started, such as a test's
+    sshd, then leaves unreaped zombies of its sessions' children)."""
+    before = _subreaper_now(platform)
+    set_ = become_subreaper(platform)
+    try:
+        yield set_
+    finally:
+        if set_ and before == 0:
+            _set_subreaper(0, platform)
+
+
+def _set_subreaper(value: int, platform: str) -> bool:
     if not platform.startswith("linux"):
         return False
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, value, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
+
+
+def _subreaper_now(platform: str) -> int | None:
+    """The mark as it is now (1 or 0), or None where it cannot be read."""
+    if not platform.startswith("linux"):
+        return None
+    try:
+        value = ctypes.c_int()
+        libc = ctypes.CDLL(None, use_errno=True)
+        ok = libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(value), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return None
+    return value.value if ok else None
 
 
 @dataclass(frozen=True)

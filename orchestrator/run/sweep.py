@@ -166,10 +166,10 @@ class Sweep:
              retry_failed: bool) -> SweepSummary:
         config, planned = self.plan(config_path, only)
         results_place.refuse_results_in_cache(self.store.folder, planned, self.project)
-        with self.store.writing() as store:
+        # a run's orphans become ours (Linux) while the sweep runs, and only then
+        with self.store.writing() as store, leftovers.subreaper():
             # the folder's lock is ours: what its ledger names is a dead orchestrator's program
             found = leftovers.end_leftovers(store.folder)
-            leftovers.become_subreaper()  # a run's orphans become ours (Linux)
             # the facts of the programs it runs (a resume: those its sweep lacks)
             recorded = resume.recorded_host(store, new)
             used = to_probe({p.run.program for p in planned}, recorded)

@@ -70,3 +70,18 @@ def test_subreaper_only_on_linux(monkeypatch: pytest.MonkeyPatch) -> None:
     done = subprocess.run([sys.executable, "-c", probe], cwd=PROJECT, capture_output=True,
                           text=True, check=True)
     assert done.stdout.split() == ["True", "1"]
+
+
+def test_the_subreaper_mark_lasts_the_sweep_only() -> None:
+    """A process that runs a sweep and goes on (a test worker) is left as it was: one that kept
+    the mark adopted its daemons' orphans and never reaped them (a test sshd's zombies)."""
+    probe = ("import ctypes; from orchestrator.run.leftovers import subreaper\n"
+             "libc = ctypes.CDLL(None); v = ctypes.c_int()\n"
+             "def now(): libc.prctl(37, ctypes.byref(v), 0, 0, 0); return v.value\n"
+             "with subreaper('linux') as ok: during = now()\n"
+             "after = now(); libc.prctl(36, 1, 0, 0, 0)\n"
+             "with subreaper('linux'): pass\n"
+             "print(ok, during, after, now())")  # a mark set before is kept
+    done = subprocess.run([sys.executable, "-c", probe], cwd=PROJECT, capture_output=True,
+                          text=True, check=True)
+    assert done.stdout.split() == ["True", "1", "0", "1"]
