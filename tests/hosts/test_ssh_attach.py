@@ -68,10 +68,28 @@ def test_ctrl_c_here_stops_the_sweep_there(tmp_path: Path, sshd: SshServer) -> N
     _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert "stopping its sweep" in err and "sweep stopped (finished runs kept" in err
-    assert sshd.ssh("kill", "-0", pid).returncode != 0  # nothing left running there
+    assert not _runs_there(sshd, pid), _process_chain(sshd, pid)  # nothing left running there
     with sqlite3.connect(results / "hosts" / "box" / "results.sqlite") as db:
         (status,) = db.execute("SELECT status FROM sweeps").fetchone()
         (done,) = db.execute("SELECT count(*) FROM runs WHERE status='ok'").fetchone()
     assert status == "interrupted" and 1 <= done < 40
     left = subprocess.run(["pgrep", "-f", str(tmp_path / "remote-box")], capture_output=True)
     assert left.returncode == 1, left.stdout  # no orchestrator or program of it left
+
+
+def _runs_there(sshd: SshServer, pid: str) -> bool:
+    """Whether `pid` runs on the host: a zombie does not (it has exited and waits for its
+    parent to reap it: init reaps on its own schedule, about every 2 s on a Firecracker VM's,
+    so `kill -0` right after the stop saw one alive)."""
+    state = sshd.ssh("ps", "-o", "stat=", "-p", pid)
+    return state.returncode == 0 and not state.stdout.strip().startswith("Z")
+
+
+def _process_chain(sshd: SshServer, pid: str) -> str:
+    """The process and its parents as ps shows them there (pid, parent, state, command)."""
+    lines = []
+    while pid not in ("", "0") and len(lines) < 12:
+        shown = sshd.ssh("ps", "-o", "pid=,ppid=,stat=,args=", "-p", pid).stdout.strip()
+        lines.append(shown[:160] or f"{pid}: gone")
+        pid = shown.split()[1] if len(shown.split()) > 1 else ""
+    return f"still there: {' <- '.join(lines)} (this test runs as pid {os.getpid()})"
