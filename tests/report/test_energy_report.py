@@ -55,3 +55,12 @@ def test_an_aligned_block_shows_net_joules_idle_power_and_its_own_busy_share(
         ("2762.500", "2145.400", "121", "96%")
     assert row["J per matmul"] == "31.392 mJ" and row["net J per matmul"] == "24.380 mJ"
     assert notes == []
+
+
+def test_energy_of_no_matmuls_is_a_question_mark_with_a_note() -> None:
+    rows = pd.DataFrame([{"unit": "u", "line_no": 1, "method": "energy", "stat": stat,
+                          "value_s": value, "runs": 0, "shape": "8x8", "framework": "torch",
+                          "label": "cuda"} for stat, value in (("joules", 0.0), ("seconds", 0.0))])
+    table = energy.energy_table(rows)
+    assert table.frame.iloc[0]["J per matmul"] == "?"
+    assert table.notes and "no per-matmul energy" in table.notes[0]

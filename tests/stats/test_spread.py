@@ -6,11 +6,8 @@ import math
 import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
 
-from orchestrator.report import checks, energy
-from orchestrator.report.sample_sets import sample_sets
 from orchestrator.stats import spread
 from orchestrator.stats.spread import (
     BOOTSTRAP_RESAMPLES,
@@ -108,51 +105,3 @@ def test_ratio_ci_of_larger_sets_is_the_same_bootstrap(
         assert ratio_ci(num, den) == _bootstrap_by_np_median(num, den), (a, b)
     with_nan = np.array([1.0, math.nan, 2.0] * 30)
     assert ratio_ci(with_nan, np.ones(70)) == _bootstrap_by_np_median(with_nan, np.ones(70))
-
-
-def test_sample_sets_leave_out_values_no_time_can_be() -> None:
-    samples = pd.DataFrame({"run_id": ["r"] * 4 + ["s"], "summary_line": [1, 1, 1, 1, 2],
-                            "value_s": [1e-6, math.nan, -1.0, math.inf, math.nan]})
-    sets = sample_sets(samples)
-    assert [list(v) for v in sets.values()] == [[1e-6]]  # the set of only nan is gone
-
-
-def test_sample_sets_are_grouped_in_order_of_first_appearance_rows_in_order() -> None:
-    # as groupby(["run_id", "summary_line"], sort=False): a set's rows need not be together
-    samples = pd.DataFrame({"run_id": ["b", "a", "b", "a", "b", "c"],
-                            "summary_line": pd.array([7, 3, 7, 3, 9, 3], dtype="Int64"),
-                            "value_s": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]})
-    sets = sample_sets(samples)
-    assert [(k.replace("\x1f", " "), list(v)) for k, v in sets.items()] == [
-        ("b 7", [1.0, 3.0]), ("a 3", [2.0, 4.0]), ("b 9", [5.0]), ("c 3", [6.0])]
-
-
-def _rows(values: dict[str, float]) -> pd.DataFrame:
-    return pd.DataFrame([{"unit": "u", "line_no": 1, "label": "cpu", "method": "with_sync",
-                          "stat": stat, "value_s": value, "framework": "torch", "device": "cpu",
-                          "threads_key": 1} for stat, value in values.items()])
-
-
-def test_odd_times_say_what_is_wrong_with_each_figure() -> None:
-    assert checks.odd_times(_rows({"min": 1e-6, "median": 2e-6})) == []
-    zero = checks.odd_times(_rows({"min": 0.0, "median": 1e-9}))
-    assert zero == ["**impossible time**: PyTorch CPU at 1 thread with sync (line 1) min is "
-                    "0.000ns, a zero time: shown as printed, no ratio against it."]
-    inverted = checks.odd_times(_rows({"min": 2e-6, "median": 1e-6}))
-    assert len(inverted) == 1 and inverted[0].startswith("**median below min**")
-    assert "not a finite time" in checks.odd_times(_rows({"min": math.inf}))[0]
-    assert "a negative time" in checks.odd_times(_rows({"value": -1.0}))[0]
-
-
-def test_spread_check_of_a_zero_min_is_no_division() -> None:
-    rows = _rows({"min": 0.0, "median": 1e-9}).assign(sample_key=None)
-    assert checks.spread(rows, {}, checks.Thresholds()) == []
-
-
-def test_energy_of_no_matmuls_is_a_question_mark_with_a_note() -> None:
-    rows = pd.DataFrame([{"unit": "u", "line_no": 1, "method": "energy", "stat": stat,
-                          "value_s": value, "runs": 0, "shape": "8x8", "framework": "torch",
-                          "label": "cuda"} for stat, value in (("joules", 0.0), ("seconds", 0.0))])
-    table = energy.energy_table(rows)
-    assert table.frame.iloc[0]["J per matmul"] == "?"
-    assert table.notes and "no per-matmul energy" in table.notes[0]
