@@ -39,6 +39,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -73,7 +74,7 @@ def new_token() -> str:
 def become_subreaper(platform: str = sys.platform) -> bool:
     """Make orphaned descendants our children (Linux prctl); False where there is no such thing
     (macOS, or a kernel that refuses): the mark alone finds them there."""
-    return _set_subreaper(1, platform)
+    return _prctl(platform, PR_SET_CHILD_SUBREAPER, 1)
 
 
 @contextlib.contextmanager
@@ -88,30 +89,23 @@ def subreaper(platform: str = sys.platform) -> Iterator[bool]:
         yield set_
     finally:
         if set_ and before == 0:
-            _set_subreaper(0, platform)
-
-
-def _set_subreaper(value: int, platform: str) -> bool:
-    if not platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_CHILD_SUBREAPER, value, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
+            _prctl(platform, PR_SET_CHILD_SUBREAPER, 0)
 
 
 def _subreaper_now(platform: str) -> int | None:
     """The mark as it is now (1 or 0), or None where it cannot be read."""
+    value = ctypes.c_int()
+    return value.value if _prctl(platform, PR_GET_CHILD_SUBREAPER, ctypes.byref(value)) else None
+
+
+def _prctl(platform: str, option: int, arg: Any) -> bool:
+    """libc's prctl(option, arg) succeeded; False off Linux or where libc has none."""
     if not platform.startswith("linux"):
-        return None
+        return False
     try:
-        value = ctypes.c_int()
-        libc = ctypes.CDLL(None, use_errno=True)
-        ok = libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(value), 0, 0, 0) == 0
+        return ctypes.CDLL(None, use_errno=True).prctl(option, arg, 0, 0, 0) == 0
     except (OSError, AttributeError):
-        return None
-    return value.value if ok else None
+        return False
 
 
 @dataclass(frozen=True)
